@@ -1,0 +1,1 @@
+"""Code generators and executors: OpenCL, Hexagon, and the numpy reference."""

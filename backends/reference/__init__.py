@@ -1,0 +1,1 @@
+"""The reference interpreter: evaluates the `onnx` dialect with numpy."""

@@ -1,0 +1,176 @@
+"""
+Shared base classes and helpers of the `onnx` dialect.
+
+Every op mirrors one ONNX operator at its opset-21 semantics (the importer converts
+older models up first). Inputs are positional as in ONNX: an omitted optional input
+is the `none` value of `onnx.None`, so operand positions never shift. ONNX
+attributes are properties with ONNX's own names and defaults.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+import numpy as np
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    NoneType,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation, ParsePropInAttrDict
+from xdsl.utils.exceptions import VerifyException
+
+from .shapes import Shape, ShapeError
+
+
+class UnknownShape(Exception):
+    """A shape rule needs a dimension or constant that is not known statically."""
+
+
+class OnnxOp(IRDLOperation, ABC):
+    """
+    An ONNX operator. Subclasses give `infer_types`, the result types their
+    shape rules derive from the operands; the verifier checks the declared
+    result types against it wherever the operands are static.
+    """
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
+
+    @property
+    def onnx_type(self) -> str:
+        """The ONNX `op_type` this op stands for."""
+        return self.name.split(".", 1)[1]
+
+    def infer_types(self) -> Sequence[Attribute] | None:
+        """Result types from operand types and properties, or None to not check."""
+        return None
+
+    def verify_(self) -> None:
+        try:
+            expected = self.infer_types()
+        except UnknownShape:
+            return
+        except ShapeError as e:
+            raise VerifyException(f"{self.name}: {e}") from None
+        if expected is None:
+            return
+        if len(expected) != len(self.results):
+            raise VerifyException(
+                f"{self.name}: expected {len(expected)} results, got {len(self.results)}"
+            )
+        for i, (result, want) in enumerate(zip(self.results, expected, strict=True)):
+            if not types_agree(result.type, want):
+                raise VerifyException(
+                    f"{self.name}: result #{i} has type {result.type}, "
+                    f"but the operands give {want}"
+                )
+
+    # property accessors with ONNX defaults applied by the op definitions
+    def int_attr(self, name: str) -> int:
+        attr = self.properties[name]
+        assert isinstance(attr, IntegerAttr)
+        return attr.value.data
+
+    def float_attr(self, name: str) -> float:
+        attr = self.properties[name]
+        assert isinstance(attr, FloatAttr)
+        return attr.value.data
+
+    def str_attr(self, name: str) -> str:
+        attr = self.properties[name]
+        assert isinstance(attr, StringAttr)
+        return attr.data
+
+    def ints_attr(self, name: str) -> tuple[int, ...] | None:
+        attr = self.properties.get(name)
+        if attr is None:
+            return None
+        assert isinstance(attr, DenseArrayBase)
+        return tuple(int(v) for v in attr.get_values())
+
+    def floats_attr(self, name: str) -> tuple[float, ...] | None:
+        attr = self.properties.get(name)
+        if attr is None:
+            return None
+        assert isinstance(attr, DenseArrayBase)
+        return tuple(float(v) for v in attr.get_values())
+
+
+class OnnxConstantOp(OnnxOp, ABC):
+    """An op whose single result is a compile-time known tensor."""
+
+    @abstractmethod
+    def array(self) -> np.ndarray:
+        """The value, as a (possibly read-only) numpy array."""
+
+
+def types_agree(actual: Attribute, expected: Attribute) -> bool:
+    """Equal, except that a dynamic dimension on either side matches any size."""
+    if not (isinstance(actual, TensorType) and isinstance(expected, TensorType)):
+        return actual == expected
+    if actual.element_type != expected.element_type:
+        return False
+    a, e = actual.get_shape(), expected.get_shape()
+    return len(a) == len(e) and all(x == y or x < 0 or y < 0 for x, y in zip(a, e))
+
+
+def is_none(value: SSAValue) -> bool:
+    return isinstance(value.type, NoneType)
+
+
+def shape_of(value: SSAValue) -> Shape:
+    """Static shape of a tensor value; UnknownShape if any dimension is dynamic."""
+    t = value.type
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"expected a tensor, got {t}")
+    shape = t.get_shape()
+    if any(d < 0 for d in shape):
+        raise UnknownShape()
+    return shape
+
+
+def element_type_of_value(value: SSAValue) -> Attribute:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t.element_type
+
+
+def constant_array(value: SSAValue) -> np.ndarray | None:
+    """The value of a tensor defined by a constant op, else None."""
+    owner = value.owner
+    if isinstance(owner, OnnxConstantOp):
+        return owner.array()
+    return None
+
+
+def constant_ints(value: SSAValue) -> tuple[int, ...]:
+    """A 1-D integer operand whose value a shape rule needs (UnknownShape if not constant)."""
+    array = constant_array(value)
+    if array is None:
+        raise UnknownShape()
+    return tuple(int(v) for v in np.asarray(array).reshape(-1))
+
+
+def optional_ints(value: SSAValue) -> tuple[int, ...] | None:
+    return None if is_none(value) else constant_ints(value)
+
+
+def tensor(element_type: Attribute, shape: Sequence[int]) -> TensorType:
+    return TensorType(element_type, shape)
+
+
+def same_as(value: SSAValue, shape: Sequence[int] | None = None) -> TensorType:
+    """A tensor type with `value`'s element type and the given (or its own) shape."""
+    return tensor(element_type_of_value(value), shape_of(value) if shape is None else shape)
+
+
+def require_same_element_type(op: OnnxOp, values: Sequence[SSAValue]) -> None:
+    types = {element_type_of_value(v) for v in values if not is_none(v)}
+    if len(types) > 1:
+        shown = ", ".join(sorted(str(t) for t in types))
+        raise VerifyException(f"{op.name}: operands mix element types {shown}")

@@ -1,0 +1,330 @@
+"""Data-movement operators: reshapes, permutations, joins, splits, slices, gathers, pads, resizes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    NoneType,
+    StringAttr,
+    TensorType,
+    f32,
+    i64,
+)
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from . import shapes
+from .base import (
+    OnnxOp,
+    UnknownShape,
+    constant_array,
+    constant_ints,
+    is_none,
+    optional_ints,
+    require_same_element_type,
+    same_as,
+    shape_of,
+    tensor,
+)
+from .shapes import ShapeError
+from .types import IntTensor
+
+Ints = DenseArrayBase.constr(i64)
+
+
+def _int(value: int) -> IntegerAttr:
+    return IntegerAttr(value, 64)
+
+
+@irdl_op_definition
+class ReshapeOp(OnnxOp):
+    """Same data, new shape; 0 copies the input dim (unless `allowzero`), -1 is inferred."""
+
+    name = "onnx.Reshape"
+    data = operand_def(TensorType)
+    shape = operand_def(IntTensor)
+    reshaped = result_def(TensorType)
+    allowzero = prop_def(IntegerAttr[I64], default_value=_int(0))
+
+    def infer_types(self):
+        target = constant_ints(self.shape)
+        return [same_as(self.data, shapes.reshape(shape_of(self.data), target, bool(self.int_attr("allowzero"))))]
+
+
+@irdl_op_definition
+class TransposeOp(OnnxOp):
+    """Permutes dims: output dim i is input dim perm[i] (reversed when perm is absent)."""
+
+    name = "onnx.Transpose"
+    data = operand_def(TensorType)
+    transposed = result_def(TensorType)
+    perm = opt_prop_def(Ints)
+
+    def infer_types(self):
+        return [same_as(self.data, shapes.transpose(shape_of(self.data), self.ints_attr("perm")))]
+
+
+@irdl_op_definition
+class FlattenOp(OnnxOp):
+    """Reshapes to 2-D: dims before `axis` form the rows, the rest the columns."""
+
+    name = "onnx.Flatten"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64], default_value=_int(1))
+
+    def infer_types(self):
+        return [same_as(self.input, shapes.flatten(shape_of(self.input), self.int_attr("axis")))]
+
+
+@irdl_op_definition
+class SqueezeOp(OnnxOp):
+    """Removes the size-1 dims listed in `axes` (all size-1 dims when absent)."""
+
+    name = "onnx.Squeeze"
+    data = operand_def(TensorType)
+    axes = operand_def(IntTensor | NoneType)
+    squeezed = result_def(TensorType)
+
+    def infer_types(self):
+        return [same_as(self.data, shapes.squeeze(shape_of(self.data), optional_ints(self.axes)))]
+
+
+@irdl_op_definition
+class UnsqueezeOp(OnnxOp):
+    """Inserts size-1 dims at `axes` of the output."""
+
+    name = "onnx.Unsqueeze"
+    data = operand_def(TensorType)
+    axes = operand_def(IntTensor)
+    expanded = result_def(TensorType)
+
+    def infer_types(self):
+        return [same_as(self.data, shapes.unsqueeze(shape_of(self.data), constant_ints(self.axes)))]
+
+
+@irdl_op_definition
+class ConcatOp(OnnxOp):
+    """Joins inputs along `axis`."""
+
+    name = "onnx.Concat"
+    inputs = var_operand_def(TensorType)
+    concat_result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+
+    def infer_types(self):
+        require_same_element_type(self, self.inputs)
+        if not self.inputs:
+            raise ShapeError("needs at least one input")
+        return [same_as(self.inputs[0], shapes.concat([shape_of(v) for v in self.inputs], self.int_attr("axis")))]
+
+
+@irdl_op_definition
+class SplitOp(OnnxOp):
+    """Cuts `input` along `axis` into parts of sizes `split`, or `num_outputs` equal parts."""
+
+    name = "onnx.Split"
+    input = operand_def(TensorType)
+    split = operand_def(IntTensor | NoneType)
+    outputs = var_result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64], default_value=_int(0))
+    num_outputs = opt_prop_def(IntegerAttr[I64])
+
+    def sizes(self) -> list[int]:
+        data = shape_of(self.input)
+        axis = shapes.normalize_axis(self.int_attr("axis"), len(data))
+        count = self.int_attr("num_outputs") if self.num_outputs is not None else len(self.outputs)
+        return shapes.split_sizes(data[axis], optional_ints(self.split), count)
+
+    def infer_types(self):
+        data = shape_of(self.input)
+        axis = shapes.normalize_axis(self.int_attr("axis"), len(data))
+        parts = []
+        for size in self.sizes():
+            dims = list(data)
+            dims[axis] = size
+            parts.append(same_as(self.input, dims))
+        return parts
+
+
+@irdl_op_definition
+class SliceOp(OnnxOp):
+    """numpy-style strided slice along `axes` with clamped `starts`/`ends`."""
+
+    name = "onnx.Slice"
+    data = operand_def(TensorType)
+    starts = operand_def(IntTensor)
+    ends = operand_def(IntTensor)
+    axes = operand_def(IntTensor | NoneType)
+    steps = operand_def(IntTensor | NoneType)
+    output = result_def(TensorType)
+
+    def slices(self) -> list[slice]:
+        return shapes.slice_dims(
+            shape_of(self.data),
+            constant_ints(self.starts),
+            constant_ints(self.ends),
+            optional_ints(self.axes),
+            optional_ints(self.steps),
+        )[1]
+
+    def infer_types(self):
+        out, _ = shapes.slice_dims(
+            shape_of(self.data),
+            constant_ints(self.starts),
+            constant_ints(self.ends),
+            optional_ints(self.axes),
+            optional_ints(self.steps),
+        )
+        return [same_as(self.data, out)]
+
+
+@irdl_op_definition
+class GatherOp(OnnxOp):
+    """Takes entries of `data` along `axis` at `indices` (negative indices count from the end)."""
+
+    name = "onnx.Gather"
+    data = operand_def(TensorType)
+    indices = operand_def(IntTensor)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64], default_value=_int(0))
+
+    def infer_types(self):
+        return [same_as(self.data, shapes.gather(shape_of(self.data), shape_of(self.indices), self.int_attr("axis")))]
+
+
+@irdl_op_definition
+class PadOp(OnnxOp):
+    """Pads `data` by `pads` (begins then ends, per axis in `axes`) in `mode` constant/reflect/edge/wrap."""
+
+    name = "onnx.Pad"
+    data = operand_def(TensorType)
+    pads = operand_def(IntTensor)
+    constant_value = operand_def(TensorType | NoneType)
+    axes = operand_def(IntTensor | NoneType)
+    output = result_def(TensorType)
+    mode = prop_def(StringAttr, default_value=StringAttr("constant"))
+
+    def infer_types(self):
+        if self.mode.data not in ("constant", "reflect", "edge", "wrap"):
+            raise VerifyException(f"onnx.Pad: unknown mode '{self.mode.data}'")
+        return [same_as(self.data, shapes.pad(shape_of(self.data), constant_ints(self.pads), optional_ints(self.axes)))]
+
+
+@irdl_op_definition
+class ResizeOp(OnnxOp):
+    """Nearest-neighbour resize of X by `scales` or to `sizes` (this project supports `mode = "nearest"`)."""
+
+    name = "onnx.Resize"
+    X = operand_def(TensorType)
+    roi = operand_def(TensorType | NoneType)
+    scales = operand_def(TensorType | NoneType)
+    sizes = operand_def(IntTensor | NoneType)
+    Y = result_def(TensorType)
+    mode = prop_def(StringAttr, default_value=StringAttr("nearest"))
+    coordinate_transformation_mode = prop_def(StringAttr, default_value=StringAttr("half_pixel"))
+    nearest_mode = prop_def(StringAttr, default_value=StringAttr("round_prefer_floor"))
+    antialias = prop_def(IntegerAttr[I64], default_value=_int(0))
+    axes = opt_prop_def(Ints)
+    cubic_coeff_a = prop_def(FloatAttr, default_value=FloatAttr(-0.75, f32))
+    exclude_outside = prop_def(IntegerAttr[I64], default_value=_int(0))
+    extrapolation_value = prop_def(FloatAttr, default_value=FloatAttr(0.0, f32))
+    keep_aspect_ratio_policy = prop_def(StringAttr, default_value=StringAttr("stretch"))
+
+    def scales_and_sizes(self) -> tuple[list[float], list[int]]:
+        """Per-dim scale factors and output sizes, both over every dim of X."""
+        x = shape_of(self.X)
+        rank = len(x)
+        axes = list(self.ints_attr("axes") or range(rank))
+        axes = [shapes.normalize_axis(a, rank) for a in axes]
+        scales = [1.0] * rank
+        sizes = list(x)
+        if not is_none(self.sizes) and constant_array(self.sizes) is None:
+            raise UnknownShape()
+        if not is_none(self.sizes) and constant_array(self.sizes).size:  # type: ignore[union-attr]
+            wanted = constant_ints(self.sizes)
+            if len(wanted) != len(axes):
+                raise ShapeError(f"sizes has {len(wanted)} values for {len(axes)} axes")
+            if self.keep_aspect_ratio_policy.data != "stretch":
+                ratio = [wanted[i] / x[a] for i, a in enumerate(axes)]
+                pick = min if self.keep_aspect_ratio_policy.data == "not_larger" else max
+                r = pick(ratio)
+                for a in axes:
+                    scales[a] = r
+                    sizes[a] = int(math.floor(r * x[a] + 0.5))
+            else:
+                for i, a in enumerate(axes):
+                    sizes[a] = wanted[i]
+                    scales[a] = wanted[i] / x[a]
+        elif not is_none(self.scales):
+            values = constant_array(self.scales)
+            if values is None:
+                raise UnknownShape()
+            values = [float(v) for v in np.asarray(values).reshape(-1)]
+            if len(values) != len(axes):
+                raise ShapeError(f"scales has {len(values)} values for {len(axes)} axes")
+            for i, a in enumerate(axes):
+                scales[a] = values[i]
+                sizes[a] = int(math.floor(x[a] * values[i]))
+        else:
+            raise ShapeError("one of scales and sizes is required")
+        return scales, sizes
+
+    def infer_types(self):
+        if self.mode.data != "nearest":
+            raise VerifyException(f"onnx.Resize: mode '{self.mode.data}' is not supported, only 'nearest'")
+        if self.antialias.value.data:
+            raise VerifyException("onnx.Resize: antialias is not supported")
+        _, sizes = self.scales_and_sizes()
+        return [same_as(self.X, sizes)]
+
+
+@irdl_op_definition
+class ExpandOp(OnnxOp):
+    """Broadcasts `input` against `shape`."""
+
+    name = "onnx.Expand"
+    input = operand_def(TensorType)
+    shape = operand_def(IntTensor)
+    output = result_def(TensorType)
+
+    def infer_types(self):
+        return [same_as(self.input, shapes.expand(shape_of(self.input), constant_ints(self.shape)))]
+
+
+@irdl_op_definition
+class ShapeOp(OnnxOp):
+    """The shape of `data` as a 1-D i64 tensor, restricted to dims `start`..`end`."""
+
+    name = "onnx.Shape"
+    data = operand_def(TensorType)
+    shape = result_def(TensorType.constr(i64))
+    start = prop_def(IntegerAttr[I64], default_value=_int(0))
+    end = opt_prop_def(IntegerAttr[I64])
+
+    def dims(self) -> tuple[int, ...]:
+        data = shape_of(self.data)
+        end = self.int_attr("end") if self.end is not None else len(data)
+        return data[slice(self.int_attr("start"), end)]
+
+    def infer_types(self):
+        rank = self.data.type.get_num_dims()  # type: ignore[union-attr]
+        end = self.int_attr("end") if self.end is not None else rank
+        return [tensor(i64, (len(range(rank)[slice(self.int_attr("start"), end)]),))]
+
+
+__all__ = [name for name in dir() if name.endswith("Op") and name[0].isupper()]

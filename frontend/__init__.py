@@ -1,0 +1,1 @@
+"""ONNX import: model loading, opset conversion, shape inference, weight references."""

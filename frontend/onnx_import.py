@@ -1,0 +1,406 @@
+"""
+ONNX → `onnx` dialect.
+
+The model is checked, converted to opset 21 (the dialect's semantics), given static
+dims, shape-inferred by ONNX itself, and emitted as one `func.func @main_graph` whose
+ops carry the ONNX node name as their location. Initializers become `onnx.Weight`
+references to the model file, never inline data, unless they are tiny.
+
+Every user error raises `OnnxImportError` with one line that names the file and,
+where there is one, the node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import AttributeProto, numpy_helper, shape_inference, version_converter
+from xdsl.builder import Builder
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    FunctionType,
+    IntegerAttr,
+    ModuleOp,
+    NameLoc,
+    NoneAttr,
+    StringAttr,
+    TensorType,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.irdl import VarOperandDef, VarResultDef
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import VerifyException
+
+from mobile_opt.dialects.onnx import ONNX_OPS, OnnxOp
+from mobile_opt.dialects.onnx.base import UnknownShape
+from mobile_opt.dialects.onnx.constants import (
+    ConstantOp,
+    NoneOp,
+    WeightOp,
+    dense_from_array,
+)
+from mobile_opt.dialects.onnx.shapes import ShapeError
+from mobile_opt.dialects.onnx.types import element_type_from_onnx, onnx_type_name
+from mobile_opt.frontend.weights import INLINE_LIMIT
+
+MIN_OPSET = 9
+MAX_OPSET = 21
+DIALECT_OPSET = 21
+
+INTERNAL_OPS = {"None", "Weight", "FusedConv", "FusedGemm", "FusedMatMul"}
+"""Dialect ops that no ONNX node may name."""
+
+SUPPORTED_ONNX_OPS = sorted(set(ONNX_OPS) - INTERNAL_OPS)
+
+
+class OnnxImportError(Exception):
+    """A one-line user-facing import diagnostic."""
+
+
+def node_label(node: onnx.NodeProto) -> str:
+    return f"node '{node.name or node.output[0]}' ({node.op_type})"
+
+
+def read_model(path: str | Path) -> onnx.ModelProto:
+    """Parse and check an ONNX file, with a diagnostic for each way it can be bad."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise OnnxImportError(f"{path}: no such file") from None
+    except OSError as e:
+        raise OnnxImportError(f"{path}: cannot read: {e.strerror}") from None
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeWarning, ValueError) as e:
+        reason = "truncated or corrupt protobuf" if data[:1] == b"\x08" else "not an ONNX model"
+        raise OnnxImportError(f"{path}: {reason} ({e})") from None
+    if not model.HasField("graph") or model.ir_version == 0:
+        raise OnnxImportError(f"{path}: not an ONNX model (no graph or IR version)")
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as e:
+        first = str(e).strip().splitlines()[0]
+        raise OnnxImportError(f"{path}: invalid ONNX model: {first}") from None
+    return model
+
+
+def _opset(model: onnx.ModelProto, path: Path) -> int:
+    versions = {o.domain: o.version for o in model.opset_import}
+    version = versions.get("", versions.get("ai.onnx"))
+    if version is None:
+        raise OnnxImportError(f"{path}: model imports no default-domain opset")
+    if not MIN_OPSET <= version <= MAX_OPSET:
+        raise OnnxImportError(
+            f"{path}: opset {version} is not supported (supported: {MIN_OPSET} to {MAX_OPSET})"
+        )
+    return version
+
+
+def _check_ops(model: onnx.ModelProto, path: Path) -> None:
+    for node in model.graph.node:
+        if node.domain not in ("", "ai.onnx"):
+            raise OnnxImportError(
+                f"{path}: {node_label(node)}: unsupported op domain '{node.domain}'"
+            )
+        if node.op_type not in ONNX_OPS or node.op_type in INTERNAL_OPS:
+            raise OnnxImportError(f"{path}: {node_label(node)}: unsupported op")
+
+
+def _fix_dims(model: onnx.ModelProto, path: Path, dims: Mapping[str, int]) -> None:
+    """Give every graph input a static shape, from `dims` where the model names a symbol."""
+    initializers = {t.name for t in model.graph.initializer}
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        if not value.type.HasField("tensor_type"):
+            raise OnnxImportError(f"{path}: input '{value.name}' is not a tensor")
+        if not value.type.tensor_type.HasField("shape"):
+            raise OnnxImportError(f"{path}: input '{value.name}' has no shape")
+        for i, dim in enumerate(value.type.tensor_type.shape.dim):
+            if dim.HasField("dim_value"):
+                continue
+            symbol = dim.dim_param
+            if symbol and symbol in dims:
+                dim.Clear()
+                dim.dim_value = dims[symbol]
+            elif value.name in dims and i == 0:
+                dim.Clear()
+                dim.dim_value = dims[value.name]
+            else:
+                shown = f"'{symbol}'" if symbol else f"#{i}"
+                hint = f" (give it with --dim {symbol or value.name}=N)"
+                raise OnnxImportError(
+                    f"{path}: input '{value.name}' has dynamic dim {shown}; "
+                    f"a static shape is needed{hint}"
+                )
+    # stale inferred shapes of intermediates would conflict with the new input dims
+    del model.graph.value_info[:]
+
+
+def prepare_model(path: str | Path, dims: Mapping[str, int] | None = None) -> onnx.ModelProto:
+    """Read, check, convert to opset 21, make static and shape-infer a model."""
+    path = Path(path)
+    model = read_model(path)
+    version = _opset(model, path)
+    _check_ops(model, path)
+    _fix_dims(model, path, dims or {})
+    if version != DIALECT_OPSET:
+        try:
+            model = version_converter.convert_version(model, DIALECT_OPSET)
+        except Exception as e:  # the converter raises bare RuntimeError/IndexError
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise OnnxImportError(
+                f"{path}: cannot convert opset {version} to {DIALECT_OPSET}: {first}"
+            ) from None
+    try:
+        model = shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+    except Exception as e:  # InferenceError and friends
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise OnnxImportError(f"{path}: shape inference failed: {first}") from None
+    return model
+
+
+def _tensor_type(value: onnx.ValueInfoProto) -> TensorType | None:
+    """The static tensor type ONNX inferred, or None if unknown or dynamic."""
+    if not value.type.HasField("tensor_type"):
+        return None
+    t = value.type.tensor_type
+    if not t.HasField("shape"):
+        return None
+    shape = []
+    for dim in t.shape.dim:
+        if not dim.HasField("dim_value"):
+            return None
+        shape.append(dim.dim_value)
+    try:
+        return TensorType(element_type_from_onnx(t.elem_type), shape)
+    except KeyError:
+        return None
+
+
+class _GraphImporter:
+    def __init__(self, model: onnx.ModelProto, path: Path, inline_limit: int):
+        self.model = model
+        self.path = path
+        self.store = str(path.resolve())
+        self.inline_limit = inline_limit
+        self.values: dict[str, SSAValue] = {}
+        self.types: dict[str, onnx.ValueInfoProto] = {}
+        for v in (*model.graph.value_info, *model.graph.input, *model.graph.output):
+            self.types[v.name] = v
+        self.used = {name for n in model.graph.node for name in n.input}
+        self.used.update(o.name for o in model.graph.output)
+
+    def fail(self, node: onnx.NodeProto | None, message: str) -> OnnxImportError:
+        where = f"{node_label(node)}: " if node is not None else ""
+        return OnnxImportError(f"{self.path}: {where}{message}")
+
+    def run(self) -> ModuleOp:
+        graph = self.model.graph
+        initializers = {t.name: t for t in graph.initializer}
+        inputs = [v for v in graph.input if v.name not in initializers]
+        input_types = []
+        for v in inputs:
+            t = _tensor_type(v)
+            if t is None:
+                raise self.fail(None, f"input '{v.name}' needs a static float/int tensor type")
+            input_types.append(t)
+        block = Block(arg_types=input_types)
+        for v, arg in zip(inputs, block.args):
+            arg.name_hint = _sanitize(v.name)
+            self.values[v.name] = arg
+        builder = Builder(InsertPoint.at_end(block))
+        self.none = builder.insert(NoneOp()).result
+        for name, t in initializers.items():
+            self.values[name] = self.constant(builder, name, t, None)
+        for node in graph.node:
+            self.node(builder, node)
+        outputs = []
+        for o in graph.output:
+            if o.name not in self.values:
+                raise self.fail(None, f"graph output '{o.name}' is not produced by any node")
+            outputs.append(self.values[o.name])
+        builder.insert(func.ReturnOp(*outputs))
+        if not self.none.uses:
+            self.none.owner.detach()
+            self.none.owner.erase()
+        function = func.FuncOp(
+            "main_graph",
+            FunctionType.from_lists(input_types, [v.type for v in outputs]),
+            Region(block),
+        )
+        return ModuleOp([function])
+
+    def constant(
+        self, builder: Builder, key: str, t: onnx.TensorProto, node: onnx.NodeProto | None
+    ) -> SSAValue:
+        try:
+            element = element_type_from_onnx(t.data_type)
+        except KeyError:
+            raise self.fail(node, f"tensor '{key}' has unsupported type {onnx_type_name(t.data_type)}") from None
+        shape = tuple(t.dims)
+        count = int(np.prod(shape)) if shape else 1
+        if count <= self.inline_limit:
+            array = numpy_helper.to_array(t, base_dir=str(self.path.parent))
+            op = ConstantOp(array)
+        else:
+            op = WeightOp(self.store, key, TensorType(element, shape))
+        if node is not None:
+            op.location = _loc(node)
+        result = builder.insert(op).results[0]
+        result.name_hint = _sanitize(key)
+        return result
+
+    def node(self, builder: Builder, node: onnx.NodeProto) -> None:
+        if node.op_type == "Constant":
+            self.values[node.output[0]] = self.constant(builder, node.output[0], self.constant_tensor(node), node)
+            return
+        cls = ONNX_OPS[node.op_type]
+        op_def = cls.get_irdl_definition()
+        operands: list[SSAValue | list[SSAValue]] = []
+        names = list(node.input)
+        for index, (_, operand_def) in enumerate(op_def.operands):
+            if isinstance(operand_def, VarOperandDef):
+                operands.append([self.value(node, n) for n in names[index:]])
+                names = names[:index]
+                break
+            name = names[index] if index < len(names) else ""
+            operands.append(self.value(node, name) if name else self.none)
+        if len(names) > len(op_def.operands):
+            raise self.fail(node, f"takes {len(op_def.operands)} inputs, got {len(names)}")
+        properties = self.properties(node, cls)
+        variadic_results = any(isinstance(d, VarResultDef) for _, d in op_def.results)
+        outputs = list(node.output) if variadic_results else list(node.output[: len(op_def.results)])
+        for extra in node.output[len(outputs) :]:
+            if extra and extra in self.used:
+                raise self.fail(node, f"optional output '{extra}' is not supported")
+        result_types = [self.result_type(node, o) for o in outputs]
+        try:
+            op = cls.create(
+                operands=[v for v in operands for v in (v if isinstance(v, list) else [v])],
+                result_types=result_types if all(result_types) else [TensorType(f32, [])] * len(outputs),
+                properties=properties,
+            )
+        except Exception as e:
+            raise self.fail(node, f"cannot build op: {e}") from None
+        op.location = _loc(node)
+        if not all(result_types):
+            op = self.infer_missing(node, op, result_types)
+        try:
+            op.verify()
+        except (VerifyException, ShapeError) as e:
+            raise self.fail(node, str(e).strip().splitlines()[0]) from None
+        builder.insert(op)
+        for name, result in zip(outputs, op.results):
+            result.name_hint = _sanitize(name)
+            self.values[name] = result
+
+    def infer_missing(self, node: onnx.NodeProto, op: OnnxOp, declared: list) -> OnnxOp:
+        """Fill result types ONNX left dynamic from the dialect's own shape rules."""
+        try:
+            inferred = op.infer_types()
+        except (UnknownShape, ShapeError, VerifyException):
+            inferred = None
+        if inferred is None or any(
+            isinstance(t, TensorType) and any(d < 0 for d in t.get_shape()) for t in inferred
+        ):
+            missing = next(o for o, t in zip(node.output, declared) if t is None)
+            raise self.fail(node, f"output '{missing}' has a dynamic or unknown shape; a static shape is needed")
+        types = [d or i for d, i in zip(declared, inferred)]
+        new = type(op).create(operands=op.operands, result_types=types, properties=dict(op.properties))
+        new.location = op.location
+        op.erase(safe_erase=False)
+        return new
+
+    def value(self, node: onnx.NodeProto, name: str) -> SSAValue:
+        if name not in self.values:
+            raise self.fail(node, f"input '{name}' is not defined before use")
+        return self.values[name]
+
+    def result_type(self, node: onnx.NodeProto, name: str) -> TensorType | None:
+        info = self.types.get(name)
+        return None if info is None else _tensor_type(info)
+
+    def constant_tensor(self, node: onnx.NodeProto) -> onnx.TensorProto:
+        attr = node.attribute[0] if len(node.attribute) == 1 else None
+        if attr is None:
+            raise self.fail(node, "must have exactly one value attribute")
+        if attr.name == "value":
+            return attr.t
+        simple = {
+            "value_float": (attr.f, np.float32),
+            "value_floats": (list(attr.floats), np.float32),
+            "value_int": (attr.i, np.int64),
+            "value_ints": (list(attr.ints), np.int64),
+        }
+        if attr.name not in simple:
+            raise self.fail(node, f"attribute '{attr.name}' is not supported")
+        data, dtype = simple[attr.name]
+        return numpy_helper.from_array(np.array(data, dtype=dtype), node.output[0])
+
+    def properties(self, node: onnx.NodeProto, cls: type[OnnxOp]) -> dict[str, Attribute]:
+        declared = cls.get_irdl_definition().properties
+        result: dict[str, Attribute] = {}
+        for attr in node.attribute:
+            if attr.name not in declared:
+                raise self.fail(node, f"attribute '{attr.name}' is not supported")
+            result[attr.name] = self.attribute(node, attr)
+        return result
+
+    def attribute(self, node: onnx.NodeProto, attr: onnx.AttributeProto) -> Attribute:
+        kind = attr.type
+        if node.op_type == "Cast" and attr.name == "to":
+            try:
+                return element_type_from_onnx(attr.i)
+            except KeyError:
+                raise self.fail(node, f"cast to {onnx_type_name(attr.i)} is not supported") from None
+        if kind == AttributeProto.INT:
+            return IntegerAttr(attr.i, i64)
+        if kind == AttributeProto.FLOAT:
+            return FloatAttr(attr.f, f32)
+        if kind == AttributeProto.STRING:
+            return StringAttr(attr.s.decode())
+        if kind == AttributeProto.INTS:
+            return DenseArrayBase.from_list(i64, list(attr.ints))
+        if kind == AttributeProto.FLOATS:
+            return DenseArrayBase.from_list(f32, list(attr.floats))
+        if kind == AttributeProto.TENSOR:
+            try:
+                return dense_from_array(numpy_helper.to_array(attr.t))
+            except KeyError:
+                raise self.fail(node, f"attribute '{attr.name}' has an unsupported tensor type") from None
+        raise self.fail(
+            node, f"attribute '{attr.name}' of kind {AttributeProto.AttributeType.Name(kind)} is not supported"
+        )
+
+
+def _loc(node: onnx.NodeProto) -> NameLoc:
+    return NameLoc(StringAttr(node.name or node.output[0]), NoneAttr())
+
+
+def _sanitize(name: str) -> str | None:
+    """An SSA name hint from an ONNX value name, or None if nothing usable is left."""
+    cleaned = "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+    return cleaned if cleaned and not cleaned[0].isdigit() else None
+
+
+def import_onnx(
+    path: str | Path,
+    dims: Mapping[str, int] | None = None,
+    inline_limit: int = INLINE_LIMIT,
+) -> ModuleOp:
+    """Import the ONNX file `path` as a module holding `func.func @main_graph`."""
+    path = Path(path)
+    model = prepare_model(path, dims)
+    module = _GraphImporter(model, path, inline_limit).run()
+    return module

@@ -1,0 +1,74 @@
+"""
+What every console tool shares: one-line diagnostics with exit status 1 for user
+errors, and output files that appear whole or not at all.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from mobile_opt.frontend.onnx_import import OnnxImportError
+from mobile_opt.frontend.weights import WeightStoreError
+
+
+class UserError(Exception):
+    """A mistake in the tool's input or options; reported as one line."""
+
+
+USER_ERRORS = (UserError, OnnxImportError, WeightStoreError, DiagnosticException, ParseError)
+
+
+def one_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if isinstance(error, ParseError) and len(lines) > 1:
+        # xDSL puts "file:line:col" first and the message last
+        return f"{lines[0]}: {lines[-1]}"
+    return lines[0] if lines else type(error).__name__
+
+
+def run_tool(name: str, body: Callable[[], int | None]) -> None:
+    """Run a tool's body; user errors become `name: error: ...` and exit 1."""
+    try:
+        status = body()
+    except USER_ERRORS as e:
+        print(f"{name}: error: {one_line(e)}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    sys.exit(status or 0)
+
+
+def write_atomically(path: str | Path, text: str | bytes) -> None:
+    """Write `path` through a temporary file in the same folder and a rename."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise UserError(f"{path}: folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode() if isinstance(text, str) else text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def parse_dims(items: list[str] | None) -> dict[str, int]:
+    """`--dim NAME=N` options as a mapping."""
+    dims: dict[str, int] = {}
+    for item in items or []:
+        name, _, value = item.partition("=")
+        if not name or not value.isdigit() or int(value) < 1:
+            raise UserError(f"--dim expects NAME=N with N >= 1, got '{item}'")
+        dims[name] = int(value)
+    return dims

@@ -1,0 +1,113 @@
+"""
+`mobile-opt`: xDSL's optimizer driver over this project's universe.
+
+It reads `.mlir` or `.onnx` (by extension), takes passes as `-p a,b{opt=v}` or
+MLIR-style `--pass-pipeline='builtin.module(a,b)'`, and writes its output whole
+or not at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from io import StringIO
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.tools.cli import UserError, parse_dims, run_tool, write_atomically
+
+
+def normalize_pipeline_args(argv: Sequence[str]) -> list[str]:
+    """Turn `--pass-pipeline=P` (and `--pass-pipeline P`) into xDSL's `-p P`."""
+    result: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--pass-pipeline":
+            arg = "--pass-pipeline=" + next(args, "")
+        if arg.startswith("--pass-pipeline="):
+            result += ["-p", strip_module_anchor(arg.split("=", 1)[1])]
+        else:
+            result.append(arg)
+    return result
+
+
+def strip_module_anchor(pipeline: str) -> str:
+    """`builtin.module(a,b)` → `a,b`: xDSL pipelines are anchored on the module already."""
+    pipeline = pipeline.strip()
+    for anchor in ("builtin.module(", "module("):
+        if pipeline.startswith(anchor) and pipeline.endswith(")"):
+            return pipeline[len(anchor) : -1]
+    return pipeline
+
+
+class MobileOptMain(xDSLOptMain):
+    version_format = "mobile-opt 0.1.0 (xdsl {xdsl_version})"
+
+    def __init__(self, args: Sequence[str] | None = None):
+        self._output = StringIO()
+        super().__init__(description="mobile-opt: ONNX to mobile GPU/DSP compiler driver", args=args)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--dim",
+            action="append",
+            metavar="NAME=N",
+            help="static size for a symbolic input dimension of an .onnx input",
+        )
+
+    def register_all_frontends(self):
+        super().register_all_frontends()
+        self.available_frontends["onnx"] = self._import_onnx
+
+    def _import_onnx(self, stream: IO[bytes]) -> ModuleOp:
+        if self.args.input_file is None:
+            raise UserError("an .onnx input must be a file, not standard input")
+        return import_onnx(self.args.input_file, dims=parse_dims(self.args.dim))
+
+    def get_input_stream(self):
+        if self.args.input_file is not None:
+            try:
+                return super().get_input_stream()
+            except OSError as e:
+                raise UserError(f"{self.args.input_file}: {e.strerror}") from None
+        return super().get_input_stream()
+
+    def prepare_input(self):
+        try:
+            return super().prepare_input()
+        except ValueError as e:
+            raise UserError(f"{self.get_input_name()}: {e}") from None
+
+    def prepare_output(self) -> IO[str]:
+        # buffered, so a failure leaves no partial output file behind
+        return self._output if self.args.output_file is not None else sys.stdout
+
+    def run(self):
+        super().run()
+        if self.args.output_file is not None:
+            write_atomically(self.args.output_file, self._output.getvalue())
+
+
+class _KeepOpen(StringIO):
+    def close(self) -> None:  # xDSL closes the output stream; keep the text
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    argv = normalize_pipeline_args(sys.argv[1:] if argv is None else argv)
+
+    def body() -> None:
+        tool = MobileOptMain(args=argv)
+        tool._output = _KeepOpen()
+        tool.run()
+
+    run_tool("mobile-opt", body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Rewrite passes, one module per pass or closely related pass family."""
