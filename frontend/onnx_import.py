@@ -22,6 +22,8 @@ from onnx import AttributeProto, numpy_helper, shape_inference, version_converte
 from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
     DenseArrayBase,
     FloatAttr,
     FunctionType,
@@ -238,6 +240,8 @@ class _GraphImporter:
             "main_graph",
             FunctionType.from_lists(input_types, [v.type for v in outputs]),
             Region(block),
+            arg_attrs=_names_attr(v.name for v in inputs),
+            res_attrs=_names_attr(o.name for o in graph.output),
         )
         return ModuleOp([function])
 
@@ -382,6 +386,33 @@ class _GraphImporter:
         raise self.fail(
             node, f"attribute '{attr.name}' of kind {AttributeProto.AttributeType.Name(kind)} is not supported"
         )
+
+
+ONNX_NAME = "onnx.name"
+"""Argument/result attribute of `@main_graph` holding the ONNX graph input/output name."""
+
+
+def _names_attr(names) -> ArrayAttr[DictionaryAttr]:
+    return ArrayAttr([DictionaryAttr({ONNX_NAME: StringAttr(n)}) for n in names])
+
+
+def graph_io_names(function: func.FuncOp) -> tuple[list[str], list[str]]:
+    """ONNX names of a `@main_graph`'s inputs and outputs (positional names if unnamed)."""
+
+    def names(attrs, count: int, prefix: str) -> list[str]:
+        if attrs is None:
+            return [f"{prefix}{i}" for i in range(count)]
+        result = []
+        for i, d in enumerate(attrs.data):
+            name = d.data.get(ONNX_NAME)
+            result.append(name.data if isinstance(name, StringAttr) else f"{prefix}{i}")
+        return result
+
+    t = function.function_type
+    return (
+        names(function.arg_attrs, len(t.inputs), "input_"),
+        names(function.res_attrs, len(t.outputs), "output_"),
+    )
 
 
 def _loc(node: onnx.NodeProto) -> NameLoc:
