@@ -140,7 +140,7 @@ def _fix_dims(model: onnx.ModelProto, path: Path, dims: Mapping[str, int]) -> No
                 dim.dim_value = dims[value.name]
             else:
                 shown = f"'{symbol}'" if symbol else f"#{i}"
-                hint = f" (give it with --dim {symbol or value.name}=N)"
+                hint = f" (give it with --dim {symbol or value.name}=<size>)"
                 raise OnnxImportError(
                     f"{path}: input '{value.name}' has dynamic dim {shown}; "
                     f"a static shape is needed{hint}"

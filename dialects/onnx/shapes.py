@@ -65,15 +65,15 @@ def gemm(a: Sequence[int], b: Sequence[int], trans_a: bool, trans_b: bool) -> Sh
 
 
 def window_output(
-    size: int, kernel: int, stride: int, dilation: int, pad_total: int, ceil_mode: bool
+    size: int, kernel: int, stride: int, dilation: int, pad_begin: int, pad_end: int, ceil_mode: bool
 ) -> int:
     effective = (kernel - 1) * dilation + 1
-    span = size + pad_total - effective
+    span = size + pad_begin + pad_end - effective
     if span < 0:
-        raise ShapeError(f"window {effective} is larger than padded input {size + pad_total}")
-    out = (math.ceil(span / stride) if ceil_mode else span // stride) + 1
+        raise ShapeError(f"window {effective} is larger than padded input {size + pad_begin + pad_end}")
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
     # ceil mode must not start a window entirely in the trailing padding
-    if ceil_mode and (out - 1) * stride >= size + pad_total // 2:
+    if ceil_mode and (out - 1) * stride >= size + pad_begin:
         out -= 1
     return out
 
@@ -118,7 +118,7 @@ def window(
     if any(s < 1 for s in strides) or any(d < 1 for d in dilations):
         raise ShapeError("strides and dilations must be positive")
     return tuple(
-        window_output(spatial[i], kernel[i], strides[i], dilations[i], pads[i] + pads[i + n], ceil_mode)
+        window_output(spatial[i], kernel[i], strides[i], dilations[i], pads[i], pads[i + n], ceil_mode)
         for i in range(n)
     )
 
