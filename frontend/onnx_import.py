@@ -140,7 +140,10 @@ def _fix_dims(model: onnx.ModelProto, path: Path, dims: Mapping[str, int]) -> No
                 dim.dim_value = dims[value.name]
             else:
                 shown = f"'{symbol}'" if symbol else f"#{i}"
-                hint = f" (give it with --dim {symbol or value.name}=<size>)"
+                if symbol or i == 0:
+                    hint = f" (give it with --dim {symbol or value.name}=<size>)"
+                else:  # --dim INPUT=N sizes dim #0 only
+                    hint = " (--dim can give only named dims and an input's dim #0)"
                 raise OnnxImportError(
                     f"{path}: input '{value.name}' has dynamic dim {shown}; "
                     f"a static shape is needed{hint}"

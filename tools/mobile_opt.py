@@ -15,6 +15,7 @@ from io import StringIO
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from mobile_opt.frontend.onnx_import import import_onnx
@@ -76,6 +77,15 @@ class MobileOptMain(xDSLOptMain):
             except OSError as e:
                 raise UserError(f"{self.args.input_file}: {e.strerror}") from None
         return super().get_input_stream()
+
+    def setup_pipeline(self):
+        try:
+            super().setup_pipeline()
+        except (ValueError, ArgSpecParseError) as e:
+            # unknown pass, unknown or ill-typed option, malformed spec: the
+            # reason is the last line xDSL gives (after a caret diagram, if any)
+            reason = [line.strip() for line in str(e).strip().splitlines() if line.strip()][-1]
+            raise UserError(f"pass pipeline '{self.args.passes}': {reason}") from None
 
     def prepare_input(self):
         try:

@@ -64,6 +64,13 @@ class OnnxOp(IRDLOperation, ABC):
                 f"{self.name}: expected {len(expected)} results, got {len(self.results)}"
             )
         for i, (result, want) in enumerate(zip(self.results, expected, strict=True)):
+            # rules see static operands only, so a negative size here comes from a
+            # negative shape/split/sizes value, not a dynamic dim: it matches nothing
+            if isinstance(want, TensorType) and any(d < 0 for d in want.get_shape()):
+                raise VerifyException(
+                    f"{self.name}: the operands give result #{i} a negative dimension: "
+                    f"{list(want.get_shape())}"
+                )
             if not types_agree(result.type, want):
                 raise VerifyException(
                     f"{self.name}: result #{i} has type {result.type}, "

@@ -26,7 +26,8 @@ from .types import IntTensor, dtype_of, element_type_of
 
 def dense_from_array(array: np.ndarray) -> DenseIntOrFPElementsAttr:
     """A `dense<...>` attribute holding a numpy array."""
-    array = np.ascontiguousarray(array)
+    # np.ascontiguousarray would turn a 0-d array into shape (1,)
+    array = np.require(np.asarray(array), requirements="C")
     element = element_type_of(array.dtype)
     data = array.astype(np.int8) if array.dtype == np.bool_ else array
     return DenseIntOrFPElementsAttr(TensorType(element, array.shape), BytesAttr(data.tobytes()))
@@ -134,7 +135,11 @@ class ConstantOfShapeOp(OnnxOp):
         element = f32 if self.value is None else self.value.get_element_type()
         if self.value is not None and len(self.value) != 1:
             raise VerifyException("onnx.ConstantOfShape: value must hold one element")
-        return [tensor(element, constant_ints(self.input))]
+        dims = constant_ints(self.input)
+        if any(d < 0 for d in dims):
+            # a negative size would read as a dynamic dim and match any result
+            raise VerifyException(f"onnx.ConstantOfShape: shape {list(dims)} has a negative dimension")
+        return [tensor(element, dims)]
 
 
 __all__ = [

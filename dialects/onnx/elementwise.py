@@ -30,7 +30,7 @@ from .base import (
     tensor,
 )
 from .shapes import broadcast
-from .types import FloatTensor
+from .types import FLOAT_TYPES, FloatTensor, dtype_of
 
 
 def _float_attr(value: float) -> FloatAttr:
@@ -253,7 +253,7 @@ class ClipOp(OnnxOp):
     def infer_types(self):
         require_same_element_type(self, [self.input, self.min, self.max])
         for bound in (self.min, self.max):
-            if not is_none(bound) and len(shape_of(bound)) > 1:
+            if not is_none(bound) and shape_of(bound) not in ((), (1,)):  # [1] as ONNX Runtime allows
                 raise VerifyException("onnx.Clip: min and max must be scalars")
         return [same_as(self.input)]
 
@@ -269,7 +269,19 @@ class CastOp(OnnxOp):
     output = result_def(TensorType)
 
     def infer_types(self):
+        if not _is_element_type(self.to):
+            raise VerifyException(f"onnx.Cast: 'to' must be a supported element type, got {self.to}")
         return [tensor(self.to, shape_of(self.input))]
+
+
+def _is_element_type(t: Attribute) -> bool:
+    if t in FLOAT_TYPES:
+        return True
+    try:
+        dtype_of(t)
+    except KeyError:
+        return False
+    return True
 
 
 __all__ = [name for name in dir() if name.endswith("Op") and name[0].isupper()]

@@ -148,15 +148,25 @@ class ConvTransposeOp(ConvAttrsOp):
         wanted = self.ints_attr("output_shape")
         auto_pad = self.auto_pad.data
         if wanted is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            out = wanted[-n:] if wanted is not None else tuple(s * st for s, st in zip(x[2:], strides))
+            natural = [
+                strides[i] * (x[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 for i in range(n)
+            ]
+            if wanted is not None:
+                out = tuple(wanted[-n:])
+            else:
+                # SAME asks for input * stride but, as in ONNX Runtime and ONNX's
+                # shape inference, never grows a smaller natural output to it
+                out = tuple(min(s * st, size) for s, st, size in zip(x[2:], strides, natural))
             begins, ends = [], []
             for i in range(n):
-                total = (
-                    strides[i] * (x[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - out[i]
-                )
+                # an output_shape beyond the natural size extends the output at
+                # its end (as output_padding does, and as ONNX Runtime does)
+                total = max(natural[i] - out[i], 0)
                 small, large = total // 2, total - total // 2
-                begins.append(large if auto_pad == "SAME_LOWER" else small)
-                ends.append(small if auto_pad == "SAME_LOWER" else large)
+                # ONNX: only SAME_UPPER puts the smaller half first; an explicit
+                # output_shape without auto_pad (NOTSET) splits like SAME_LOWER
+                begins.append(small if auto_pad == "SAME_UPPER" else large)
+                ends.append(large if auto_pad == "SAME_UPPER" else small)
             pads = tuple(begins + ends)
         else:
             pads = self.ints_attr("pads") or (0,) * (2 * n)

@@ -187,7 +187,7 @@ def slice_dims(
         size = data[axis]
         # ONNX clamps to the valid index range, which python slices already do
         # except for the huge sentinels exported models use for "to the end"
-        start = max(min(start, size), -size - 1)
+        start = max(min(start, size), -size)  # a start before the first element is index 0
         end = max(min(end, size), -size - 1)
         if step < 0 and end < -size:
             end = None  # type: ignore[assignment]
@@ -268,7 +268,8 @@ def flatten(data: Sequence[int], axis: int) -> Shape:
     rank = len(data)
     if not -rank <= axis <= rank:
         raise ShapeError(f"axis {axis} is out of range for rank {rank}")
-    axis %= rank + 1
+    if axis < 0:
+        axis += rank
     return (math.prod(data[:axis]), math.prod(data[axis:]))
 
 

@@ -147,6 +147,8 @@ class SplitOp(OnnxOp):
     def sizes(self) -> list[int]:
         data = shape_of(self.input)
         axis = shapes.normalize_axis(self.int_attr("axis"), len(data))
+        if self.num_outputs is not None and not is_none(self.split):
+            raise ShapeError("split and num_outputs cannot both be given")
         count = self.int_attr("num_outputs") if self.num_outputs is not None else len(self.outputs)
         return shapes.split_sizes(data[axis], optional_ints(self.split), count)
 
