@@ -21,7 +21,8 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, ParsePropInAttrDict
+from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, traits_def
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .shapes import Shape, ShapeError
@@ -39,6 +40,8 @@ class OnnxOp(IRDLOperation, ABC):
     """
 
     irdl_options = (ParsePropInAttrDict(),)
+    # ONNX operators are functions of their inputs: unused ones can go (`dce`)
+    traits = traits_def(Pure())
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
 
     @property
