@@ -13,6 +13,7 @@ from pathlib import Path
 
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from mobile_opt.backends.reference.errors import ReferenceRunError
 from mobile_opt.frontend.onnx_import import OnnxImportError
 from mobile_opt.frontend.weights import WeightStoreError
 
@@ -21,7 +22,14 @@ class UserError(Exception):
     """A mistake in the tool's input or options; reported as one line."""
 
 
-USER_ERRORS = (UserError, OnnxImportError, WeightStoreError, DiagnosticException, ParseError)
+USER_ERRORS = (
+    UserError,
+    OnnxImportError,
+    WeightStoreError,
+    ReferenceRunError,
+    DiagnosticException,
+    ParseError,
+)
 
 
 def one_line(error: BaseException) -> str:

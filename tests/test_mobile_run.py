@@ -1,0 +1,245 @@
+"""`mobile-run --reference`: its report, its exit status, and its one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper, save
+
+from mobile_opt.tools import mobile_run
+from mobile_opt.tools.mobile_run import compare
+from mobile_opt.tools.mobile_translate import main as translate
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    """`out/y = Relu(Conv(x, w) + b)` and `count = Shape(x)`: a float and an int64 output."""
+    w = np.random.default_rng(0).uniform(-1, 1, (4, 3, 3, 3)).astype(np.float32)
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c"], ["out/y"]),
+            helper.make_node("Shape", ["x"], ["count"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+        [
+            helper.make_tensor_value_info("out/y", TensorProto.FLOAT, ["N", 4, 8, 8]),
+            helper.make_tensor_value_info("count", TensorProto.INT64, [4]),
+        ],
+        initializer=[numpy_helper.from_array(w, "w")],
+    )
+    path = tmp_path / "net.onnx"
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10), path)
+    return path
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        mobile_run.main(argv)
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+def assert_one_line_error(status: int, err: str, message: str) -> None:
+    assert status == 1
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("mobile-run: error: ") and message in err, err
+
+
+def test_passing_run_prints_a_table(model: Path, capsys):
+    status, out, err = run(["--reference", str(model), "--dim", "N=2"], capsys)
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "output",
+        "shape",
+        "max",
+        "abs",
+        "err",
+        "max",
+        "rel",
+        "err",
+        "status",
+    ]
+    assert lines[1].split()[0] == "out/y" and lines[1].endswith("PASS")
+    assert lines[2].split()[:2] == ["count", "[4]"] and lines[2].endswith("PASS")
+
+
+def test_given_inputs_and_saved_outputs(model: Path, tmp_path: Path, capsys):
+    x = np.random.default_rng(1).normal(size=(1, 3, 8, 8)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    status, out, err = run(
+        [
+            "--reference",
+            str(model),
+            "--dim",
+            "N=1",
+            "--input",
+            f"x={tmp_path / 'x.npy'}",
+            "--save-dir",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
+    assert status == 0, err
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["count.npy", "out_y.npy"]
+    np.testing.assert_array_equal(np.load(tmp_path / "o" / "count.npy"), [1, 3, 8, 8])
+    assert np.load(tmp_path / "o" / "out_y.npy").shape == (1, 4, 8, 8)
+
+
+def test_seeded_inputs_are_reproducible(model: Path, tmp_path: Path, capsys):
+    def outputs(seed: int, folder: str) -> np.ndarray:
+        status, _, err = run(
+            [
+                "--reference",
+                str(model),
+                "--dim",
+                "N=1",
+                "--seed",
+                str(seed),
+                "--save-dir",
+                str(tmp_path / folder),
+            ],
+            capsys,
+        )
+        assert status == 0, err
+        return np.load(tmp_path / folder / "out_y.npy")
+
+    np.testing.assert_array_equal(outputs(5, "a"), outputs(5, "b"))
+    assert not np.array_equal(outputs(5, "a"), outputs(6, "c"))
+
+
+def test_an_output_out_of_tolerance_fails(model: Path, capsys, monkeypatch):
+    real = mobile_run.run_onnxruntime
+
+    def perturbed(path, feeds):
+        results = real(path, feeds)
+        results["out/y"] = results["out/y"] + np.float32(0.01)
+        return results
+
+    monkeypatch.setattr(mobile_run, "run_onnxruntime", perturbed)
+    status, out, _ = run(["--reference", str(model), "--dim", "N=1"], capsys)
+    assert status == 1
+    row = next(line for line in out.splitlines() if line.startswith("out/y"))
+    assert row.endswith("FAIL") and "0.01" in row
+    status, out, _ = run(["--reference", str(model), "--dim", "N=1", "--atol", "0.02"], capsys)
+    assert status == 0
+
+
+def test_shipped_model_by_name(capsys):
+    """The README's main job: a ResNet-50 the onnx package ships, against onnxruntime."""
+    status, out, err = run(["--reference", "onnx:light_resnet50"], capsys)
+    assert status == 0, err
+    assert out.splitlines()[1].split() == ["gpu_0/softmax_1", "[1,", "1000]", "0", "0", "PASS"]
+
+
+def test_unknown_shipped_model(capsys):
+    status, _, err = run(["--reference", "onnx:light_resnet51"], capsys)
+    assert_one_line_error(status, err, "onnx:light_resnet51: the onnx package ships no such model")
+
+
+def test_wrong_input_shape(model: Path, tmp_path: Path, capsys):
+    np.save(tmp_path / "x.npy", np.zeros((1, 3, 4, 4), np.float32))
+    status, _, err = run(
+        ["--reference", str(model), "--dim", "N=1", "--input", f"x={tmp_path / 'x.npy'}"], capsys
+    )
+    assert_one_line_error(status, err, "input 'x' has shape [1, 3, 4, 4], expected [1, 3, 8, 8]")
+
+
+def test_wrong_input_dtype(model: Path, tmp_path: Path, capsys):
+    np.save(tmp_path / "x.npy", np.zeros((1, 3, 8, 8)))
+    status, _, err = run(
+        ["--reference", str(model), "--dim", "N=1", "--input", f"x={tmp_path / 'x.npy'}"], capsys
+    )
+    assert_one_line_error(status, err, "input 'x' has dtype float64, expected float32")
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--input", "x"], "--input expects NAME=FILE.npy, got 'x'"),
+        (["--input", "x=/nonexistent/x.npy"], "--input x: /nonexistent/x.npy: no such file"),
+        (["--input", "z=a.npy"], "the model has no input 'z' (inputs: x)"),
+        (["--seed", "one"], "argument --seed: invalid int value: 'one'"),
+        (["-p", "no-such-pass"], "Unrecognized passes: ['no-such-pass']"),
+    ],
+)
+def test_bad_options(model: Path, capsys, extra: list[str], message: str):
+    status, _, err = run(["--reference", str(model), "--dim", "N=1", *extra], capsys)
+    assert_one_line_error(status, err, message)
+
+
+def test_dynamic_dim_needs_a_size(model: Path, capsys):
+    status, _, err = run(["--reference", str(model)], capsys)
+    assert_one_line_error(status, err, "has dynamic dim 'N'")
+
+
+def test_missing_model(tmp_path: Path, capsys):
+    status, _, err = run(["--reference", str(tmp_path / "absent.onnx")], capsys)
+    assert_one_line_error(status, err, "absent.onnx: no such file")
+
+
+def test_backend_must_be_chosen(model: Path, capsys):
+    status, _, err = run([str(model)], capsys)
+    assert_one_line_error(status, err, "choose a backend: --reference")
+
+
+def test_mlir_input_after_passes(model: Path, tmp_path: Path, capsys):
+    mlir = tmp_path / "net.mlir"
+    with pytest.raises(SystemExit) as exit_info:
+        translate(["--import-onnx", str(model), "--dim", "N=2", "-o", str(mlir)])
+    assert exit_info.value.code == 0
+    status, out, err = run(
+        ["--reference", str(mlir), "-p", "dce", "--save-dir", str(tmp_path / "o")], capsys
+    )
+    assert status == 0, err
+    assert out.splitlines()[1].split() == ["out/y", "[2,", "4,", "8,", "8]", "float32"]
+    assert np.load(tmp_path / "o" / "out_y.npy").shape == (2, 4, 8, 8)
+
+
+def test_console_entry_point_reports_without_traceback(tmp_path: Path):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mobile_opt.tools.mobile_run",
+            "--reference",
+            str(tmp_path / "none.onnx"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert result.stderr == f"mobile-run: error: {tmp_path / 'none.onnx'}: no such file\n"
+
+
+@pytest.mark.parametrize(
+    "got, want, passed, max_abs",
+    [
+        ([1.0, 2.0], [1.0, 2.0], True, 0.0),
+        ([1.0, 2.001], [1.0, 2.0], False, 0.001),
+        ([np.nan, np.inf], [np.nan, np.inf], True, 0.0),
+        ([np.nan, 1.0], [0.0, 1.0], False, np.inf),
+        ([np.inf], [1.0], False, np.inf),
+        ([1e-5], [0.0], True, 1e-5),
+    ],
+)
+def test_compare(got, want, passed, max_abs):
+    result = compare(np.array(got, np.float32), np.array(want, np.float32), rtol=1e-4, atol=1e-4)
+    assert result.passed == passed
+    assert result.max_abs == pytest.approx(max_abs, rel=1e-3)
+
+
+def test_compare_reports_shape_and_dtype_mismatch():
+    assert (
+        compare(np.zeros(2, np.float32), np.zeros(3, np.float32), 0, 0).note == "shape [3] expected"
+    )
+    assert (
+        compare(np.zeros(2, np.int32), np.zeros(2, np.int64), 0, 0).note == "dtype int64 expected"
+    )
