@@ -34,7 +34,7 @@ def derived_weight_dir() -> Path:
 
 
 @cache
-def _onnx_tensors(store: str) -> dict[str, onnx.TensorProto]:
+def _onnx_tensors(store: str, stamp: int) -> dict[str, onnx.TensorProto]:
     try:
         model = onnx.load(store)
     except (OSError, Exception) as e:  # protobuf raises its own DecodeError
@@ -48,15 +48,24 @@ def _onnx_tensors(store: str) -> dict[str, onnx.TensorProto]:
     return tensors
 
 
-@cache
 def load_weight(store: str, key: str) -> np.ndarray:
     """The array a `(store, key)` reference names; read-only and cached."""
+    try:
+        stamp = os.stat(store).st_mtime_ns
+    except OSError as e:
+        raise WeightStoreError(f"{store}: cannot read weight store: {e.strerror}") from None
+    # the modification time is part of the cache key: a rewritten file is read anew
+    return _load_weight(store, key, stamp)
+
+
+@cache
+def _load_weight(store: str, key: str, stamp: int) -> np.ndarray:
     if store.endswith(".npy"):
         try:
             return np.load(store, mmap_mode="r")
         except OSError as e:
             raise WeightStoreError(f"{store}: cannot read weight file: {e}") from None
-    tensors = _onnx_tensors(store)
+    tensors = _onnx_tensors(store, stamp)
     if key not in tensors:
         raise WeightStoreError(f"{store}: no weight named '{key}'")
     array = numpy_helper.to_array(tensors[key], base_dir=str(Path(store).parent))

@@ -184,3 +184,17 @@ def test_fused_ir_runs_like_its_unfused_form():
     assert list(fused) == ["output_0", "output_1"]  # no ONNX names in hand-written IR
     for name in unfused:
         np.testing.assert_allclose(fused[name], unfused[name], rtol=1e-6, atol=1e-6)
+
+
+def test_weight_store_rereads_a_rewritten_file(tmp_path):
+    """A model file rewritten in place must not serve the old weights from the cache."""
+    import os
+
+    from mobile_opt.frontend.weights import load_weight
+
+    path = tmp_path / "w.npy"
+    np.save(path, np.zeros(4, np.float32))
+    assert load_weight(str(path), "").tolist() == [0, 0, 0, 0]
+    np.save(path, np.ones(4, np.float32))
+    os.utime(path, ns=(1, 10**18))  # a different modification time, however fast the rewrite
+    assert load_weight(str(path), "").tolist() == [1, 1, 1, 1]
