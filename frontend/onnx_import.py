@@ -170,8 +170,14 @@ def prepare_model(path: str | Path, dims: Mapping[str, int] | None = None) -> on
     try:
         model = shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
     except Exception as e:  # InferenceError and friends
+        # ONNX's opset-21 rules lag the spec in corners (a ceil-mode pool window
+        # that starts in the padding): keep what it can infer and let the dialect's
+        # own shape rules, which every op's verifier applies, decide the rest.
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        raise OnnxImportError(f"{path}: shape inference failed: {first}") from None
+        try:
+            model = shape_inference.infer_shapes(model, check_type=True, strict_mode=False, data_prop=True)
+        except Exception:
+            raise OnnxImportError(f"{path}: shape inference failed: {first}") from None
     return model
 
 
@@ -306,7 +312,8 @@ class _GraphImporter:
         try:
             op.verify()
         except (VerifyException, ShapeError) as e:
-            raise self.fail(node, str(e).strip().splitlines()[0]) from None
+            # xDSL spreads constraint failures over lines; a diagnostic is one
+            raise self.fail(node, " ".join(line.strip() for line in str(e).strip().splitlines())) from None
         builder.insert(op)
         for name, result in zip(outputs, op.results):
             result.name_hint = _sanitize(name)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
@@ -27,6 +29,7 @@ from xdsl.utils.exceptions import VerifyException
 from . import shapes
 from .base import (
     OnnxOp,
+    constant_array,
     is_none,
     optional_ints,
     require_same_element_type,
@@ -34,7 +37,7 @@ from .base import (
     shape_of,
 )
 from .shapes import Shape, ShapeError
-from .types import FloatTensor
+from .types import FloatTensor, QuantTensor
 
 Ints = DenseArrayBase.constr(i64)
 
@@ -253,7 +256,11 @@ class PoolOp(WindowOp):
 
 @irdl_op_definition
 class MaxPoolOp(PoolOp):
+    """Maximum over each window; also defined on int8/uint8 since opset 12."""
+
     name = "onnx.MaxPool"
+    X = operand_def(FloatTensor | QuantTensor)
+    Y = result_def(FloatTensor | QuantTensor)
     storage_order = prop_def(IntegerAttr[I64], default_value=_int(0))
 
 
@@ -387,6 +394,12 @@ class DropoutOp(OnnxOp):
     seed = opt_prop_def(IntegerAttr[I64])
 
     def infer_types(self):
+        if not is_none(self.training_mode):
+            mode = constant_array(self.training_mode)
+            if mode is None or bool(np.asarray(mode).reshape(-1)[0]):
+                raise VerifyException(
+                    "onnx.Dropout: training_mode is not supported (it must be absent or a constant false)"
+                )
         return [same_as(self.data)]
 
 

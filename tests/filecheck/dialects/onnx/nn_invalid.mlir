@@ -368,6 +368,24 @@
 
 // -----
 
+// Training-mode dropout is not modelled; a run-time flag could turn it on.
+%x = "test.op"() : () -> tensor<1x1280xf32>
+%t = "test.op"() : () -> tensor<i1>
+%n = onnx.None
+%y = onnx.Dropout %x, %n, %t : (tensor<1x1280xf32>, none, tensor<i1>) -> tensor<1x1280xf32>
+
+// CHECK: onnx.Dropout: training_mode is not supported (it must be absent or a constant false)
+
+// -----
+
+// MaxPool takes 8-bit integers, AveragePool does not.
+%x = "test.op"() : () -> tensor<1x4x8x8xui8>
+%y = onnx.AveragePool %x {kernel_shape = array<i64: 2, 2>} : (tensor<1x4x8x8xui8>) -> tensor<1x4x7x7xui8>
+
+// CHECK: Unexpected attribute ui8
+
+// -----
+
 // --- Reductions ----------------------------------------------------------------
 
 %x = "test.op"() : () -> tensor<1x1024x7x7xf32>
