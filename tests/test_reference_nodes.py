@@ -6,9 +6,11 @@ Which cases run is decided mechanically, never by hand:
 
 * collected: every case whose nodes all name ops the importer supports;
 * model opset above 21 (the newest the importer takes): the case is relabelled to
-  opset 21 when, for every node, opset 21 and the model's opset select the same
-  operator version (so the semantics are the same); otherwise it is skipped with
-  the ops whose version differs in the reason;
+  opset 21 when, for every node, the operator versions at opset 21 and at the
+  model's opset have the same inputs, outputs and attributes (later versions mostly
+  only admit more element types; a case using such a type fails the opset-21
+  checker and counts as an unsupported type); otherwise it is skipped with the ops
+  that differ in the reason;
 * the importer may reject a case with `OnnxImportError`; that must be one line,
   name the model file, and give one of the `DOCUMENTED_REJECTIONS` (unsupported
   element types, optional outputs such as training-mode statistics, shapes that
