@@ -33,8 +33,7 @@ from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 from xdsl.universe import Universe
 
-from mobile_opt.backends.reference.interpreter import find_function, run_reference
-from mobile_opt.dialects.onnx.types import dtype_of
+from mobile_opt.backends.reference.interpreter import find_function, input_dtype, run_reference
 from mobile_opt.frontend.onnx_import import graph_io_names, import_onnx
 from mobile_opt.tools.cli import UserError, parse_dims, run_tool, write_atomically
 
@@ -169,12 +168,7 @@ def random_input(name: str, t: object, rng: np.random.Generator) -> np.ndarray:
     shape = t.get_shape()
     if any(d < 0 for d in shape):
         raise UserError(f"input '{name}' has a dynamic shape; give it with --input (or --dim)")
-    try:
-        dtype = dtype_of(t.element_type)
-    except KeyError:
-        raise UserError(
-            f"input '{name}' has element type {t.element_type}, which numpy cannot hold"
-        ) from None
+    dtype = input_dtype(name, t)
     if dtype.kind == "f":
         return rng.uniform(-1, 1, shape).astype(dtype)
     if dtype.kind == "b":

@@ -132,15 +132,21 @@ def bind_inputs(
     return args
 
 
-def _checked_input(name: str, value: np.ndarray, t: Attribute) -> np.ndarray:
+def input_dtype(name: str, t: Attribute) -> np.dtype:
+    """The numpy dtype that a value of the function input `name` of type `t` has."""
     if not isinstance(t, TensorType):
         raise ReferenceRunError(f"input '{name}' has non-tensor type {t}")
     try:
-        dtype = dtype_of(t.element_type)
+        return dtype_of(t.element_type)
     except KeyError:
         raise ReferenceRunError(
             f"input '{name}' has element type {t.element_type}, which numpy cannot hold"
         ) from None
+
+
+def _checked_input(name: str, value: np.ndarray, t: Attribute) -> np.ndarray:
+    dtype = input_dtype(name, t)
+    assert isinstance(t, TensorType)
     shape = t.get_shape()
     if value.dtype != dtype:
         raise ReferenceRunError(f"input '{name}' has dtype {value.dtype}, expected {dtype}")
