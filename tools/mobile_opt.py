@@ -16,10 +16,11 @@ from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ArgSpecParseError
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from mobile_opt.frontend.onnx_import import import_onnx
-from mobile_opt.tools.cli import UserError, parse_dims, run_tool, write_atomically
+from mobile_opt.tools.cli import UserError, one_line, parse_dims, run_tool, write_atomically
 
 
 def normalize_pipeline_args(argv: Sequence[str]) -> list[str]:
@@ -98,7 +99,12 @@ class MobileOptMain(xDSLOptMain):
         return self._output if self.args.output_file is not None else sys.stdout
 
     def run(self):
-        super().run()
+        try:
+            super().run()
+        except ParseError:
+            raise  # already says file:line:col
+        except DiagnosticException as e:
+            raise UserError(f"{self.get_input_name()}: {one_line(e)}") from None
         if self.args.output_file is not None:
             write_atomically(self.args.output_file, self._output.getvalue())
 

@@ -96,3 +96,9 @@
 // RUN: filecheck %s --check-prefix=NEW --input-file out/model.mlir
 // RUN: %python %inputs/list_dir.py out | filecheck %s --check-prefix=KEPT
 // NEW: func.func @main_graph
+
+// An .mlir input that fails verification names the file, in one line.
+// RUN: not mobile-opt %inputs/bad_relu.mlir -o %t.verify.mlir 2>&1 | filecheck %s --check-prefix=VERIFY
+// RUN: not ls %t.verify.mlir
+// VERIFY: mobile-opt: error: {{.*}}bad_relu.mlir: onnx.Relu: result #0 has type tensor<2x4xf32>, but the operands give tensor<2x3xf32>
+// VERIFY-NOT: Traceback
