@@ -33,6 +33,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.transforms.dead_code_elimination import RemoveUnusedOperations
 
 from mobile_opt.dialects.onnx.base import is_none
 from mobile_opt.dialects.onnx.elementwise import (
@@ -53,7 +54,7 @@ from mobile_opt.dialects.onnx.elementwise import (
 )
 from mobile_opt.dialects.onnx.nn import DropoutOp
 
-from .onnx_utils import DEFAULT_RTOL, RemoveDeadOnnxOp, is_close, scalar_of, single_use_owner
+from .onnx_utils import DEFAULT_RTOL, is_close, scalar_of, single_use_owner
 
 MAX_DEPTH = 6
 """How many nested Mul/Div/Pow a product is looked through."""
@@ -294,7 +295,7 @@ class OnnxCanonicalizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = [
-            RemoveDeadOnnxOp(),
+            RemoveUnusedOperations(),
             RemoveIdentity(),
             RemoveDropout(),
             RecognizeGelu(self.rtol),

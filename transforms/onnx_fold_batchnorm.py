@@ -31,17 +31,16 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.transforms.dead_code_elimination import RemoveUnusedOperations
 
-from mobile_opt.dialects.onnx.base import is_none
+from mobile_opt.dialects.onnx.base import constant_array, is_none
 from mobile_opt.dialects.onnx.elementwise import AddOp, DivOp, MulOp, SubOp
 from mobile_opt.dialects.onnx.fused import FusedConvOp
 from mobile_opt.dialects.onnx.nn import BatchNormalizationOp, ConvOp
 
 from .onnx_utils import (
-    RemoveDeadOnnxOp,
     as_element_type,
     clone_with,
-    constant_of,
     derived_name,
     erase_if_dead,
     make_constant,
@@ -61,7 +60,7 @@ def foldable_conv(value: SSAValue) -> ConvOp | FusedConvOp | None:
     assert isinstance(conv, ConvOp | FusedConvOp)
     if isinstance(conv, FusedConvOp) and conv.activation.data:
         return None
-    if constant_of(conv.W) is None or (not is_none(conv.B) and constant_of(conv.B) is None):
+    if constant_array(conv.W) is None or (not is_none(conv.B) and constant_array(conv.B) is None):
         return None
     return conv
 
@@ -97,7 +96,7 @@ def affine_of(op: Operation, producer: SSAValue) -> tuple[np.ndarray, np.ndarray
         other, producer_first = op.A, False
     else:
         return None
-    array = constant_of(other)
+    array = constant_array(other)
     if array is None:
         return None
     c = per_channel(array, out)
@@ -125,8 +124,8 @@ def rescale_conv(
     replaced: Operation,
 ) -> None:
     """Replace `replaced` by a copy of `conv` computing `conv * factor + shift` per channel."""
-    w = np.asarray(constant_of(conv.W), np.float64)
-    b = np.zeros(w.shape[0]) if is_none(conv.B) else np.asarray(constant_of(conv.B), np.float64)
+    w = np.asarray(constant_array(conv.W), np.float64)
+    b = np.zeros(w.shape[0]) if is_none(conv.B) else np.asarray(constant_array(conv.B), np.float64)
     new_w = w * factor.reshape((-1,) + (1,) * (w.ndim - 1))
     new_b = b * factor + shift
     w_op = make_constant(as_element_type(new_w, conv.W))
@@ -152,7 +151,7 @@ class FoldBatchNormIntoConv(RewritePattern):
         conv = foldable_conv(op.X)
         if conv is None:
             return
-        params = [constant_of(v) for v in (op.scale, op.B, op.input_mean, op.input_var)]
+        params = [constant_array(v) for v in (op.scale, op.B, op.input_mean, op.input_var)]
         if any(p is None for p in params):
             return
         scale, beta, mean, var = (np.asarray(p, np.float64) for p in params)
@@ -189,7 +188,7 @@ class FoldAffineIntoBatchNorm(RewritePattern):
             bn = single_use_owner(operand, BatchNormalizationOp)
             if not isinstance(bn, BatchNormalizationOp) or bn.int_attr("training_mode"):
                 continue
-            scale, beta = constant_of(bn.scale), constant_of(bn.B)
+            scale, beta = constant_array(bn.scale), constant_array(bn.B)
             affine = affine_of(op, operand)
             if scale is None or beta is None or affine is None:
                 continue
@@ -226,7 +225,7 @@ class OnnxFoldBatchNormPass(ModulePass):
     """Also absorb per-channel constant Mul/Add/Sub/Div after a Conv or BatchNormalization."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns: list[RewritePattern] = [RemoveDeadOnnxOp(), FoldBatchNormIntoConv()]
+        patterns: list[RewritePattern] = [RemoveUnusedOperations(), FoldBatchNormIntoConv()]
         if self.fold_affine:
             patterns += [FoldAffineIntoConv(), FoldAffineIntoBatchNorm()]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

@@ -25,13 +25,14 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.transforms.dead_code_elimination import RemoveUnusedOperations
 
-from mobile_opt.dialects.onnx.base import OnnxConstantOp, OnnxOp
+from mobile_opt.dialects.onnx.base import OnnxConstantOp, OnnxOp, constant_array
 from mobile_opt.dialects.onnx.constants import NoneOp
 from mobile_opt.dialects.onnx.tensor import ShapeOp
 from mobile_opt.dialects.onnx.types import dtype_of
 
-from .onnx_utils import RemoveDeadOnnxOp, constant_of, make_constant, static_shape
+from .onnx_utils import make_constant, static_shape
 
 
 class FoldShape(RewritePattern):
@@ -64,7 +65,7 @@ class FoldConstantOp(RewritePattern):
             if isinstance(operand.type, NoneType):
                 inputs.append(None)
                 continue
-            array = constant_of(operand)
+            array = constant_array(operand)
             if array is None:
                 return
             inputs.append(array)
@@ -124,7 +125,7 @@ class OnnxFoldConstantsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [RemoveDeadOnnxOp(), FoldShape(), FoldConstantOp(self.max_elements)]
+                [RemoveUnusedOperations(), FoldShape(), FoldConstantOp(self.max_elements)]
             )
         ).rewrite_module(op)
 

@@ -30,9 +30,10 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.transforms.dead_code_elimination import RemoveUnusedOperations
 
 from mobile_opt.dialects.onnx import shapes
-from mobile_opt.dialects.onnx.base import is_none
+from mobile_opt.dialects.onnx.base import constant_array, is_none
 from mobile_opt.dialects.onnx.constants import NoneOp
 from mobile_opt.dialects.onnx.elementwise import (
     AddOp,
@@ -56,10 +57,8 @@ from mobile_opt.dialects.onnx.nn import ConvOp, GemmOp, MatMulOp
 
 from .onnx_fold_batchnorm import per_channel
 from .onnx_utils import (
-    RemoveDeadOnnxOp,
     as_element_type,
     clone_with,
-    constant_of,
     derived_name,
     erase_if_dead,
     make_constant,
@@ -157,12 +156,12 @@ class FuseConvBias(RewritePattern):
             assert isinstance(conv, ConvOp | FusedConvOp)
             if isinstance(conv, FusedConvOp) and conv.activation.data:
                 continue
-            array, out = constant_of(other), static_shape(conv_value)
+            array, out = constant_array(other), static_shape(conv_value)
             bias = None if array is None or out is None else per_channel(array, out)
             if bias is None:
                 continue
             if not is_none(conv.B):
-                old = constant_of(conv.B)
+                old = constant_array(conv.B)
                 if old is None:
                     continue
                 bias = bias + np.asarray(old, np.float64)
@@ -234,7 +233,7 @@ class OnnxFusePass(ModulePass):
             )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns: list[RewritePattern] = [RemoveDeadOnnxOp()]
+        patterns: list[RewritePattern] = [RemoveUnusedOperations()]
         if self.conv_bias:
             patterns.append(FuseConvBias())
         if self.matmul_bias:

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects.builtin import NoneType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
-from mobile_opt.dialects.onnx.base import OnnxConstantOp, OnnxOp, constant_array
+from mobile_opt.dialects.onnx.base import OnnxConstantOp, constant_array
 from mobile_opt.dialects.onnx.constants import ConstantOp, WeightOp
 from mobile_opt.dialects.onnx.types import dtype_of, element_type_of
 from mobile_opt.frontend.weights import INLINE_LIMIT, save_derived_weight
@@ -23,14 +24,9 @@ DEFAULT_RTOL = 1e-4
 """Relative tolerance when matching the magic constants of a written-out pattern."""
 
 
-def constant_of(value: SSAValue) -> np.ndarray | None:
-    """The value of a tensor defined by `onnx.Constant` or `onnx.Weight`, else None."""
-    return constant_array(value)
-
-
 def scalar_of(value: SSAValue) -> float | None:
     """The number held by a one-element constant (of any rank), else None."""
-    array = constant_of(value)
+    array = constant_array(value)
     if array is None or array.size != 1:
         return None
     return float(np.asarray(array).reshape(()))
@@ -117,17 +113,6 @@ def clone_with(
 
 
 def erase_if_dead(rewriter: PatternRewriter, op: Operation | None) -> None:
-    """Erase an onnx op whose results are all unused (e.g. a fused-away producer)."""
-    if isinstance(op, OnnxOp) and op.parent is not None and all(not r.uses for r in op.results):
+    """Erase an op whose results are all unused (e.g. a fused-away producer); onnx ops are Pure."""
+    if op is not None and op.parent is not None and is_trivially_dead(op):
         rewriter.erase(op)
-
-
-class RemoveDeadOnnxOp(RewritePattern):
-    """
-    Erases an `onnx` op none of whose results is used. Every onnx op is pure (the
-    dialect models inference only), so an unused one has no observable effect.
-    """
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if isinstance(op, OnnxOp) and op.results and all(not r.uses for r in op.results):
-            rewriter.erase(op)

@@ -789,14 +789,6 @@ def _dropout(op: DropoutOp, inputs: Sequence[Value]) -> np.ndarray:
     return data  # type: ignore[return-value]
 
 
-def reduction_axes(op: Any, data: np.ndarray, axes: Value) -> tuple[int, ...] | None:
-    """Axes to reduce from the `axes` operand's value; None for every axis."""
-    values = ints(axes)
-    if not values:
-        return () if op.int_attr("noop_with_empty_axes") else None
-    return tuple(sorted({shapes.normalize_axis(a, data.ndim) for a in values}))
-
-
 def lowest(dtype: np.dtype) -> Any:
     """The identity of max: -inf, the type's minimum, or False."""
     if dtype.kind == "f":
@@ -827,7 +819,7 @@ REDUCTIONS: dict[type[OnnxOp], Callable[[np.ndarray, tuple[int, ...] | None, boo
 def _reduce(op: Any, inputs: Sequence[Value]) -> np.ndarray:
     data, axes = inputs
     assert data is not None
-    chosen = reduction_axes(op, data, axes)
+    chosen = op.reduction_axes(ints(axes))
     if chosen == ():
         return data
     return REDUCTIONS[type(op)](data, chosen, bool(op.int_attr("keepdims")))

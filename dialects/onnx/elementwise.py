@@ -30,7 +30,7 @@ from .base import (
     tensor,
 )
 from .shapes import broadcast
-from .types import FLOAT_TYPES, FloatTensor, dtype_of
+from .types import FloatTensor, is_element_type
 
 
 def _float_attr(value: float) -> FloatAttr:
@@ -269,19 +269,9 @@ class CastOp(OnnxOp):
     output = result_def(TensorType)
 
     def infer_types(self):
-        if not _is_element_type(self.to):
+        if not is_element_type(self.to):
             raise VerifyException(f"onnx.Cast: 'to' must be a supported element type, got {self.to}")
         return [tensor(self.to, shape_of(self.input))]
-
-
-def _is_element_type(t: Attribute) -> bool:
-    if t in FLOAT_TYPES:
-        return True
-    try:
-        dtype_of(t)
-    except KeyError:
-        return False
-    return True
 
 
 __all__ = [name for name in dir() if name.endswith("Op") and name[0].isupper()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -412,13 +413,18 @@ class ReduceOp(OnnxOp):
     keepdims = prop_def(IntegerAttr[I64], default_value=_int(1))
     noop_with_empty_axes = prop_def(IntegerAttr[I64], default_value=_int(0))
 
-    def reduction_axes(self) -> tuple[int, ...] | None:
-        """Normalised axes to reduce; None means every axis, () means none."""
-        axes = optional_ints(self.axes)
+    def reduction_axes(self, axes: Sequence[int] | None = None) -> tuple[int, ...] | None:
+        """
+        Normalised axes to reduce; None means every axis, () means none. `axes` is the
+        `axes` operand's value where only the run time knows it; by default it is read
+        from the constant operand.
+        """
+        if axes is None:
+            axes = optional_ints(self.axes)
         if not axes:
             return () if self.int_attr("noop_with_empty_axes") else None
-        rank = len(shape_of(self.data))
-        return tuple(sorted(shapes.normalize_axis(a, rank) for a in axes))
+        rank = self.data.type.get_num_dims()  # type: ignore[union-attr]
+        return tuple(sorted({shapes.normalize_axis(a, rank) for a in axes}))
 
     def infer_types(self):
         if not is_none(self.axes) and len(shape_of(self.axes)) != 1:

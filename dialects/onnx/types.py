@@ -77,6 +77,11 @@ def element_type_of(dtype: np.dtype) -> Attribute:
     return _BY_DTYPE[np.dtype(dtype)]
 
 
+def is_element_type(t: Attribute) -> bool:
+    """An element type this project handles (bf16 too, which numpy cannot hold)."""
+    return t in FLOAT_TYPES or t in _BY_ELEMENT
+
+
 def is_float(t: Attribute) -> bool:
     return isinstance(t, Float16Type | Float32Type | Float64Type | BFloat16Type)
 
