@@ -37,7 +37,7 @@ def derived_weight_dir() -> Path:
 def _onnx_tensors(store: str, stamp: int) -> dict[str, onnx.TensorProto]:
     try:
         model = onnx.load(store)
-    except (OSError, Exception) as e:  # protobuf raises its own DecodeError
+    except Exception as e:  # OSError, or protobuf's own DecodeError
         raise WeightStoreError(f"{store}: cannot read weight store: {e}") from None
     tensors = {t.name: t for t in model.graph.initializer}
     for node in model.graph.node:
