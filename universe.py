@@ -10,12 +10,37 @@ from collections.abc import Callable
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
+from xdsl.utils.target import Target
 
 
 def _onnx() -> Dialect:
     from mobile_opt.dialects.onnx import ONNX
 
     return ONNX
+
+
+def _texture() -> Dialect:
+    from mobile_opt.dialects.texture import TEXTURE
+
+    return TEXTURE
+
+
+def _ocl() -> Dialect:
+    from mobile_opt.dialects.ocl import OCL
+
+    return OCL
+
+
+def _onnx_to_texture() -> type[ModulePass]:
+    from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
+
+    return OnnxToTexturePass
+
+
+def _texture_to_ocl() -> type[ModulePass]:
+    from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
+
+    return TextureToOclPass
 
 
 def _fold_constants() -> type[ModulePass]:
@@ -42,13 +67,23 @@ def _canonicalize() -> type[ModulePass]:
     return OnnxCanonicalizePass
 
 
-DIALECTS: dict[str, Callable[[], Dialect]] = {"onnx": _onnx}
+DIALECTS: dict[str, Callable[[], Dialect]] = {"onnx": _onnx, "texture": _texture, "ocl": _ocl}
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "onnx-fold-constants": _fold_constants,
     "onnx-fold-batchnorm": _fold_batchnorm,
     "onnx-fuse": _fuse,
     "onnx-canonicalize": _canonicalize,
+    "onnx-to-texture": _onnx_to_texture,
+    "texture-to-ocl": _texture_to_ocl,
 }
 
-MOBILE_OPT_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)
+def _opencl() -> type[Target]:
+    from mobile_opt.backends.opencl.printer import OpenCLTarget
+
+    return OpenCLTarget
+
+
+TARGETS: dict[str, Callable[[], type[Target]]] = {"opencl": _opencl}
+
+MOBILE_OPT_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES, all_targets=TARGETS)

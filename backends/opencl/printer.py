@@ -1,0 +1,376 @@
+"""
+`-t opencl`: print a lowered module's `ocl.kernel`s as one OpenCL C program.
+
+Each SSA value becomes a `const` local named after its hint; constants print
+inline; `scf.for`/`scf.if` become C loops and branches whose carried values are
+mutable locals. Image arguments get the access qualifier their uses imply. A
+prelude maps `half4`/`read_imageh`/`write_imageh` to float when the device lacks
+`cl_khr_fp16`, so one source builds everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import singledispatchmethod
+from typing import IO
+
+from xdsl.dialects import arith, math, scf, vector
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    VectorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.context import Context
+from xdsl.utils.base_printer import BasePrinter
+from xdsl.utils.target import Target
+
+from mobile_opt.dialects import ocl, texture
+
+PRELUDE = """\
+#ifdef cl_khr_fp16
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#else
+// no cl_khr_fp16: half pixels are read and written as float (images keep half storage)
+#define half4 float4
+#define read_imageh read_imagef
+#define write_imageh write_imagef
+#define convert_half4 convert_float4
+#endif
+
+__constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
+
+// lane k (known at run time) of a pixel
+inline float mo_lane(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
+"""
+
+
+class OpenCLPrintError(Exception):
+    """The module holds something the OpenCL printer cannot express."""
+
+
+def c_type(t: Attribute) -> str:
+    match t:
+        case IntegerType() if t.width.data == 1:
+            return "bool"
+        case IntegerType():
+            return "int"
+        case Float32Type():
+            return "float"
+        case Float16Type():
+            return "half"
+        case VectorType():
+            return c_type(t.element_type) + str(t.get_shape()[0])
+    raise OpenCLPrintError(f"no OpenCL type for {t}")
+
+
+def float_literal(x: float) -> str:
+    if x != x:
+        return "NAN"
+    if x in (float("inf"), float("-inf")):
+        return "INFINITY" if x > 0 else "(-INFINITY)"
+    text = repr(float(x))
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return text + "f" if not text.startswith("-") else f"({text}f)"
+
+
+_BINARY = {
+    arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.DivSIOp: "/",
+    arith.RemSIOp: "%", arith.AndIOp: "&&", arith.OrIOp: "||", arith.AddfOp: "+",
+    arith.SubfOp: "-", arith.MulfOp: "*", arith.DivfOp: "/",
+}
+_CALLS = {
+    arith.MaximumfOp: "fmax", arith.MinimumfOp: "fmin", arith.MaxSIOp: "max",
+    arith.MinSIOp: "min", math.ExpOp: "exp", math.LogOp: "log", math.TanhOp: "tanh",
+    math.ErfOp: "erf", math.SqrtOp: "sqrt", math.RsqrtOp: "rsqrt", math.AbsFOp: "fabs",
+    math.FloorOp: "floor", math.CeilOp: "ceil", math.SinOp: "sin", math.CosOp: "cos",
+    math.RoundOp: "round", math.PowFOp: "pow", math.FmaOp: "fma",
+}
+_PREDICATES = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
+               "oeq": "==", "one": "!=", "olt": "<", "ole": "<=", "ogt": ">", "oge": ">="}
+_CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+_CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge",
+         "ult", "ule", "une", "uno", "true"]
+
+
+def access_qualifier(arg: SSAValue) -> str:
+    """read_only, write_only or read_write from the arg's uses."""
+    reads = writes = False
+    for use in arg.uses:
+        op = use.operation
+        if isinstance(op, ocl.ImageReadOp | ocl.BufferLoadOp | texture.ReadOp):
+            reads = True
+        elif isinstance(op, ocl.ImageWriteOp | ocl.BufferStoreOp | texture.WriteOp):
+            writes = True
+    if reads and writes:
+        return "read_write"
+    return "write_only" if writes else "read_only"
+
+
+@dataclass(eq=False, repr=False)
+class OpenCLPrinter(BasePrinter):
+    names: dict[SSAValue, str] = field(default_factory=dict, init=False)
+    used: set[str] = field(default_factory=set, init=False)
+
+    # names and expressions --------------------------------------------------------
+    def fresh(self, value: SSAValue, hint: str | None = None) -> str:
+        base = re.sub(r"[^A-Za-z0-9_]", "_", hint or value.name_hint or "v")
+        if base[0].isdigit():
+            base = "v" + base
+        name, n = base, 0
+        while name in self.used:
+            n += 1
+            name = f"{base}{n}"
+        self.used.add(name)
+        self.names[value] = name
+        return name
+
+    def expr(self, value: SSAValue) -> str:
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp):
+            return self.constant(owner)
+        if value not in self.names:
+            raise OpenCLPrintError(f"value {value} used before definition")
+        return self.names[value]
+
+    def constant(self, op: arith.ConstantOp) -> str:
+        attr = op.value
+        if isinstance(attr, IntegerAttr):
+            if attr.type.width.data == 1:
+                return "true" if attr.value.data else "false"
+            return str(attr.value.data)
+        if isinstance(attr, FloatAttr):
+            return float_literal(attr.value.data)
+        if isinstance(attr, DenseIntOrFPElementsAttr):
+            values = attr.get_values()
+            t = c_type(op.result.type)
+            if len(set(values)) == 1:
+                return f"(({t})({float_literal(values[0])}))"
+            return f"(({t})({', '.join(float_literal(v) for v in values)}))"
+        raise OpenCLPrintError(f"no OpenCL literal for {attr}")
+
+    # module and kernels -----------------------------------------------------------
+    def print_module(self, module: ModuleOp) -> None:
+        self.print_string(PRELUDE)
+        for op in module.body.block.ops:
+            if isinstance(op, ocl.KernelOp):
+                self.print_string("\n")
+                self.print_kernel(op)
+
+    def arg_decl(self, arg: SSAValue) -> str:
+        name = self.fresh(arg)
+        t = arg.type
+        if isinstance(t, texture.Image2DType):
+            return f"__{access_qualifier(arg)} image2d_t {name}"
+        if isinstance(t, texture.PixelBufferType):
+            const = "const " if access_qualifier(arg) == "read_only" else ""
+            element = "half" if isinstance(t.element_type, Float16Type) else "float"
+            return f"__global {const}{element}* restrict {name}"
+        raise OpenCLPrintError(f"kernel argument of type {t}")
+
+    def print_kernel(self, kernel: ocl.KernelOp) -> None:
+        self.names.clear()
+        self.used.clear()
+        node = kernel.attributes.get("onnx.node")
+        if node is not None:
+            self.print_string(f"// {node.data}\n")
+        args = ",\n    ".join(self.arg_decl(a) for a in kernel.body.block.args)
+        self.print_string(f"__kernel void {kernel.sym_name.data}(\n    {args}) {{")
+        with self.indented():
+            for op in kernel.body.block.ops:
+                self.print_op(op)
+        self.print_string("\n}\n")
+
+    def print_block(self, ops) -> None:
+        with self.indented():
+            for op in ops:
+                self.print_op(op)
+
+    def stmt(self, text: str) -> None:
+        self.print_string("\n" + text)
+
+    # ops ----------------------------------------------------------------------------
+    @singledispatchmethod
+    def print_op(self, op: Operation) -> None:
+        kind = type(op)
+        if kind in _BINARY:
+            a, b = (self.expr(v) for v in op.operands)
+            return self.assign(op.results[0], f"{a} {_BINARY[kind]} {b}")
+        if kind in _CALLS:
+            args = ", ".join(self.expr(v) for v in op.operands)
+            return self.assign(op.results[0], f"{_CALLS[kind]}({args})")
+        raise OpenCLPrintError(f"the OpenCL printer has no rule for {op.name}")
+
+    def assign(self, value: SSAValue, text: str) -> None:
+        name = self.fresh(value)
+        self.stmt(f"const {c_type(value.type)} {name} = {text};")
+
+    @print_op.register
+    def _(self, op: arith.ConstantOp) -> None:
+        pass  # printed inline where used
+
+    @print_op.register
+    def _(self, op: arith.CmpiOp) -> None:
+        pred = _PREDICATES[_CMPI[op.predicate.value.data]]
+        self.assign(op.result, f"{self.expr(op.lhs)} {pred} {self.expr(op.rhs)}")
+
+    @print_op.register
+    def _(self, op: arith.CmpfOp) -> None:
+        pred = _PREDICATES[_CMPF[op.predicate.value.data]]
+        self.assign(op.result, f"{self.expr(op.lhs)} {pred} {self.expr(op.rhs)}")
+
+    @print_op.register
+    def _(self, op: arith.SelectOp) -> None:
+        c, a, b = (self.expr(v) for v in op.operands)
+        self.assign(op.result, f"{c} ? {a} : {b}")
+
+    @print_op.register
+    def _(self, op: arith.NegfOp) -> None:
+        self.assign(op.result, f"-{self.expr(op.operand)}")
+
+    @print_op.register
+    def _(self, op: arith.SIToFPOp) -> None:
+        self.assign(op.result, f"(float){self.expr(op.input)}")
+
+    @print_op.register
+    def _(self, op: arith.FPToSIOp) -> None:
+        self.assign(op.result, f"(int){self.expr(op.input)}")
+
+    @print_op.register
+    def _(self, op: arith.ExtFOp) -> None:
+        self.assign(op.result, f"convert_{c_type(op.result.type)}({self.expr(op.input)})")
+
+    @print_op.register
+    def _(self, op: arith.TruncFOp) -> None:
+        self.assign(op.result, f"convert_{c_type(op.result.type)}({self.expr(op.input)})")
+
+    @print_op.register
+    def _(self, op: vector.BroadcastOp) -> None:
+        self.assign(op.vector, f"({c_type(op.vector.type)})({self.expr(op.source)})")
+
+    @print_op.register
+    def _(self, op: vector.ExtractOp) -> None:
+        (k,) = op.static_position.get_values()
+        self.assign(op.result, f"{self.expr(op.vector)}.{'xyzw'[k]}")
+
+    @print_op.register
+    def _(self, op: ocl.Vec4Op) -> None:
+        lanes = ", ".join(self.expr(v) for v in op.operands)
+        self.assign(op.result, f"(float4)({lanes})")
+
+    @print_op.register
+    def _(self, op: ocl.LaneOp) -> None:
+        self.assign(op.result, f"mo_lane({self.expr(op.vector)}, {self.expr(op.lane)})")
+
+    @print_op.register
+    def _(self, op: ocl.WorkItemQueryOp) -> None:
+        fn = {"ocl.global_id": "get_global_id", "ocl.local_id": "get_local_id",
+              "ocl.group_id": "get_group_id"}[op.name]
+        self.assign(op.result, f"(int){fn}({op.dimension.value.data})")
+
+    @print_op.register
+    def _(self, op: ocl.ImageReadOp) -> None:
+        fn = "read_imagef" if isinstance(op, ocl.ReadImageFOp) else "read_imageh"
+        self.assign(op.result, f"{fn}({self.expr(op.image)}, SMP, (int2)({self.expr(op.x)}, {self.expr(op.y)}))")
+
+    @print_op.register
+    def _(self, op: ocl.ImageWriteOp) -> None:
+        fn = "write_imagef" if isinstance(op, ocl.WriteImageFOp) else "write_imageh"
+        self.stmt(f"{fn}({self.expr(op.image)}, (int2)({self.expr(op.x)}, {self.expr(op.y)}), {self.expr(op.value)});")
+
+    @print_op.register
+    def _(self, op: ocl.BufferLoadOp) -> None:
+        fn = "vload4" if isinstance(op, ocl.VLoad4Op) else "vload_half4"
+        self.assign(op.result, f"{fn}({self.expr(op.offset)}, {self.expr(op.buffer)})")
+
+    @print_op.register
+    def _(self, op: ocl.BufferStoreOp) -> None:
+        fn = "vstore4" if isinstance(op, ocl.VStore4Op) else "vstore_half4"
+        self.stmt(f"{fn}({self.expr(op.value)}, {self.expr(op.offset)}, {self.expr(op.buffer)});")
+
+    @print_op.register
+    def _(self, op: ocl.BarrierOp) -> None:
+        self.stmt("barrier(CLK_LOCAL_MEM_FENCE);")
+
+    @print_op.register
+    def _(self, op: ocl.ReturnOp) -> None:
+        pass  # the kernel's closing brace
+
+    @print_op.register
+    def _(self, op: scf.ForOp) -> None:
+        body = op.body.block
+        carried = []
+        for arg, init, result in zip(body.args[1:], op.iter_args, op.res, strict=True):
+            name = self.fresh(result, arg.name_hint or result.name_hint or "acc")
+            self.names[arg] = name
+            carried.append(name)
+            self.stmt(f"{c_type(result.type)} {name} = {self.expr(init)};")
+        i = self.fresh(body.args[0], body.args[0].name_hint or "i")
+        lb, ub, step = self.expr(op.lb), self.expr(op.ub), self.expr(op.step)
+        inc = f"{i}++" if step == "1" else f"{i} += {step}"
+        self.stmt(f"for (int {i} = {lb}; {i} < {ub}; {inc}) {{")
+        self.print_block(body.ops)
+        self.print_string("\n}")
+
+    @print_op.register
+    def _(self, op: scf.IfOp) -> None:
+        names = []
+        for result in op.results:
+            name = self.fresh(result, result.name_hint or "sel")
+            names.append(name)
+            self.stmt(f"{c_type(result.type)} {name};")
+        self.stmt(f"if ({self.expr(op.cond)}) {{")
+        self._yield_targets = names
+        self.print_block(op.true_region.block.ops)
+        if op.false_region.blocks and (names or len(op.false_region.block.ops) > 1):
+            self.print_string("\n} else {")
+            self._yield_targets = names
+            self.print_block(op.false_region.block.ops)
+        self.print_string("\n}")
+
+    @print_op.register
+    def _(self, op: scf.YieldOp) -> None:
+        parent = op.parent_op()
+        if isinstance(parent, scf.ForOp):
+            targets = [self.names[a] for a in parent.body.block.args[1:]]
+        else:
+            targets = [self.names[r] for r in parent.results]
+        values = [self.expr(v) for v in op.operands]
+        # a swap among carried values needs the old values first
+        if any(v in targets and v != t for v, t in zip(values, targets)):
+            temps = [f"{t}_next" for t in targets]
+            for tmp, v, r in zip(temps, values, parent.results):
+                self.stmt(f"const {c_type(r.type)} {tmp} = {v};")
+            values = temps
+        for t, v in zip(targets, values, strict=True):
+            if t != v:
+                self.stmt(f"{t} = {v};")
+
+
+def print_opencl(module: ModuleOp, stream: IO[str]) -> None:
+    OpenCLPrinter(stream=stream).print_module(module)
+
+
+def opencl_source(module: ModuleOp) -> str:
+    import io
+
+    out = io.StringIO()
+    print_opencl(module, out)
+    return out.getvalue()
+
+
+@dataclass(frozen=True)
+class OpenCLTarget(Target):
+    """`-t opencl`: the kernels as one OpenCL C program."""
+
+    name = "opencl"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        print_opencl(module, output)

@@ -1,0 +1,425 @@
+"""
+The `ocl` dialect: the OpenCL C constructs that kernel bodies need beyond upstream
+`arith`, `scf`, `math` and `vector` — kernel functions, work-item ids, image and
+buffer pixel access, vector literals, barriers — and the host-side launch.
+
+`backends/opencl` prints kernels of this dialect as OpenCL C, one `__kernel` per
+`ocl.kernel`, and turns the host function's `ocl.launch` ops into the launch plan.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    FunctionType,
+    IntegerAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    SymbolRefAttr,
+    VectorType,
+    f16,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    Pure,
+    SymbolOpInterface,
+    SymbolTable,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from mobile_opt.dialects.texture.ops import Image2DType, PixelBufferType
+
+FLOAT4 = VectorType(f32, [4])
+HALF4 = VectorType(f16, [4])
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """
+    A `__kernel void` function. Its arguments are images and pixel buffers; the
+    printer infers each one's access qualifier from the reads and writes in the body.
+    """
+
+    name = "ocl.kernel"
+    body = region_def("single_block")
+    sym_name = prop_def(SymbolNameConstraint())
+    function_type = prop_def(FunctionType)
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
+
+    def __init__(self, name: str, arg_types: Sequence[Attribute], region: Region | None = None):
+        function_type = FunctionType.from_lists(arg_types, [])
+        if region is None:
+            region = Region(Block(arg_types=arg_types))
+        super().__init__(
+            properties={"sym_name": StringAttr(name), "function_type": function_type},
+            regions=[region],
+        )
+
+    def verify_(self) -> None:
+        if self.function_type.outputs.data:
+            raise VerifyException("ocl.kernel: kernels return nothing")
+        if tuple(self.body.block.arg_types) != self.function_type.inputs.data:
+            raise VerifyException("ocl.kernel: block arguments differ from the signature")
+        for t in self.function_type.inputs.data:
+            if not isinstance(t, Image2DType | PixelBufferType):
+                raise VerifyException(
+                    f"ocl.kernel: arguments are texture.image2d or texture.buffer2d, not {t}"
+                )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name, inputs, outputs, region, extra, _, _ = parse_func_op_like(
+            parser, reserved_attr_names=("sym_name", "function_type")
+        )
+        if outputs:
+            parser.raise_error("ocl.kernel returns nothing")
+        op = KernelOp(name, inputs, region)
+        if extra is not None:
+            op.attributes |= extra.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        print_func_op_like(
+            printer,
+            self.sym_name,
+            self.function_type,
+            self.body,
+            self.attributes,
+            reserved_attr_names=("sym_name", "function_type"),
+        )
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    """The end of a kernel body."""
+
+    name = "ocl.return"
+    traits = traits_def(IsTerminator(), HasParent(KernelOp))
+    assembly_format = "attr-dict"
+
+
+class WorkItemQueryOp(IRDLOperation, ABC):
+    """An index of this work-item in `dimension` (0, 1 or 2), as a 32-bit int."""
+
+    dimension = prop_def(IntegerAttr[i64])
+    result = result_def(i32)
+    traits = traits_def(Pure())
+    assembly_format = "$dimension attr-dict"
+
+    def __init__(self, dimension: int):
+        super().__init__(
+            properties={"dimension": IntegerAttr(dimension, i64)}, result_types=[i32]
+        )
+
+    def verify_(self) -> None:
+        if self.dimension.value.data not in (0, 1, 2):
+            raise VerifyException(f"{self.name}: dimension is 0, 1 or 2")
+
+
+@irdl_op_definition
+class GlobalIdOp(WorkItemQueryOp):
+    """`get_global_id(dimension)`."""
+
+    name = "ocl.global_id"
+
+
+@irdl_op_definition
+class LocalIdOp(WorkItemQueryOp):
+    """`get_local_id(dimension)`."""
+
+    name = "ocl.local_id"
+
+
+@irdl_op_definition
+class GroupIdOp(WorkItemQueryOp):
+    """`get_group_id(dimension)`."""
+
+    name = "ocl.group_id"
+
+
+class ImageReadOp(IRDLOperation, ABC):
+    """Read the pixel at integer (x, y) of an image through the sampler (no filtering)."""
+
+    image = operand_def(Image2DType)
+    x = operand_def(i32)
+    y = operand_def(i32)
+    traits = traits_def(Pure())
+    assembly_format = "$image `[` $x `,` $y `]` attr-dict `:` type($image)"
+    STORAGE: ClassVar[type[Attribute]]
+    RESULT: ClassVar[VectorType]
+
+    def __init__(self, image: SSAValue, x: SSAValue, y: SSAValue):
+        super().__init__(operands=[image, x, y], result_types=[self.RESULT])
+
+    def verify_(self) -> None:
+        if not isinstance(self.image.type.element_type, self.STORAGE):
+            raise VerifyException(
+                f"{self.name} reads {self.STORAGE.name} images, not {self.image.type}"
+            )
+
+
+@irdl_op_definition
+class ReadImageFOp(ImageReadOp):
+    """`read_imagef`: a float4 from an f32 image."""
+
+    name = "ocl.read_imagef"
+    result = result_def(FLOAT4)
+    STORAGE: ClassVar = Float32Type
+    RESULT: ClassVar = FLOAT4
+
+
+@irdl_op_definition
+class ReadImageHOp(ImageReadOp):
+    """`read_imageh`: a half4 from an f16 image (float4 under the fp16 shim)."""
+
+    name = "ocl.read_imageh"
+    result = result_def(HALF4)
+    STORAGE: ClassVar = Float16Type
+    RESULT: ClassVar = HALF4
+
+
+class ImageWriteOp(IRDLOperation, ABC):
+    """Write one pixel at integer (x, y) of an image."""
+
+    image = operand_def(Image2DType)
+    x = operand_def(i32)
+    y = operand_def(i32)
+    assembly_format = "$value `,` $image `[` $x `,` $y `]` attr-dict `:` type($image)"
+    STORAGE: ClassVar[type[Attribute]]
+
+    def __init__(self, value: SSAValue, image: SSAValue, x: SSAValue, y: SSAValue):
+        super().__init__(operands=[value, image, x, y])
+
+    def verify_(self) -> None:
+        if not isinstance(self.image.type.element_type, self.STORAGE):
+            raise VerifyException(
+                f"{self.name} writes {self.STORAGE.name} images, not {self.image.type}"
+            )
+
+
+@irdl_op_definition
+class WriteImageFOp(ImageWriteOp):
+    """`write_imagef`."""
+
+    name = "ocl.write_imagef"
+    value = operand_def(FLOAT4)
+    STORAGE: ClassVar = Float32Type
+
+
+@irdl_op_definition
+class WriteImageHOp(ImageWriteOp):
+    """`write_imageh`."""
+
+    name = "ocl.write_imageh"
+    value = operand_def(HALF4)
+    STORAGE: ClassVar = Float16Type
+
+
+class BufferAccessOp(IRDLOperation, ABC):
+    """Access pixel number `offset` (row-major over the grid) of a pixel buffer."""
+
+    buffer = operand_def(PixelBufferType)
+    offset = operand_def(i32)
+    STORAGE: ClassVar[type[Attribute]]
+
+    def verify_(self) -> None:
+        if not isinstance(self.buffer.type.element_type, self.STORAGE):
+            raise VerifyException(
+                f"{self.name} accesses {self.STORAGE.name} buffers, not {self.buffer.type}"
+            )
+
+
+class BufferLoadOp(BufferAccessOp, ABC):
+    result = result_def(FLOAT4)
+    traits = traits_def(Pure())
+    assembly_format = "$buffer `[` $offset `]` attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue, offset: SSAValue):
+        super().__init__(operands=[buffer, offset], result_types=[FLOAT4])
+
+
+class BufferStoreOp(BufferAccessOp, ABC):
+    value = operand_def(FLOAT4)
+    assembly_format = "$value `,` $buffer `[` $offset `]` attr-dict `:` type($buffer)"
+
+    def __init__(self, value: SSAValue, buffer: SSAValue, offset: SSAValue):
+        super().__init__(operands=[value, buffer, offset])
+
+
+@irdl_op_definition
+class VLoad4Op(BufferLoadOp):
+    """`vload4(offset, buffer)` from an f32 pixel buffer."""
+
+    name = "ocl.vload4"
+    STORAGE: ClassVar = Float32Type
+
+
+@irdl_op_definition
+class VLoadHalf4Op(BufferLoadOp):
+    """`vload_half4(offset, buffer)`: four halves widened to float4 (core OpenCL)."""
+
+    name = "ocl.vload_half4"
+    STORAGE: ClassVar = Float16Type
+
+
+@irdl_op_definition
+class VStore4Op(BufferStoreOp):
+    """`vstore4(value, offset, buffer)` into an f32 pixel buffer."""
+
+    name = "ocl.vstore4"
+    STORAGE: ClassVar = Float32Type
+
+
+@irdl_op_definition
+class VStoreHalf4Op(BufferStoreOp):
+    """`vstore_half4(value, offset, buffer)`: float4 rounded to halves."""
+
+    name = "ocl.vstore_half4"
+    STORAGE: ClassVar = Float16Type
+
+
+@irdl_op_definition
+class Vec4Op(IRDLOperation):
+    """The vector literal `(float4)(a, b, c, d)`."""
+
+    name = "ocl.vec4"
+    x = operand_def(f32)
+    y = operand_def(f32)
+    z = operand_def(f32)
+    w = operand_def(f32)
+    result = result_def(FLOAT4)
+    traits = traits_def(Pure())
+    assembly_format = "$x `,` $y `,` $z `,` $w attr-dict"
+
+    def __init__(self, lanes: Sequence[SSAValue]):
+        super().__init__(operands=list(lanes), result_types=[FLOAT4])
+
+
+@irdl_op_definition
+class LaneOp(IRDLOperation):
+    """Lane `lane` (0–3, known only at run time) of a float4."""
+
+    name = "ocl.lane"
+    vector = operand_def(FLOAT4)
+    lane = operand_def(i32)
+    result = result_def(f32)
+    traits = traits_def(Pure())
+    assembly_format = "$vector `[` $lane `]` attr-dict"
+
+    def __init__(self, vector: SSAValue, lane: SSAValue):
+        super().__init__(operands=[vector, lane], result_types=[f32])
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """`barrier(CLK_LOCAL_MEM_FENCE)`: every work-item of the group waits here."""
+
+    name = "ocl.barrier"
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """
+    Host side: run kernel `kernel` over an NDRange of `global_size` work-items in
+    groups of `local_size` (the driver picks when absent) on `args`. Kernels write
+    their outputs into storage among `args`; launches run in program order.
+    """
+
+    name = "ocl.launch"
+    kernel = prop_def(SymbolRefAttr)
+    global_size = prop_def(DenseArrayBase.constr(i64))
+    local_size = opt_prop_def(DenseArrayBase.constr(i64))
+    args = var_operand_def(Image2DType | PixelBufferType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$kernel `(` $args `)` attr-dict `:` type($args)"
+
+    def __init__(
+        self,
+        kernel: str,
+        args: Sequence[SSAValue],
+        global_size: Sequence[int],
+        local_size: Sequence[int] | None = None,
+    ):
+        super().__init__(
+            operands=[list(args)],
+            properties={
+                "kernel": SymbolRefAttr(kernel),
+                "global_size": DenseArrayBase.from_list(i64, global_size),
+                "local_size": None
+                if local_size is None
+                else DenseArrayBase.from_list(i64, local_size),
+            },
+        )
+
+    def verify_(self) -> None:
+        sizes = self.global_size.get_values()
+        if not 1 <= len(sizes) <= 3 or any(s < 1 for s in sizes):
+            raise VerifyException(f"ocl.launch: bad global size {list(sizes)}")
+        if self.local_size is not None:
+            local = self.local_size.get_values()
+            if len(local) != len(sizes) or any(l < 1 for l in local):
+                raise VerifyException(f"ocl.launch: bad local size {list(local)}")
+        kernel = SymbolTable.lookup_symbol(self, self.kernel)
+        if kernel is None:
+            return
+        if not isinstance(kernel, KernelOp):
+            raise VerifyException(f"ocl.launch: @{self.kernel.string_value()} is not an ocl.kernel")
+        want = kernel.function_type.inputs.data
+        got = tuple(a.type for a in self.args)
+        if want != got:
+            raise VerifyException(
+                f"ocl.launch: @{self.kernel.string_value()} takes {len(want)} arguments of "
+                f"types ({', '.join(map(str, want))}), got ({', '.join(map(str, got))})"
+            )
+
+
+OCL = Dialect(
+    "ocl",
+    [
+        KernelOp,
+        ReturnOp,
+        GlobalIdOp,
+        LocalIdOp,
+        GroupIdOp,
+        ReadImageFOp,
+        ReadImageHOp,
+        WriteImageFOp,
+        WriteImageHOp,
+        VLoad4Op,
+        VLoadHalf4Op,
+        VStore4Op,
+        VStoreHalf4Op,
+        Vec4Op,
+        LaneOp,
+        BarrierOp,
+        LaunchOp,
+    ],
+)

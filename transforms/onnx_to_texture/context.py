@@ -1,0 +1,269 @@
+"""
+The state of one `onnx-to-texture` run over a graph function: which pixel storage
+holds each tensor, the kernels made so far, and the host ops (packs, allocs,
+launches) that replace the graph. Op lowerings (`rules.py`) talk to it through
+`LoweringContext` and `KernelContext`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from mobile_opt.dialects import ocl, onnx, texture
+from mobile_opt.dialects.onnx.constants import OnnxConstantOp
+from mobile_opt.dialects.texture import Layout, image_size
+
+from .kernel_builder import KernelBuilder, Val
+from .views import OutputPixel, TensorView, output_pixel, zero_padding_lanes
+
+
+class LoweringError(Exception):
+    """An op or layout this lowering cannot handle; the message names the node."""
+
+
+def node_label(op: Operation) -> str:
+    """`node 'name' (OpType)` for diagnostics."""
+    kind = op.name.split(".", 1)[-1]
+    from mobile_opt.backends.reference.interpreter import describe_location
+
+    name = describe_location(op.location)
+    return f"node '{name}' ({kind})" if name else f"op {op.name}"
+
+
+def shape(value: SSAValue) -> tuple[int, ...]:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+ROW_OPS = (
+    "onnx.MatMul", "onnx.FusedMatMul", "onnx.Softmax", "onnx.LogSoftmax",
+    "onnx.LayerNormalization",
+)
+"""Ops that want their rank-4 operands and results packed along the last axis."""
+
+
+@dataclass
+class Stored:
+    """A tensor in pixel storage: the host-side storage value and its layout."""
+
+    storage: SSAValue
+    layout: Layout
+    shape: tuple[int, ...]
+
+
+@dataclass
+class LoweringContext:
+    module: ModuleOp
+    graph: func.FuncOp
+    max_image: tuple[int, int]
+    element_type: type = f32
+    fuse: bool = True
+    remarks: list[str] = field(default_factory=list)
+    stored: dict[SSAValue, Stored] = field(default_factory=dict)
+    packed: dict[tuple[SSAValue, Layout], Stored] = field(default_factory=dict)
+    done: set[Operation] = field(default_factory=set)
+    kernel_count: int = 0
+    _host: Builder | None = None
+
+    # host side --------------------------------------------------------------------
+    def host(self) -> Builder:
+        assert self._host is not None
+        return self._host
+
+    def set_insertion_before(self, op: Operation) -> None:
+        self._host = Builder(InsertPoint.before(op))
+
+    def storage_type(self, layout: Layout, shape: Sequence[int], label: str) -> texture.PixelStorageType:
+        width, height = image_size(layout, tuple(shape))
+        max_w, max_h = self.max_image
+        if width <= max_w and height <= max_h:
+            return texture.Image2DType(width, height, self.element_type)
+        self.remarks.append(
+            f"{label}: a {list(shape)} tensor takes a {width}x{height} image, over the "
+            f"device limit {max_w}x{max_h}; it is stored in a buffer instead"
+        )
+        return texture.PixelBufferType(width, height, self.element_type)
+
+    def alloc(self, value: SSAValue, layout: Layout, label: str) -> Stored:
+        dims = shape(value)
+        storage_type = self.storage_type(layout, dims, label)
+        op = self.host().insert(texture.AllocOp(layout, dims, storage_type))
+        if value.name_hint:
+            op.result.name_hint = value.name_hint
+        stored = Stored(op.result, layout, dims)
+        self.stored[value] = stored
+        return stored
+
+    def is_host_constant(self, value: SSAValue) -> bool:
+        return isinstance(value.owner, OnnxConstantOp)
+
+    def layout_for(self, value: SSAValue) -> Layout:
+        """
+        Activation layout: rows4 (the last axis packed) for tensors that meet
+        matrix products, softmax or layernorm, nc4hw4 for other rank-4 tensors.
+        """
+        if len(shape(value)) != 4:
+            return Layout.ROWS4
+        near = [u.operation.name for u in value.uses]
+        if isinstance(value.owner, Operation):
+            near.append(value.owner.name)
+        if any(name in ROW_OPS for name in near):
+            return Layout.ROWS4
+        return Layout.NC4HW4
+
+    def pack(self, value: SSAValue, layout: Layout, label: str) -> Stored:
+        """Storage holding a graph input or host constant in `layout`."""
+        key = (value, layout)
+        if key in self.packed:
+            return self.packed[key]
+        dims = shape(value)
+        source = value
+        t = value.type
+        assert isinstance(t, TensorType)
+        if t.element_type != f32:
+            raise LoweringError(f"{label}: only float32 tensors are supported on the GPU, got {t}")
+        storage_type = self.storage_type(layout, dims, label)
+        op = texture.PackOp(source, layout, storage_type)
+        if isinstance(value.owner, Operation):
+            Builder(InsertPoint.after(value.owner)).insert(op)
+        else:
+            self.graph.body.block.insert_op_before(op, self.graph.body.block.first_op)
+        stored = Stored(op.result, layout, dims)
+        self.packed[key] = stored
+        return stored
+
+    def tensor(self, value: SSAValue, label: str, layout: Layout | None = None) -> Stored:
+        """Storage of an operand: computed already, or packed now (inputs, constants)."""
+        if value in self.stored and (layout is None or self.stored[value].layout == layout):
+            return self.stored[value]
+        if value in self.stored:
+            raise LoweringError(f"{label}: operand in layout {self.stored[value].layout.value}, "
+                                f"{layout.value} needed")
+        if isinstance(value.owner, Operation) and not self.is_host_constant(value):
+            raise LoweringError(f"{label}: operand {value} was not lowered")
+        return self.pack(value, layout or self.layout_for(value), label)
+
+    def alias(self, result: SSAValue, stored: Stored) -> None:
+        """`result` is `stored` seen with the result's shape (a free reshape)."""
+        self.stored[result] = Stored(stored.storage, stored.layout, shape(result))
+
+    def launch(self, kernel: ocl.KernelOp, args: Sequence[SSAValue], global_size: Sequence[int]) -> None:
+        self.module.body.block.insert_op_before(kernel, self.graph)
+        self.host().insert(ocl.LaunchOp(kernel.sym_name.data, args, global_size))
+
+    def kernel_name(self, base: str) -> str:
+        self.kernel_count += 1
+        return f"{base}_{self.kernel_count - 1}"
+
+    # fusion -------------------------------------------------------------------------
+    def epilogue(self, op: Operation, order: dict[Operation, int]) -> list[Operation]:
+        """Elementwise ops that follow `op` alone and can run in its kernel."""
+        from .elementwise import is_fusable_elementwise
+
+        chain: list[Operation] = []
+        value = op.results[0]
+        while self.fuse and value.has_one_use():
+            user = next(iter(value.uses)).operation
+            if not is_fusable_elementwise(user) or shape(user.results[0]) != shape(value):
+                break
+            others = [v for v in user.operands if v is not value]
+            if not all(
+                self.is_host_constant(v) or not isinstance(v.owner, Operation)
+                or (v.owner in order and order[v.owner] < order[op])
+                for v in others
+            ):
+                break
+            if any(v is value for v in others):
+                break
+            chain.append(user)
+            value = user.results[0]
+        return chain
+
+
+class KernelContext:
+    """
+    One kernel being built for `op`: inputs become kernel arguments on first use;
+    `store` finishes the output pixel (epilogue, padding lanes) and writes it.
+    """
+
+    def __init__(self, ctx: LoweringContext, op: Operation, base: str, epilogue: list[Operation],
+                 out_layout: Layout | None = None, result: SSAValue | None = None):
+        self.ctx = ctx
+        self.op = op
+        self.label = node_label(op)
+        self.epilogue = epilogue
+        self.result = result if result is not None else op.results[0]
+        final = epilogue[-1].results[0] if epilogue else self.result
+        layout = out_layout or ctx.layout_for(self.result)
+        self.out_stored = ctx.alloc(final, layout, self.label)
+        if epilogue:
+            ctx.stored[self.result] = self.out_stored
+        self.kb = KernelBuilder(ctx.kernel_name(base), [])
+        self.kb.kernel.attributes["onnx.node"] = ocl_node_attr(op, epilogue)
+        self._args: dict[SSAValue, Val] = {}
+        self.out = self._view(self.out_stored, "out")
+        x, y = self.kb.global_id(0), self.kb.global_id(1)
+        self.global_size = image_size(layout, self.out_stored.shape)
+        self.pixel: OutputPixel = output_pixel(self.out, x, y)
+
+    def _arg(self, storage: SSAValue, hint: str) -> Val:
+        if storage not in self._args:
+            self._args[storage] = self.kb.add_arg(hint, storage.type)
+        return self._args[storage]
+
+    def _view(self, stored: Stored, hint: str) -> TensorView:
+        return TensorView(self.kb, self._arg(stored.storage, hint), stored.layout, stored.shape)
+
+    def input(self, value: SSAValue, layout: Layout | None = None, hint: str = "in") -> TensorView:
+        return self._view(self.ctx.tensor(value, self.label, layout), hint)
+
+    def weight(self, value: SSAValue, layout: Layout, hint: str = "weight") -> TensorView:
+        if not self.ctx.is_host_constant(value):
+            raise LoweringError(f"{self.label}: {hint} must be a constant")
+        return self._view(self.ctx.pack(value, layout, self.label), hint)
+
+    def store(self, value: Val) -> None:
+        """Apply the fused epilogue, zero the padding lanes and write the output pixel."""
+        from .elementwise import apply_elementwise
+
+        kb = self.kb
+        for user in self.epilogue:
+            operands = []
+            for v in user.operands:
+                if v is self.result or v in (u.results[0] for u in self.epilogue):
+                    operands.append(value)
+                elif isinstance(v.type, TensorType):
+                    view = self.input(v, hint="operand")
+                    operands.append(view.read_broadcast_block(
+                        self.pixel.block, self.out.shape, self.out.packed_axis))
+                else:
+                    operands.append(None)
+            value = apply_elementwise(kb, user, operands)
+        value = zero_padding_lanes(self.out, self.pixel.block, value)
+        kb.write(self.out.storage, self.pixel.x, self.pixel.y, value)
+
+    def finish(self) -> None:
+        kernel = self.kb.finish()
+        args = list(self._args)
+        self.ctx.launch(kernel, args, self.global_size)
+        for user in self.epilogue:
+            self.ctx.done.add(user)
+
+
+def ocl_node_attr(op: Operation, epilogue: list[Operation]):
+    from xdsl.dialects.builtin import StringAttr
+
+    names = [node_label(o) for o in (op, *epilogue)]
+    return StringAttr(" + ".join(names))
+
+
+Rule = Callable[[LoweringContext, Operation, list[Operation]], None]

@@ -1,0 +1,1 @@
+"""Import every op family's lowering rules (each module registers itself)."""

@@ -1,0 +1,100 @@
+"""
+`onnx-to-texture`: the graph function's `onnx` ops become OpenCL kernels over
+pixel storage (`ocl.kernel`, bodies in `texture`/`arith`/`math`/`scf`) and a host
+function that packs inputs and weights, allocates storage, launches the kernels in
+order and unpacks the results.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType, f16, f32
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from mobile_opt.dialects import onnx, texture
+from mobile_opt.dialects.onnx.constants import OnnxConstantOp
+
+from .context import LoweringContext, LoweringError, node_label
+from .rules import FUSES_EPILOGUE, RULES
+
+# the op families register their rules on import
+from . import elementwise  # noqa: F401  isort: skip
+from . import families  # noqa: F401  isort: skip
+
+
+@dataclass(frozen=True)
+class OnnxToTexturePass(ModulePass):
+    """
+    Lower every `func.func` of `onnx` ops to texture kernels. Tensors larger than
+    `max-image-width` × `max-image-height` pixels live in buffers instead (a remark
+    says which); `storage` is the pixels' element type, f32 or f16.
+    """
+
+    name = "onnx-to-texture"
+
+    max_image_width: int = 16384
+    max_image_height: int = 16384
+    storage: str = "f32"
+    fuse: bool = True
+    remarks: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.storage not in ("f32", "f16"):
+            raise DiagnosticException(f"onnx-to-texture: storage is f32 or f16, not {self.storage}")
+        op.attributes["texture.limits"] = texture.LimitsAttr(self.max_image_width, self.max_image_height)
+        for graph in [f for f in op.body.block.ops if isinstance(f, func.FuncOp)]:
+            lowering = LoweringContext(
+                op, graph, (self.max_image_width, self.max_image_height),
+                f16 if self.storage == "f16" else f32, self.fuse,
+            )
+            try:
+                lower_graph(lowering)
+            except LoweringError as e:
+                raise DiagnosticException(str(e)) from None
+            if self.remarks:
+                for remark in lowering.remarks:
+                    print(f"remark: {remark}", file=sys.stderr)
+
+
+def lower_graph(ctx: LoweringContext) -> None:
+    block = ctx.graph.body.block
+    ops = list(block.ops)
+    order = {o: i for i, o in enumerate(ops)}
+    lowered: list[Operation] = []
+    for op in ops:
+        if isinstance(op, OnnxConstantOp | func.ReturnOp) or op in ctx.done:
+            continue
+        if not op.name.startswith("onnx."):
+            raise LoweringError(f"{op.name} is not an onnx op")
+        if any(isinstance(r.type, TensorType) and r.type.element_type != f32 for r in op.results):
+            raise LoweringError(f"{node_label(op)}: only float32 tensors run on the GPU")
+        rule = RULES.get(type(op))
+        if rule is None:
+            raise LoweringError(f"{node_label(op)} has no GPU lowering")
+        ctx.set_insertion_before(op)
+        epilogue = ctx.epilogue(op, order) if type(op) in FUSES_EPILOGUE else []
+        rule(ctx, op, epilogue)
+        lowered.append(op)
+    ret = block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    ctx.set_insertion_before(ret)
+    results = []
+    for value in ret.operands:
+        stored = ctx.tensor(value, "graph output")
+        unpack = ctx.host().insert(texture.UnpackOp(stored.storage, stored.layout, value.type))
+        results.append(unpack.result)
+    ret.operands = results
+    for op in reversed(ops):
+        if (op in lowered or op in ctx.done) and not any(r.uses for r in op.results):
+            op.detach()
+            op.erase()
+    for op in reversed(list(block.ops)):
+        if isinstance(op, OnnxConstantOp) and all(not r.uses for r in op.results):
+            op.detach()
+            op.erase()
