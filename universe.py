@@ -84,6 +84,15 @@ def _opencl() -> type[Target]:
     return OpenCLTarget
 
 
-TARGETS: dict[str, Callable[[], type[Target]]] = {"opencl": _opencl}
+def _opencl_plan() -> type[Target]:
+    from mobile_opt.backends.opencl.plan import OpenCLPlanTarget
+
+    return OpenCLPlanTarget
+
+
+TARGETS: dict[str, Callable[[], type[Target]]] = {
+    "opencl": _opencl,
+    "opencl-plan": _opencl_plan,
+}
 
 MOBILE_OPT_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES, all_targets=TARGETS)

@@ -184,9 +184,9 @@ def test_missing_model(tmp_path: Path, capsys):
     assert_one_line_error(status, err, "absent.onnx: no such file")
 
 
-def test_backend_must_be_chosen(model: Path, capsys):
-    status, _, err = run([str(model)], capsys)
-    assert_one_line_error(status, err, "choose a backend: --reference")
+def test_reference_takes_no_device_options(model: Path, capsys):
+    status, _, err = run(["--reference", "--fp16", str(model), "--dim", "N=2"], capsys)
+    assert status == 1 and err.count("\n") == 1 and "Traceback" not in err, err
 
 
 def test_mlir_input_after_passes(model: Path, tmp_path: Path, capsys):

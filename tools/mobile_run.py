@@ -1,41 +1,71 @@
 """
-`mobile-run --reference MODEL`: run a model on the numpy reference interpreter
-and check every output against ONNX Runtime.
+`mobile-run MODEL`: compile a model for OpenCL, run it on a device and check every
+output against ONNX Runtime; `mobile-run --reference MODEL` runs the numpy
+reference interpreter instead.
 
 MODEL is an `.onnx` file (imported as `mobile-translate` does), `.mlir` IR, or
 `onnx:NAME` for a model the onnx package ships as backend test data
-(`onnx:light_resnet50`, `onnx:test_shrink`, ...); `-p`
-runs passes on it first, so any stage of the pipeline whose graph is still `onnx`
-ops can be checked. Inputs come from `--input NAME=FILE.npy` or are drawn at
-random (`--seed`) with the types the function declares: floats uniform in
-[-1, 1), integers in 0..2, booleans either way. For an `.onnx` model ONNX Runtime
-runs the original file on the same inputs; one line per output says how far the
-reference is from it, and the exit status is 1 if any output is out of tolerance
-(by default rtol 1e-3 / atol 1e-4 for float32 and float64, 1e-2 / 1e-3 for
-float16, within 1 for int8/uint8, exact for other integers and booleans).
+(`onnx:light_resnet50`, `onnx:test_shrink`, ...). Inputs come from
+`--input NAME=FILE.npy` or are drawn at random (`--seed`) with the types the
+function declares: floats uniform in [-1, 1), integers in 0..2, booleans either
+way. For an `.onnx` model ONNX Runtime runs the original file on the same inputs;
+one line per output says how far the result is from it, and the exit status is 1
+if any output is out of tolerance (by default rtol 1e-3 / atol 1e-4 for float32
+and float64, 1e-2 / 1e-3 for float16, within 1 for int8/uint8, exact for other
+integers and booleans).
+
+The OpenCL run (the default) takes the device from `--device`: `pocl` (default),
+`gpu`, `cpu`, or a substring of a platform or device name (`intel` for the pip
+Intel CPU runtime). It runs the graph passes (`-p`, default
+`onnx-fold-constants,onnx-fold-batchnorm,onnx-canonicalize,onnx-fuse`), then
+`onnx-to-texture` with the device's image2d limits (a `-p` pipeline may name
+`onnx-to-texture{...}` itself to set its options, e.g. `fuse=false`),
+`texture-to-ocl` and `cse`. `--fp16` stores every tensor as half (kernels still
+compute in float); each stored tensor keeps 11 significant bits, so the error
+grows with depth and with the output's range, and the default tolerance becomes
+rtol 2e-2 with atol 1e-2 x the largest magnitude of the expected output. Besides
+the error table it prints the kernels' time from profiling events (the median
+over runs 2..N with `--repeat N`), the wall time of each run and the storage the
+host plan needs with and without memory reuse. `--save-dir` also receives
+`model.cl` (the program with its host plan as a trailing comment) and `plan.json`.
+An `.mlir` module that is lowered already runs as it is, after the passes `-p` names.
+With `-p` and `--reference`, the passes run first, so any stage of the pipeline
+whose graph is still `onnx` ops can be checked.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import re
+import statistics
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import onnx
+from mobile_opt.backends.reference.interpreter import find_function, input_dtype, run_reference
+from mobile_opt.frontend.onnx_import import graph_io_names, import_onnx
+from mobile_opt.tools.cli import UserError, one_line, parse_dims, run_tool, write_atomically
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import Float16Type, ModuleOp, TensorType
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 from xdsl.universe import Universe
+from xdsl.utils.exceptions import ArgSpecParseError
 
-from mobile_opt.backends.reference.interpreter import find_function, input_dtype, run_reference
-from mobile_opt.frontend.onnx_import import graph_io_names, import_onnx
-from mobile_opt.tools.cli import UserError, parse_dims, run_tool, write_atomically
+DEFAULT_GRAPH_PASSES = "onnx-fold-constants,onnx-fold-batchnorm,onnx-canonicalize,onnx-fuse"
+"""The graph passes the OpenCL run applies before lowering when `-p` is not given."""
+
+FP16_RTOL = 2e-2
+FP16_ATOL_SCALE = 1e-2
+"""`--fp16` defaults: rtol, and atol as a fraction of the expected output's largest magnitude."""
+
+KERNEL_TABLE_ROWS = 15
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "f": (1e-3, 1e-4),  # float32 and float64
@@ -59,7 +89,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--reference",
         action="store_true",
-        help="run on the numpy reference interpreter (the only backend so far)",
+        help="run on the numpy reference interpreter instead of OpenCL",
+    )
+    parser.add_argument(
+        "--device",
+        metavar="pocl|gpu|cpu|NAME",
+        help="OpenCL device: pocl (default), gpu, cpu, or a platform/device name substring",
+    )
+    parser.add_argument("--fp16", action="store_true", help="store tensors as half on the device")
+    parser.add_argument(
+        "--repeat", type=int, default=1, metavar="N", help="run N times (default %(default)s)"
     )
     parser.add_argument(
         "--input", action="append", metavar="NAME=FILE.npy", help="value of one input"
@@ -72,9 +111,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--rtol", type=float, help="relative tolerance (default 1e-3 for float32)")
     parser.add_argument("--atol", type=float, help="absolute tolerance (default 1e-4 for float32)")
-    parser.add_argument("--save-dir", metavar="DIR", help="write each output there as NAME.npy")
     parser.add_argument(
-        "-p", "--passes", metavar="PIPELINE", help="passes to run first, e.g. onnx-fuse"
+        "--save-dir",
+        metavar="DIR",
+        help="write each output there as NAME.npy (and, for OpenCL, model.cl and plan.json)",
+    )
+    parser.add_argument(
+        "-p",
+        "--passes",
+        metavar="PIPELINE",
+        help="passes to run first, e.g. onnx-fuse (OpenCL default: " + DEFAULT_GRAPH_PASSES + ")",
     )
     parser.add_argument(
         "--function", default="main_graph", help="function to run (default %(default)s)"
@@ -132,12 +178,18 @@ def universe_context(universe: Universe) -> Context:
     return ctx
 
 
-def run_passes(module: ModuleOp, spec: str, universe: Universe, ctx: Context) -> None:
+def parse_passes(spec: str, universe: Universe) -> PassPipeline:
+    """`-p SPEC` as a pipeline; an unknown pass, bad option or malformed spec is one line."""
     try:
-        pipeline = PassPipeline.parse_spec(universe.all_passes, spec)
-    except (ValueError, ImportError) as e:  # an unknown pass, or one whose module cannot load
-        raise UserError(f"-p {spec}: {e}") from None
-    pipeline.apply(ctx, module)
+        return PassPipeline.parse_spec(universe.all_passes, spec)
+    except (ValueError, ImportError, ArgSpecParseError) as e:
+        # the reason is the last line xDSL gives (after a caret diagram, if any)
+        lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+        raise UserError(f"-p {spec}: {lines[-1] if lines else type(e).__name__}") from None
+
+
+def run_passes(module: ModuleOp, spec: str, universe: Universe, ctx: Context) -> None:
+    parse_passes(spec, universe).apply(ctx, module)
     module.verify()
 
 
@@ -240,6 +292,16 @@ def compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> Comp
     return Comparison(float(error.max(initial=0)), float(relative.max(initial=0)), passed)
 
 
+def fp16_tolerances(
+    want: np.ndarray, rtol: float | None, atol: float | None
+) -> tuple[float, float]:
+    """`--fp16` defaults: rtol 2e-2, atol 1e-2 x max |want| (at least 1e-3)."""
+    finite = np.abs(want[np.isfinite(want)]).astype(np.float64)
+    scale = float(finite.max(initial=0.0))
+    default_atol = max(FP16_ATOL_SCALE * scale, 1e-3)
+    return (FP16_RTOL if rtol is None else rtol, default_atol if atol is None else atol)
+
+
 def format_table(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
@@ -267,8 +329,25 @@ def save_outputs(folder: Path, outputs: dict[str, np.ndarray]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.reference:
-        raise UserError("choose a backend: --reference (the only one so far)")
+    if args.repeat < 1:
+        raise UserError(f"--repeat expects N >= 1, got {args.repeat}")
+    if args.reference:
+        given = [
+            o
+            for o, v in (
+                ("--device", args.device),
+                ("--fp16", args.fp16),
+                ("--repeat", args.repeat != 1),
+            )
+            if v
+        ]
+        if given:
+            raise UserError(f"{given[0]} applies to the OpenCL run, not to --reference")
+        return run_reference_mode(args)
+    return run_opencl_mode(args)
+
+
+def run_reference_mode(args: argparse.Namespace) -> int:
     path = resolve_model(args.model)
     universe = Universe.get_multiverse()
     ctx = universe_context(universe)
@@ -281,6 +360,17 @@ def run(args: argparse.Namespace) -> int:
     outputs = run_reference(module, feeds, args.function)
     if args.save_dir:
         save_outputs(Path(args.save_dir), outputs)
+    return report_outputs(path, feeds, outputs, args)
+
+
+def report_outputs(
+    path: Path,
+    feeds: dict[str, np.ndarray],
+    outputs: dict[str, np.ndarray],
+    args: argparse.Namespace,
+    fp16: bool = False,
+) -> int:
+    """The error table against onnxruntime (or shapes alone for `.mlir`); 1 if any failed."""
     if path.suffix != ".onnx":
         rows = [["output", "shape", "dtype"]]
         rows += [[n, str(list(v.shape)), str(v.dtype)] for n, v in outputs.items()]
@@ -296,7 +386,10 @@ def run(args: argparse.Namespace) -> int:
             )
             failed = True
             continue
-        rtol, atol = tolerances(expected[name].dtype, args.rtol, args.atol)
+        if fp16 and expected[name].dtype.kind == "f":
+            rtol, atol = fp16_tolerances(expected[name], args.rtol, args.atol)
+        else:
+            rtol, atol = tolerances(expected[name].dtype, args.rtol, args.atol)
         result = compare(got, expected[name], rtol, atol)
         failed |= not result.passed
         status = "PASS" if result.passed else "FAIL" + (f" ({result.note})" if result.note else "")
@@ -305,6 +398,146 @@ def run(args: argparse.Namespace) -> int:
         )
     print(format_table(rows))
     return 1 if failed else 0
+
+
+# OpenCL ------------------------------------------------------------------------------
+def opencl_pipeline(spec: str, universe: Universe, device, fp16: bool) -> tuple[list, object]:
+    """
+    The passes of an OpenCL run and its `onnx-to-texture`: the graph passes of
+    `spec` (or `onnx-to-texture`'s own options when `spec` names it), the lowering
+    with the device's image limits (or smaller ones that `spec` gives), then
+    `texture-to-ocl` and `cse` unless `spec` names them after the lowering.
+    """
+    from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
+    from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
+    from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+    from xdsl.utils.arg_spec import parse_pipeline
+
+    passes = list(parse_passes(spec, universe).passes) if spec.strip() else []
+    at = next((i for i, p in enumerate(passes) if isinstance(p, OnnxToTexturePass)), None)
+    given: set[str] = set()  # the options spec gives onnx-to-texture
+    if at is None:
+        before, lowering, after = passes, OnnxToTexturePass(), []
+    else:
+        before, lowering, after = passes[:at], passes[at], passes[at + 1 :]
+        given = {k.replace("-", "_") for k in list(parse_pipeline(spec))[at].parameters}
+    width, height = device.max_image_width, device.max_image_height
+    lowering = dataclasses.replace(
+        lowering,
+        max_image_width=min(lowering.max_image_width, width)
+        if "max_image_width" in given
+        else width,
+        max_image_height=min(lowering.max_image_height, height)
+        if "max_image_height" in given
+        else height,
+        storage="f16" if fp16 else lowering.storage,
+        remarks=False,  # the host plan says which storage falls back to a buffer, once each
+    )
+    if not any(isinstance(p, TextureToOclPass) for p in after):
+        after = [TextureToOclPass(), *after]
+    if not any(isinstance(p, CommonSubexpressionElimination) for p in after):
+        after = [*after, CommonSubexpressionElimination()]
+    return [*before, lowering, *after], lowering
+
+
+def compile_for_device(
+    module: ModuleOp, args: argparse.Namespace, device, universe: Universe, ctx: Context
+) -> bool:
+    """Lower `module` in place for `device`; whether it stores tensors as half."""
+    from mobile_opt.backends.opencl.plan import is_lowered
+
+    if is_lowered(module):  # lowered IR: only the passes -p names
+        if args.fp16:
+            raise UserError("--fp16 applies to a model that is not lowered yet")
+        if args.passes:
+            run_passes(module, args.passes, universe, ctx)
+        return any(
+            isinstance(getattr(op.result.type, "element_type", None), Float16Type)
+            for op in module.walk()
+            if op.name in ("texture.alloc", "texture.pack")
+        )
+    spec = DEFAULT_GRAPH_PASSES if args.passes is None else args.passes
+    passes, lowering = opencl_pipeline(spec, universe, device, args.fp16)
+    PassPipeline(tuple(passes)).apply(ctx, module)
+    module.verify()
+    return lowering.storage == "f16"
+
+
+def kernel_time_rows(records, times: list[float], limit: int = KERNEL_TABLE_ROWS) -> list[str]:
+    """The kernel table: slowest first, `limit` rows, then the rest summed, then the total."""
+    total = sum(times)
+    order = sorted(range(len(times)), key=lambda i: -times[i])
+    rows = [["kernel", "onnx node(s)", "ms", "%"]]
+    for i in order[:limit]:
+        node = re.sub(r"node '([^']*)' ", r"\1 ", records[i].node)
+        if len(node) > 60:
+            node = node[:57] + "..."
+        share = 100 * times[i] / total if total else 0.0
+        rows.append([records[i].kernel, node, f"{times[i] * 1e3:.3f}", f"{share:.1f}"])
+    rest = order[limit:]
+    if rest:
+        rest_time = sum(times[i] for i in rest)
+        share = 100 * rest_time / total if total else 0.0
+        rows.append([f"({len(rest)} more)", "", f"{rest_time * 1e3:.3f}", f"{share:.1f}"])
+    rows.append([f"total ({len(times)} launches)", "", f"{total * 1e3:.3f}", "100.0"])
+    return format_table(rows).splitlines()
+
+
+def run_opencl_mode(args: argparse.Namespace) -> int:
+    # the device first: it points the ICD loader at pip-installed runtimes before pyopencl loads
+    from mobile_opt.backends.opencl.devices import DeviceError, choose_device
+
+    try:
+        device = choose_device(args.device or "pocl")
+    except DeviceError as e:
+        raise UserError(str(e)) from None
+
+    from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
+    from mobile_opt.backends.opencl.plan import PlanError, build_plan, memory_line, plan_comment
+    from mobile_opt.backends.opencl.printer import OpenCLPrintError
+
+    path = resolve_model(args.model)
+    universe = Universe.get_multiverse()
+    ctx = universe_context(universe)
+    module = load_module(path, parse_dims(args.dim), ctx)
+    function = find_function(module, args.function)
+    names, _ = graph_io_names(function)
+    feeds = make_inputs(function, parse_input_specs(args.input, names), args.seed)
+    fp16 = compile_for_device(module, args, device, universe, ctx)
+    try:
+        plan = build_plan(module, args.function)
+        for remark in plan.remarks:
+            print(f"remark: {remark}", file=sys.stderr)
+        model = CompiledModel(module, device, args.function, plan)
+        results = [model.run(feeds) for _ in range(args.repeat)]
+    except (OpenCLRunError, OpenCLPrintError, PlanError) as e:
+        raise UserError(one_line(e)) from None
+    outputs = results[-1].outputs
+    if args.save_dir:
+        folder = Path(args.save_dir)
+        save_outputs(folder, outputs)
+        write_atomically(folder / "model.cl", model.source + "\n" + plan_comment(model.plan))
+        write_atomically(folder / "plan.json", model.plan.dumps() + "\n")
+    print(f"device: {device.describe()}" + (" [fp16 storage]" if fp16 else ""))
+    status = report_outputs(path, feeds, outputs, args, fp16)
+    timed = results[1:] if len(results) > 1 else results
+    times = [
+        statistics.median(r.kernel_times[i].seconds for r in timed)
+        for i in range(len(model.plan.launches))
+    ]
+    how = f"median of runs 2..{len(results)}" if len(results) > 1 else "run 1"
+    print(f"\nkernel time ({how}, profiling events):")
+    print("\n".join(kernel_time_rows(model.plan.launches, times)))
+    walls = [r.wall_seconds * 1e3 for r in results]
+    if len(walls) <= 10:
+        print("wall time per run (ms): " + ", ".join(f"{w:.3f}" for w in walls))
+    else:
+        print(
+            f"wall time per run (ms): first {walls[0]:.3f}, median "
+            f"{statistics.median(walls[1:]):.3f}, min {min(walls[1:]):.3f} over {len(walls)} runs"
+        )
+    print(memory_line(model.plan))
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> None:

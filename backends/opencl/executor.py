@@ -1,28 +1,37 @@
 """
 Run a lowered module (after `onnx-to-texture` and `texture-to-ocl`) through
-pyopencl: build the printed program once, then walk the host function — pack
-inputs and weights into images, allocate storage, launch kernels in order, unpack
-the results. Packed weights stay on the device between runs.
+pyopencl by following its host plan (`plan.py`): build the printed program once,
+make one memory object per plan slot, so storage whose lifetime has ended is
+reused, and pack the weights into their slots once. Each run packs the inputs,
+launches the kernels in order and unpacks the outputs.
 """
 
 from __future__ import annotations
 
+import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyopencl as cl
-from xdsl.dialects import func
-from xdsl.dialects.builtin import Float16Type, ModuleOp
-from xdsl.ir import Operation, SSAValue
-
+from mobile_opt.backends.opencl.plan import (
+    OutputRecord,
+    PackRecord,
+    Plan,
+    Slot,
+    build_plan,
+    steps,
+)
 from mobile_opt.backends.opencl.printer import opencl_source
-from mobile_opt.backends.reference.interpreter import find_function
+from mobile_opt.backends.reference.errors import ReferenceRunError
+from mobile_opt.backends.reference.interpreter import _checked_input, find_function
 from mobile_opt.backends.reference.kernels import evaluate
-from mobile_opt.dialects import ocl, texture
+from mobile_opt.dialects import texture
 from mobile_opt.dialects.onnx.base import OnnxOp
-from mobile_opt.dialects.onnx.constants import OnnxConstantOp
 from mobile_opt.frontend.onnx_import import graph_io_names
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 
 class OpenCLRunError(Exception):
@@ -40,132 +49,164 @@ class KernelTime:
 class RunResult:
     outputs: dict[str, np.ndarray]
     kernel_times: list[KernelTime] = field(default_factory=list)
+    wall_seconds: float = 0.0
+    """From packing the first input to having the last output on the host."""
 
 
-def _is_half(storage_type: texture.PixelStorageType) -> bool:
-    return isinstance(storage_type.element_type, Float16Type)
+def _pixel_dtype(element_type: str) -> type:
+    return np.float16 if element_type == "f16" else np.float32
 
 
 class CompiledModel:
-    """A lowered module built for one OpenCL device."""
+    """A lowered module built for one OpenCL device (a `pyopencl.Device` or `DeviceInfo`)."""
 
-    def __init__(self, module: ModuleOp, device: cl.Device, function: str = "main_graph"):
+    def __init__(
+        self, module: ModuleOp, device, function: str = "main_graph", plan: Plan | None = None
+    ):
         self.module = module
-        self.device = device
-        self.context = cl.Context([device])
+        self.device: cl.Device = getattr(device, "device", device)
+        self.context = cl.Context([self.device])
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
         )
         self.graph = find_function(module, function)
-        self.source = opencl_source(module)
-        self.program = build_program(self.context, device, self.source)
-        self.kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, ocl.KernelOp)}
-        self._constant_storage: dict[SSAValue, cl.MemoryObject] = {}
         self.input_names, self.output_names = graph_io_names(self.graph)
+        self.plan = plan if plan is not None else build_plan(module, function)
+        self.source = opencl_source(module)
+        self.program = build_program(self.context, self.device, self.source)
+        self.slots = [self._new_slot(s) for s in self.plan.slots]
+        self._launches = []
+        for record in self.plan.launches:
+            kernel = cl.Kernel(self.program, record.kernel)
+            kernel.set_args(*[self.slots[a["slot"]] for a in record.args])
+            local = None if record.local_size is None else tuple(record.local_size)
+            self._launches.append((record, kernel, tuple(record.global_size), local))
+        self._steps = list(steps(self.plan))
+        self._upload_weights()
 
     # storage --------------------------------------------------------------------------
-    def _new_storage(self, storage_type: texture.PixelStorageType, pixels: np.ndarray | None = None):
-        width, height = storage_type.size
-        half = _is_half(storage_type)
-        mf = cl.mem_flags
-        if pixels is not None:
-            pixels = np.ascontiguousarray(pixels.astype(np.float16 if half else np.float32))
-        if isinstance(storage_type, texture.Image2DType):
-            fmt = cl.ImageFormat(
-                cl.channel_order.RGBA,
-                cl.channel_type.HALF_FLOAT if half else cl.channel_type.FLOAT,
+    def _new_slot(self, slot: Slot) -> cl.MemoryObject:
+        if slot.kind == "buffer":
+            return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, slot.nbytes)
+        max_size = (self.device.image2d_max_width, self.device.image2d_max_height)
+        if slot.width > max_size[0] or slot.height > max_size[1]:
+            raise OpenCLRunError(
+                f"an image of {slot.width}x{slot.height} pixels exceeds the device limit "
+                f"{max_size[0]}x{max_size[1]}; lower with max-image-width/height of the device"
             )
-            if pixels is None:
-                return cl.Image(self.context, mf.READ_WRITE, fmt, shape=(width, height))
-            return cl.Image(self.context, mf.READ_WRITE | mf.COPY_HOST_PTR, fmt,
-                            shape=(width, height), hostbuf=pixels)
-        nbytes = width * height * 4 * (2 if half else 4)
-        if pixels is None:
-            return cl.Buffer(self.context, mf.READ_WRITE, nbytes)
-        return cl.Buffer(self.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=pixels)
+        channel = (
+            cl.channel_type.HALF_FLOAT if slot.element_type == "f16" else cl.channel_type.FLOAT
+        )
+        fmt = cl.ImageFormat(cl.channel_order.RGBA, channel)
+        return cl.create_image(
+            self.context, cl.mem_flags.READ_WRITE, fmt, shape=(slot.width, slot.height)
+        )
 
-    def _download(self, storage, storage_type: texture.PixelStorageType) -> np.ndarray:
-        width, height = storage_type.size
-        half = _is_half(storage_type)
-        pixels = np.empty((height, width, 4), np.float16 if half else np.float32)
-        if isinstance(storage_type, texture.Image2DType):
-            cl.enqueue_copy(self.queue, pixels, storage, origin=(0, 0), region=(width, height))
+    def _upload(self, record: PackRecord, array: np.ndarray, blocking: bool) -> np.ndarray:
+        """Pack `array` into its slot; returns the pixels, which must live until the copy ends."""
+        pixels = texture.pack(texture.Layout(record.layout), np.asarray(array, np.float32))
+        pixels = np.ascontiguousarray(pixels, _pixel_dtype(record.element_type))
+        slot = self.slots[record.slot]
+        if record.kind == "image":
+            cl.enqueue_copy(
+                self.queue,
+                slot,
+                pixels,
+                origin=(0, 0),
+                region=(record.width, record.height),
+                is_blocking=blocking,
+            )
         else:
-            cl.enqueue_copy(self.queue, pixels, storage)
-        return pixels.astype(np.float32)
+            cl.enqueue_copy(self.queue, slot, pixels, is_blocking=blocking)
+        return pixels
+
+    def _upload_weights(self) -> None:
+        values: dict[SSAValue, object] = {}
+        for record in self.plan.weights:
+            self._host_value(record.source_value, values)
+            self._upload(record, values[record.source_value], blocking=True)
+
+    def _download(self, record: OutputRecord) -> np.ndarray:
+        """Start copying an output's pixels to the host; they are there after `finish`."""
+        pixels = np.empty((record.height, record.width, 4), _pixel_dtype(record.element_type))
+        slot = self.slots[record.slot]
+        if record.kind == "image":
+            cl.enqueue_copy(
+                self.queue,
+                pixels,
+                slot,
+                origin=(0, 0),
+                region=(record.width, record.height),
+                is_blocking=False,
+            )
+        else:
+            cl.enqueue_copy(self.queue, pixels, slot, is_blocking=False)
+        return pixels
 
     # running --------------------------------------------------------------------------
-    def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
+    def _inputs(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> dict:
         if not isinstance(inputs, Mapping):
             inputs = dict(zip(self.input_names, inputs, strict=True))
         values: dict[SSAValue, object] = {}
         for arg, name in zip(self.graph.body.block.args, self.input_names, strict=True):
             if name not in inputs:
                 raise OpenCLRunError(f"no value for input '{name}'")
-            values[arg] = np.asarray(inputs[name])
-        result = RunResult({})
-        events: list[tuple[str, cl.Event]] = []
-        for op in self.graph.body.block.ops:
-            self._step(op, values, events, result)
+            try:
+                values[arg] = _checked_input(name, np.asarray(inputs[name]), arg.type)
+            except ReferenceRunError as e:
+                raise OpenCLRunError(str(e)) from None
+        return values
+
+    def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
+        values = self._inputs(inputs)
+        start = time.perf_counter()
+        keep: list[np.ndarray] = []  # host arrays of copies still in flight
+        events: list[tuple[object, cl.Event]] = []
+        downloads: list[tuple[object, np.ndarray]] = []
+        launches = iter(self._launches)
+        for kind, record in self._steps:
+            if kind == "input":
+                self._host_value(record.source_value, values)
+                keep.append(self._upload(record, values[record.source_value], blocking=False))
+            elif kind == "launch":
+                launch, kernel, global_size, local_size = next(launches)
+                assert launch is record
+                try:
+                    event = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
+                except cl.Error as e:
+                    raise OpenCLRunError(f"launching {record.kernel} failed: {e}") from None
+                events.append((record, event))
+            elif record.slot is not None:
+                downloads.append((record, self._download(record)))
         self.queue.finish()
-        for name, event in events:
-            kernel = self.kernels[name]
-            node = kernel.attributes.get("onnx.node")
-            result.kernel_times.append(KernelTime(
-                name, node.data if node else "", (event.profile.end - event.profile.start) * 1e-9))
+        result = RunResult({})
+        unpacked = {
+            r.name: texture.unpack(
+                texture.Layout(r.layout), pixels.astype(np.float32), tuple(r.shape)
+            )
+            for r, pixels in downloads
+        }
+        for record in self.plan.outputs:
+            if record.slot is None:
+                self._host_value(record.source_value, values)
+                result.outputs[record.name] = np.asarray(values[record.source_value])
+            else:
+                result.outputs[record.name] = unpacked[record.name]
+        result.wall_seconds = time.perf_counter() - start
+        for record, event in events:
+            seconds = (event.profile.end - event.profile.start) * 1e-9
+            result.kernel_times.append(KernelTime(record.kernel, record.node, seconds))
         return result
 
-    def _is_constant(self, value: SSAValue) -> bool:
-        owner = value.owner
-        return isinstance(owner, Operation) and (
-            isinstance(owner, OnnxConstantOp)
-            or (isinstance(owner, OnnxOp) and all(self._is_constant(v) for v in owner.operands))
-        )
-
-    def _step(self, op: Operation, values: dict, events: list, result: RunResult) -> None:
-        match op:
-            case texture.PackOp():
-                if op.source in self._constant_storage:
-                    values[op.result] = self._constant_storage[op.source]
-                    return
-                if op.source not in values:
-                    self._host_value(op.source, values)
-                pixels = texture.pack(op.layout.data, np.asarray(values[op.source], np.float32))
-                storage = self._new_storage(op.result.type, pixels)
-                if self._is_constant(op.source):
-                    self._constant_storage[op.source] = storage
-                values[op.result] = storage
-            case texture.AllocOp():
-                values[op.result] = self._new_storage(op.result.type)
-            case ocl.LaunchOp():
-                name = op.kernel.root_reference.data
-                kernel = getattr(self.program, name)
-                kernel.set_args(*[values[a] for a in op.args])
-                local = None if op.local_size is None else tuple(op.local_size.get_values())
-                event = cl.enqueue_nd_range_kernel(
-                    self.queue, kernel, tuple(op.global_size.get_values()), local)
-                events.append((name, event))
-            case texture.UnpackOp():
-                pixels = self._download(values[op.source], op.source.type)
-                shape = tuple(op.result.type.get_shape())
-                values[op.result] = texture.unpack(op.layout.data, pixels, shape)
-            case func.ReturnOp():
-                for name, value in zip(self.output_names, op.operands, strict=True):
-                    if value not in values:
-                        self._host_value(value, values)
-                    result.outputs[name] = values[value]
-            case OnnxOp():
-                pass  # host-side constants are evaluated when a pack needs them
-            case _:
-                raise OpenCLRunError(f"the executor cannot run host op {op.name}")
-
     def _host_value(self, value: SSAValue, values: dict) -> None:
+        """Evaluate the host onnx ops that `value` needs (constants, weight transforms)."""
+        if value in values:
+            return
         owner = value.owner
         if not isinstance(owner, OnnxOp):
             raise OpenCLRunError(f"no value for {value}")
         for v in owner.operands:
-            if v not in values:
-                self._host_value(v, values)
+            self._host_value(v, values)
         outs = evaluate(owner, [values[v] for v in owner.operands])
         for r, array in zip(owner.results, outs, strict=True):
             values[r] = array
@@ -174,12 +215,16 @@ class CompiledModel:
 def build_program(context: cl.Context, device: cl.Device, source: str) -> cl.Program:
     """Build `source`; a failure names the kernel the build log points at."""
     try:
-        return cl.Program(context, source).build(devices=[device])
-    except cl.RuntimeError as e:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.CompilerWarning)  # "compilation done" chatter
+            return cl.Program(context, source).build(devices=[device])
+    except cl.Error as e:
         log = str(e)
         kernel = _failing_kernel(source, log)
         where = f" in kernel {kernel}" if kernel else ""
-        first = next((l for l in log.splitlines() if "error" in l), log.splitlines()[0] if log else "")
+        first = next(
+            (l for l in log.splitlines() if "error" in l), log.splitlines()[0] if log else ""
+        )
         raise OpenCLRunError(f"OpenCL build failed{where}: {first.strip()}") from None
 
 

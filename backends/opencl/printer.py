@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.context import Context
 from xdsl.utils.base_printer import BasePrinter
+from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 from mobile_opt.dialects import ocl, texture
@@ -51,7 +52,29 @@ inline float mo_lane(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k =
 """
 
 
-class OpenCLPrintError(Exception):
+_BUILTINS = (
+    "exp log tanh erf sqrt rsqrt fabs floor ceil sin cos round pow fma fmax fmin max min "
+    "select dot mad clamp vload4 vstore4 vload_half4 vstore_half4 read_imagef write_imagef "
+    "read_imageh write_imageh convert_float4 convert_half4 barrier get_global_id "
+    "get_local_id get_group_id"
+)
+_KEYWORDS = (
+    "auto break case char const continue default do double else enum extern float for goto "
+    "if inline int long register restrict return short signed sizeof static struct switch "
+    "typedef union unsigned void volatile while bool half uchar ushort uint ulong size_t "
+    "kernel global local constant private read_only write_only read_write image2d_t "
+    "sampler_t event_t true false SMP mo_lane"
+)
+RESERVED = frozenset(
+    _KEYWORDS.split()
+    + _BUILTINS.split()
+    + [f"{t}{n}" for t in ("float", "half", "int", "uint", "char", "uchar", "short", "bool")
+       for n in (2, 3, 4, 8, 16)]
+)
+"""Names a value may not take: C/OpenCL keywords, types, builtins and the prelude's."""
+
+
+class OpenCLPrintError(DiagnosticException):
     """The module holds something the OpenCL printer cannot express."""
 
 
@@ -117,7 +140,7 @@ def access_qualifier(arg: SSAValue) -> str:
 @dataclass(eq=False, repr=False)
 class OpenCLPrinter(BasePrinter):
     names: dict[SSAValue, str] = field(default_factory=dict, init=False)
-    used: set[str] = field(default_factory=set, init=False)
+    used: set[str] = field(default_factory=lambda: set(RESERVED), init=False)
 
     # names and expressions --------------------------------------------------------
     def fresh(self, value: SSAValue, hint: str | None = None) -> str:
@@ -177,7 +200,7 @@ class OpenCLPrinter(BasePrinter):
 
     def print_kernel(self, kernel: ocl.KernelOp) -> None:
         self.names.clear()
-        self.used.clear()
+        self.used = set(RESERVED)
         node = kernel.attributes.get("onnx.node")
         if node is not None:
             self.print_string(f"// {node.data}\n")
@@ -218,12 +241,16 @@ class OpenCLPrinter(BasePrinter):
 
     @print_op.register
     def _(self, op: arith.CmpiOp) -> None:
-        pred = _PREDICATES[_CMPI[op.predicate.value.data]]
+        pred = _PREDICATES.get(_CMPI[op.predicate.value.data])
+        if pred is None:
+            raise OpenCLPrintError(f"no OpenCL form for unsigned comparison {_CMPI[op.predicate.value.data]}")
         self.assign(op.result, f"{self.expr(op.lhs)} {pred} {self.expr(op.rhs)}")
 
     @print_op.register
     def _(self, op: arith.CmpfOp) -> None:
-        pred = _PREDICATES[_CMPF[op.predicate.value.data]]
+        pred = _PREDICATES.get(_CMPF[op.predicate.value.data])
+        if pred is None:
+            raise OpenCLPrintError(f"no OpenCL form for float comparison {_CMPF[op.predicate.value.data]}")
         self.assign(op.result, f"{self.expr(op.lhs)} {pred} {self.expr(op.rhs)}")
 
     @print_op.register
@@ -368,9 +395,16 @@ def opencl_source(module: ModuleOp) -> str:
 
 @dataclass(frozen=True)
 class OpenCLTarget(Target):
-    """`-t opencl`: the kernels as one OpenCL C program."""
+    """
+    `-t opencl`: the kernels as one OpenCL C program, followed (for a lowered
+    module) by its host plan as a trailing `/* mobile-opt host plan ... */` comment.
+    """
 
     name = "opencl"
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        from mobile_opt.backends.opencl.plan import build_plan, is_lowered, plan_comment
+
         print_opencl(module, output)
+        if is_lowered(module):
+            output.write("\n" + plan_comment(build_plan(module)))

@@ -359,7 +359,7 @@ class LaunchOp(IRDLOperation):
     local_size = opt_prop_def(DenseArrayBase.constr(i64))
     args = var_operand_def(Image2DType | PixelBufferType)
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$kernel `(` $args `)` attr-dict `:` type($args)"
+    assembly_format = "$kernel `(` $args `)` attr-dict (`:` type($args)^)?"
 
     def __init__(
         self,
@@ -389,7 +389,7 @@ class LaunchOp(IRDLOperation):
                 raise VerifyException(f"ocl.launch: bad local size {list(local)}")
         kernel = SymbolTable.lookup_symbol(self, self.kernel)
         if kernel is None:
-            return
+            raise VerifyException(f"ocl.launch: no kernel @{self.kernel.string_value()}")
         if not isinstance(kernel, KernelOp):
             raise VerifyException(f"ocl.launch: @{self.kernel.string_value()} is not an ocl.kernel")
         want = kernel.function_type.inputs.data

@@ -11,6 +11,7 @@ them (`ocl.launch`) write into the image an `alloc` made.
 from __future__ import annotations
 
 from abc import ABC
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -51,6 +52,7 @@ PIXEL_F32 = VectorType(f32, [4])
 Kernels compute in f32 whatever the storage type."""
 
 
+@dataclass(frozen=True, init=False)
 class PixelStorageType(ParametrizedAttribute, TypeAttribute, ABC):
     """A width × height grid of RGBA pixels whose channels are `element_type`."""
 
@@ -141,6 +143,10 @@ class LimitsAttr(ParametrizedAttribute):
         if len(dims) != 2:
             parser.raise_error("texture.limits takes <max-width x max-height>")
         return [IntAttr(dims[0]), IntAttr(dims[1])]
+
+    def verify(self) -> None:
+        if self.max_width.data < 1 or self.max_height.data < 1:
+            raise VerifyException("texture.limits: sizes are positive")
 
     def admits(self, storage: PixelStorageType) -> bool:
         width, height = storage.size
@@ -237,6 +243,11 @@ class UnpackOp(StorageOp):
 
     def tensor_shape(self):
         return tuple(self.result.type.get_shape())
+
+    def verify_(self) -> None:
+        if self.result.type.element_type not in (f32, f16):
+            raise VerifyException(f"{self.name}: images unpack into float tensors only")
+        super().verify_()
 
 
 @irdl_op_definition

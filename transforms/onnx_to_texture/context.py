@@ -73,6 +73,7 @@ class LoweringContext:
     done: set[Operation] = field(default_factory=set)
     kernel_count: int = 0
     _host: Builder | None = None
+    _anchor: Operation | None = None
 
     # host side --------------------------------------------------------------------
     def host(self) -> Builder:
@@ -81,6 +82,21 @@ class LoweringContext:
 
     def set_insertion_before(self, op: Operation) -> None:
         self._host = Builder(InsertPoint.before(op))
+        self._anchor = op
+
+    def _hoist(self, value: SSAValue) -> None:
+        """Move the host constant ops that make `value` above the op being lowered."""
+        owner = value.owner
+        block = self.graph.body.block
+        if not isinstance(owner, Operation) or owner.parent_block() is not block:
+            return
+        anchor = self._anchor
+        if block.get_operation_index(owner) < block.get_operation_index(anchor):
+            return
+        for operand in owner.operands:
+            self._hoist(operand)
+        owner.detach()
+        block.insert_op_before(owner, anchor)
 
     def storage_type(self, layout: Layout, shape: Sequence[int], label: str) -> texture.PixelStorageType:
         width, height = image_size(layout, tuple(shape))
@@ -104,7 +120,19 @@ class LoweringContext:
         return stored
 
     def is_host_constant(self, value: SSAValue) -> bool:
-        return isinstance(value.owner, OnnxConstantOp)
+        """
+        A constant, or an op on constants only (e.g. a ConstantOfShape too large
+        for onnx-fold-constants): the executor computes it on the host.
+        """
+        owner = value.owner
+        if isinstance(owner, OnnxConstantOp):
+            return True
+        return (
+            isinstance(owner, Operation)
+            and owner.name.startswith("onnx.")
+            and bool(owner.operands)
+            and all(self.is_host_constant(v) for v in owner.operands)
+        )
 
     def layout_for(self, value: SSAValue) -> Layout:
         """
@@ -134,6 +162,8 @@ class LoweringContext:
         storage_type = self.storage_type(layout, dims, label)
         op = texture.PackOp(source, layout, storage_type)
         if isinstance(value.owner, Operation):
+            # constants an epilogue reads may come after the op that runs it
+            self._hoist(value)
             Builder(InsertPoint.after(value.owner)).insert(op)
         else:
             self.graph.body.block.insert_op_before(op, self.graph.body.block.first_op)
@@ -161,8 +191,13 @@ class LoweringContext:
         self.host().insert(ocl.LaunchOp(kernel.sym_name.data, args, global_size))
 
     def kernel_name(self, base: str) -> str:
-        self.kernel_count += 1
-        return f"{base}_{self.kernel_count - 1}"
+        from xdsl.traits import SymbolTable
+
+        while True:
+            self.kernel_count += 1
+            name = f"{base}_{self.kernel_count - 1}"
+            if SymbolTable.lookup_symbol(self.module, name) is None:
+                return name
 
     # fusion -------------------------------------------------------------------------
     def epilogue(self, op: Operation, order: dict[Operation, int]) -> list[Operation]:
@@ -241,6 +276,8 @@ class KernelContext:
             for v in user.operands:
                 if v is self.result or v in (u.results[0] for u in self.epilogue):
                     operands.append(value)
+                elif isinstance(user, onnx.ClipOp):
+                    operands.append(None)  # constant bounds, folded into the formula
                 elif isinstance(v.type, TensorType):
                     view = self.input(v, hint="operand")
                     operands.append(view.read_broadcast_block(

@@ -70,6 +70,8 @@ def lower_graph(ctx: LoweringContext) -> None:
     for op in ops:
         if isinstance(op, OnnxConstantOp | func.ReturnOp) or op in ctx.done:
             continue
+        if op.results and all(ctx.is_host_constant(r) for r in op.results):
+            continue  # stays on the host
         if not op.name.startswith("onnx."):
             raise LoweringError(f"{op.name} is not an onnx op")
         if any(isinstance(r.type, TensorType) and r.type.element_type != f32 for r in op.results):
@@ -95,6 +97,6 @@ def lower_graph(ctx: LoweringContext) -> None:
             op.detach()
             op.erase()
     for op in reversed(list(block.ops)):
-        if isinstance(op, OnnxConstantOp) and all(not r.uses for r in op.results):
+        if op.name.startswith("onnx.") and all(not r.uses for r in op.results):
             op.detach()
             op.erase()

@@ -1,0 +1,237 @@
+"""
+Data-movement ops on the OpenCL texture path (`transforms/onnx_to_texture/movement.py`):
+one-node (and a few chained) ONNX models are lowered, run on PoCL and compared
+with ONNX Runtime. Odd sizes, channel counts that are not multiples of 4 and
+negative axes exercise the lane-by-lane kernels next to the whole-pixel ones and
+the free (aliased) reshapes.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from mobile_opt.backends.opencl.executor import CompiledModel
+from mobile_opt.dialects.texture import Layout
+from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
+from mobile_opt.transforms.onnx_to_texture.context import Stored
+from mobile_opt.transforms.onnx_to_texture.movement import (
+    ALIAS,
+    BLOCK,
+    LANES,
+    Reshaped,
+    Strided,
+    copy_plan,
+)
+from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.context import Context
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+from xdsl.utils.exceptions import DiagnosticException
+
+N = helper.make_node
+
+
+def ints(*values: int) -> np.ndarray:
+    return np.array(values, np.int64)
+
+
+def floats(*values: float) -> np.ndarray:
+    return np.array(values, np.float32)
+
+
+@dataclass
+class Case:
+    """Nodes over named inputs {name: shape} and constants, with the kernels they should take."""
+
+    nodes: list
+    inputs: dict
+    outputs: list
+    constants: dict = field(default_factory=dict)
+    kernels: int = 1
+
+
+def one(op_type, inputs, constants=None, kernels=1, **attrs):
+    """One node on the inputs (then the constants, in order) with output 'y'."""
+    constants = constants or {}
+    return Case([N(op_type, [*inputs, *constants], ["y"], **attrs)], inputs, ["y"], constants,
+                kernels)
+
+
+CASES = {
+    # reshapes: free when the packed axis keeps its pixels
+    "reshape_rows_free": one("Reshape", {"x": [2, 3, 10]}, {"s": ints(6, -1)}, kernels=0),
+    "reshape_nchw_to_rows": one("Reshape", {"x": [1, 6, 5, 7]}, {"s": ints(6, 35)}),
+    "reshape_rows_to_nchw": one("Reshape", {"x": [3, 70]}, {"s": ints(1, 6, 5, 7)}),
+    "reshape_zero_dim": one("Reshape", {"x": [2, 9, 5]}, {"s": ints(0, 3, 0, 3)}),
+    "flatten_pooled": one("Flatten", {"x": [2, 6, 1, 1]}, axis=1),
+    "flatten_negative_axis": one("Flatten", {"x": [2, 3, 5]}, axis=-1, kernels=0),
+    "squeeze": one("Squeeze", {"x": [3, 5, 1]}, {"a": ints(-1)}),
+    "squeeze_all": one("Squeeze", {"x": [1, 3, 1, 5]}),
+    "squeeze_leading": one("Squeeze", {"x": [1, 5, 7]}, {"a": ints(0)}, kernels=0),
+    "unsqueeze": one("Unsqueeze", {"x": [3, 5]}, {"a": ints(0, -1)}),
+    "identity": one("Identity", {"x": [2, 3, 5]}, kernels=0),
+    "dropout": one("Dropout", {"x": [1, 5, 3, 3]}, kernels=0),
+    # transposes
+    "transpose_to_nhwc": one("Transpose", {"x": [1, 6, 5, 7]}, perm=[0, 2, 3, 1]),
+    "transpose_reverse": one("Transpose", {"x": [3, 5, 6]}),
+    "transpose_keeps_last": one("Transpose", {"x": [2, 3, 4, 5, 7]}, perm=[0, 2, 1, 3, 4]),
+    # concat
+    "concat_channels_aligned": one(
+        "Concat", {"x": [1, 8, 5, 7], "z": [1, 4, 5, 7], "u": [1, 3, 5, 7]}, axis=1),
+    "concat_channels_unaligned": one("Concat", {"x": [1, 6, 5, 7], "z": [1, 5, 5, 7]}, axis=-3),
+    "concat_last_axis": one("Concat", {"x": [2, 3, 3], "z": [2, 3, 5], "u": [2, 3, 2]}, axis=-1),
+    "concat_rows": one("Concat", {"x": [2, 5], "z": [3, 5]}, axis=0),
+    # slices
+    "slice_spatial": one("Slice", {"x": [1, 6, 9, 8]}, {
+        "b": ints(1, -7), "e": ints(8, 100), "a": ints(2, -1), "t": ints(2, 3)}),
+    "slice_channels": one("Slice", {"x": [1, 10, 3, 3]}, {"b": ints(3), "e": ints(9), "a": ints(1)}),
+    "slice_reversed": one("Slice", {"x": [3, 7]}, {
+        "b": ints(-1, -1), "e": ints(-100, 0), "a": ints(0, 1), "t": ints(-1, -2)}),
+    # pads
+    "pad_spatial_value": one("Pad", {"x": [1, 5, 4, 3]}, {
+        "p": ints(0, 0, 1, 2, 0, 0, 2, 1), "v": floats(1.5)}),
+    "pad_channels_value": one("Pad", {"x": [1, 5, 2, 3]}, {
+        "p": ints(0, 2, 0, 0, 0, 3, 0, 0), "v": floats(-2.0)}),
+    "pad_crop": one("Pad", {"x": [2, 9]}, {"p": ints(-1, 2, 0, -3)}),
+    "pad_reflect": one("Pad", {"x": [1, 3, 5, 6]}, {"p": ints(0, 0, 2, 3, 0, 0, 4, 1)},
+                       mode="reflect"),
+    "pad_edge_axes": one("Pad", {"x": [2, 3, 5]}, {
+        "p": ints(2, 1, 3, 2), "v": floats(0), "a": ints(-1, 0)}, mode="edge"),
+    "pad_wrap": one("Pad", {"x": [2, 5]}, {"p": ints(1, 2, 0, 3)}, mode="wrap"),
+    # expand, gather
+    "expand_rows": one("Expand", {"x": [3, 1]}, {"s": ints(2, 3, 5)}),
+    "expand_scalar": one("Expand", {"x": []}, {"s": ints(3, 5)}),
+    "expand_channels": one("Expand", {"x": [1, 6, 1, 1]}, {"s": ints(2, 6, 3, 3)}),
+    "gather_row": one("Gather", {"x": [5, 6]}, {"i": np.array(-2, np.int64)}, axis=0),
+    "gather_table": one("Gather", {"x": [3, 5, 4]}, {"i": np.array([[0, 2], [-1, 1]])}, axis=1),
+    "gather_last_axis": one("Gather", {"x": [3, 4, 9]}, {"i": ints(1, 3, 5, 7, 8)}, axis=-1),
+    "gather_scalar": one("Gather", {"x": [7]}, {"i": np.array(3, np.int64)}),
+    # resize
+    "resize_upsample": one("Resize", {"x": [1, 3, 4, 5]}, {
+        "r": floats(), "s": floats(1, 1, 2, 2)}, mode="nearest",
+        coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+    "resize_half_pixel_sizes": one("Resize", {"x": [1, 5, 4, 6]}, {
+        "r": floats(), "s": floats(), "z": ints(1, 5, 7, 9)}, mode="nearest"),
+    "resize_downsample": one("Resize", {"x": [1, 2, 8, 9]}, {
+        "r": floats(), "s": floats(1, 1, 0.5, 0.5)}, mode="nearest"),
+    "resize_align_corners_ceil": one("Resize", {"x": [1, 3, 5, 4]}, {
+        "r": floats(), "s": floats(1, 1, 2.5, 1.75)}, mode="nearest",
+        coordinate_transformation_mode="align_corners", nearest_mode="ceil"),
+    "resize_crop_extrapolate": one("Resize", {"x": [1, 2, 6, 6]}, {
+        "r": floats(0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3), "s": floats(1, 1, 1.5, 1.2)},
+        mode="nearest", coordinate_transformation_mode="tf_crop_and_resize",
+        extrapolation_value=3.0),
+    # chains: ShuffleNet's channel shuffle is one kernel, a squeeze/unsqueeze pair none
+    "channel_shuffle": Case(
+        [N("Reshape", ["x", "s"], ["a"]), N("Transpose", ["a"], ["b"], perm=[0, 2, 1, 3, 4]),
+         N("Reshape", ["b", "t"], ["y"])],
+        {"x": [1, 14, 5, 7]}, ["y"], {"s": ints(1, 2, 7, 5, 7), "t": ints(1, 14, 5, 7)}),
+    "squeeze_unsqueeze": Case(
+        [N("Squeeze", ["x", "a"], ["m"]), N("Unsqueeze", ["m", "a"], ["y"])],
+        {"x": [1, 3, 6]}, ["y"], {"a": ints(0)}, kernels=0),
+    # a following elementwise op runs in the copy kernel
+    "transpose_then_relu": Case(
+        [N("Transpose", ["x"], ["t"], perm=[1, 0]), N("Relu", ["t"], ["y"])], {"x": [5, 6]}, ["y"]),
+    "shuffle_then_relu": Case(
+        [N("Reshape", ["x", "s"], ["a"]), N("Transpose", ["a"], ["b"], perm=[0, 2, 1, 3, 4]),
+         N("Reshape", ["b", "t"], ["c"]), N("Relu", ["c"], ["y"])],
+        {"x": [1, 6, 3, 2]}, ["y"], {"s": ints(1, 3, 2, 3, 2), "t": ints(1, 6, 3, 2)}),
+    "split_then_add": Case(
+        [N("Split", ["x", "p"], ["a", "b"], axis=1), N("Add", ["a", "z"], ["y"]),
+         N("Neg", ["b"], ["w"])],
+        {"x": [1, 10, 3, 3], "z": [1, 3, 3, 3]}, ["y", "w"], {"p": ints(3, 7)}, kernels=3),
+    "split_even": Case([N("Split", ["x"], ["a", "b", "c"], axis=-1, num_outputs=3)],
+                       {"x": [2, 3, 7]}, ["a", "b", "c"], kernels=3),
+}
+
+
+def build_model(cases: dict[str, Case]):
+    """The cases side by side in one model, each one's names prefixed by its own name."""
+    nodes, inputs, outputs, initializers = [], [], [], []
+    for case_name, case in cases.items():
+        def named(n: str, prefix: str = case_name) -> str:
+            return f"{prefix}.{n}"
+
+        for i, node in enumerate(case.nodes):
+            node = copy.deepcopy(node)
+            node.input[:] = [named(n) for n in node.input]
+            node.output[:] = [named(n) for n in node.output]
+            node.name = named(str(i))
+            nodes.append(node)
+        inputs += [helper.make_tensor_value_info(named(n), TensorProto.FLOAT, s)
+                   for n, s in case.inputs.items()]
+        outputs += [helper.make_tensor_value_info(named(n), TensorProto.FLOAT, None)
+                    for n in case.outputs]
+        initializers += [numpy_helper.from_array(v, named(n)) for n, v in case.constants.items()]
+    graph = helper.make_graph(nodes, "movement", inputs, outputs, initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    return onnx.shape_inference.infer_shapes(model, strict_mode=True)
+
+
+@pytest.fixture(scope="module")
+def gpu_run(tmp_path_factory, pocl_device):
+    """(GPU outputs, ONNX Runtime outputs, kernels' node labels) for random inputs."""
+    path = tmp_path_factory.mktemp("movement") / "model.onnx"
+    onnx.save(build_model(CASES), str(path))  # one OpenCL build
+    module = import_onnx(str(path))
+    ctx = Context()
+    OnnxToTexturePass(max_image_width=8192, max_image_height=8192).apply(ctx, module)
+    TextureToOclPass().apply(ctx, module)
+    CommonSubexpressionElimination().apply(ctx, module)
+    module.verify()
+    compiled = CompiledModel(module, pocl_device)
+    session = ort.InferenceSession(str(path))
+    rng = np.random.default_rng(0)
+    feeds = {i.name: rng.standard_normal(i.shape).astype(np.float32)
+             for i in session.get_inputs()}
+    names = [o.name for o in session.get_outputs()]
+    expected = dict(zip(names, session.run(None, feeds), strict=True))
+    result = compiled.run(feeds)
+    return result.outputs, expected, [k.node for k in result.kernel_times]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_movement_matches_onnxruntime(name, gpu_run):
+    outputs, expected, kernel_nodes = gpu_run
+    for output in CASES[name].outputs:
+        got, want = outputs[f"{name}.{output}"], expected[f"{name}.{output}"]
+        assert got.shape == want.shape
+        error = np.abs(got - want).max() / max(np.abs(want).max(), 1e-6)
+        assert error <= 1e-3
+    launched = [node for node in kernel_nodes if f"'{name}." in node]
+    assert len(launched) == CASES[name].kernels, launched
+
+
+def test_copy_plans():
+    """Choosing the kernel: the numpy plan sees whole pixels, lanes or a free alias."""
+    def plan(layout, dims, out_layout, imap):
+        return copy_plan(Stored(None, layout, dims), out_layout, imap)
+
+    def strided(dims, out, starts):
+        return Strided(None, out, starts, (1,) * len(dims))
+
+    nchw = (1, 10, 3, 3)
+    assert plan(Layout.NC4HW4, nchw, Layout.NC4HW4, strided(nchw, (1, 4, 3, 3), (0, 0, 0, 0))) == BLOCK
+    assert plan(Layout.NC4HW4, nchw, Layout.NC4HW4, strided(nchw, (1, 6, 3, 3), (0, 4, 0, 0))) == BLOCK
+    assert plan(Layout.NC4HW4, nchw, Layout.NC4HW4, strided(nchw, (1, 7, 3, 3), (0, 3, 0, 0))) == LANES
+    assert plan(Layout.ROWS4, (2, 3, 8), Layout.ROWS4, Reshaped(None, (6, 8))) == ALIAS
+    assert plan(Layout.ROWS4, (2, 3, 8), Layout.ROWS4, Reshaped(None, (2, 24))) == BLOCK
+    assert plan(Layout.ROWS4, (2, 3, 7), Layout.ROWS4, Reshaped(None, (2, 21))) == LANES
+
+
+def test_shape_computations_ask_for_constant_folding(tmp_path):
+    fill = numpy_helper.from_array(floats(2.0))
+    model = build_model({"c": Case([N("ConstantOfShape", ["s"], ["y"], value=fill)], {}, ["y"],
+                                   {"s": ints(2, 3)})})
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    module = import_onnx(str(path))
+    with pytest.raises(DiagnosticException, match="run onnx-fold-constants"):
+        OnnxToTexturePass().apply(Context(), module)

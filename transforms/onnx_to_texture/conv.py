@@ -1,0 +1,482 @@
+"""
+Lowering rules: convolutions (Conv, FusedConv, ConvTranspose) on rank-4 NCHW tensors.
+
+A work-item computes four output channels at `TILE_WIDTH` neighbouring output
+pixels along w (one pixel for the grouped kernel, or when the output is not
+`nc4hw4`), so that each weight pixel read serves several outputs. Three kernels
+cover the channel structures:
+
+- *blocked*: group 1, or every group's input and output channels a multiple of 4.
+  Weights in `oihw4o`; per kernel tap and input-channel block, each output pixel's
+  input pixel meets the same four weight pixels in four float4 fmas.
+- *depthwise*: group = input channels = output channels. Weights in `dw4`; per
+  tap one weight pixel times each output pixel's input pixel.
+- *grouped*: any other grouping. Each output lane gathers its own input channel
+  as a scalar; weights in `oihw4o`, one pixel per tap and input channel.
+
+ConvTranspose gathers instead of scattering: output position o meets input
+position (o + pad - k * dilation) / stride of tap k where that divides evenly.
+Its (C, M/group, KH, KW) weight is regrouped host-side (Reshape/Transpose ops on
+the constant) into a convolution's (M, C/group, KH, KW) and takes the same kernels.
+
+Out-of-range taps are skipped by explicit bounds checks (rows by a branch, the
+columns of a tile by a mask on a clamped read): in `nc4hw4` an x past a row's
+end is the next channel block's first column, not padding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from mobile_opt.dialects import onnx
+from mobile_opt.dialects.onnx.base import is_none, tensor
+from mobile_opt.dialects.onnx.shapes import ShapeError
+from mobile_opt.dialects.texture import Layout
+from mobile_opt.dialects.texture.layouts import ceil4
+from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.ir import Operation, SSAValue
+
+from .context import KernelContext, LoweringContext, LoweringError, node_label, shape
+from .elementwise import activation
+from .kernel_builder import KernelBuilder, Val
+from .rules import lowers
+from .views import OutputPixel, TensorView
+
+PixelFn = Callable[[Val, Val, Val, Val], Val]
+"""(n, channel block, h, w) -> the float4 of output channels 4cb..4cb+3 at (n, h, w)."""
+
+
+# shared helpers for NCHW kernels (pool.py uses them too) -------------------------------
+
+
+def require_rank4(op: Operation, *values: SSAValue) -> None:
+    """Raise unless every value is a rank-4 (NCHW) tensor."""
+    for v in values:
+        if len(shape(v)) != 4:
+            raise LoweringError(
+                f"{node_label(op)}: only rank-4 NCHW tensors run on the GPU, got shape "
+                f"{list(shape(v))}"
+            )
+
+
+def activation_input(k: KernelContext, value: SSAValue) -> TensorView:
+    """
+    A rank-4 activation operand: in `nc4hw4` (graph inputs and constants are packed
+    so), or in whatever layout an earlier kernel stored it (`channel_block` then
+    reads it lane by lane).
+    """
+    stored = k.ctx.stored.get(value)
+    if stored is not None and stored.layout is not Layout.NC4HW4:
+        return k.input(value)
+    return k.input(value, Layout.NC4HW4)
+
+
+def channel_block(view: TensorView, n: Val, cb: Val, h: Val, w: Val) -> Val:
+    """
+    The float4 of channels 4cb..4cb+3 at (n, h, w) of a rank-4 NCHW view (which must
+    be in range); channels past the last read as 0 in any layout.
+    """
+    if view.layout is Layout.NC4HW4:
+        return view.read_block([n, cb, h, w])
+    kb = view.kb
+    channels = view.shape[1]
+    lanes = []
+    for lane in range(4):
+        c = cb * 4 + lane
+        if channels % 4:
+            inside = view.read([n, kb.min(c, channels - 1), h, w])
+            lanes.append(kb.select(c < channels, inside, 0.0))
+        else:
+            lanes.append(view.read([n, c, h, w]))
+    return kb.vec4(lanes)
+
+
+def store_nchw(k: KernelContext, pixel: PixelFn) -> None:
+    """
+    Store an NCHW result computed a channel block at a time: directly when the
+    output is `nc4hw4`, else (rows4, w packed) lane by lane, each lane taken from
+    its own channel block (four evaluations of `pixel`: a slow but rare path).
+    """
+    kb = k.kb
+    block = k.pixel.block
+    if k.out.layout is Layout.NC4HW4:
+        n, cb, h, w = block
+        k.store(pixel(n, cb, h, w))
+        return
+    if k.out.layout is not Layout.ROWS4 or k.out.rank != 4:
+        raise LoweringError(f"{k.label}: output layout {k.out.layout.value} is not supported")
+    n, c, h, w4 = block
+    width = k.out.shape[3]
+    lanes = []
+    for lane in range(4):
+        w = kb.min(w4 * 4 + lane, width - 1)
+        lanes.append(kb.lane(pixel(n, c // 4, h, w), c % 4))
+    k.store(kb.vec4(lanes))
+
+
+def window_needs_check(
+    size: int, out: int, kernel: int, stride: int, dilation: int, pad: int
+) -> bool:
+    """Whether some tap of a sliding window over `size` positions falls outside them."""
+    return pad > 0 or (out - 1) * stride - pad + (kernel - 1) * dilation > size - 1
+
+
+def in_range(kb: KernelBuilder, index: Val, size: int) -> Val:
+    return (index >= 0) & (index < size)
+
+
+def host_weight(k: KernelContext, value: SSAValue, layout: Layout, hint: str = "weight",
+                host_computed: bool = False) -> TensorView:
+    """
+    A weight packed host-side in `layout`: a constant, a graph input, or (with
+    `host_computed`) the result of host ops on those that this lowering inserted.
+    """
+    if k.ctx.is_host_constant(value):
+        return k.weight(value, layout, hint)
+    if not isinstance(value.owner, Operation):
+        return k.input(value, layout, hint)
+    if host_computed:
+        return k._view(k.ctx.pack(value, layout, k.label), hint)
+    raise LoweringError(f"{k.label}: {hint} must be a constant or a graph input")
+
+
+# convolution geometry ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """A 2-D convolution (or transposed convolution) in explicit form."""
+
+    input: tuple[int, int, int, int]
+    output: tuple[int, int, int, int]
+    kernel: tuple[int, int]
+    strides: tuple[int, int]
+    dilations: tuple[int, int]
+    pads: tuple[int, int]
+    """Begin pads (h, w)."""
+    group: int
+    transposed: bool
+
+    @property
+    def in_per_group(self) -> int:
+        return self.input[1] // self.group
+
+    @property
+    def out_per_group(self) -> int:
+        return self.output[1] // self.group
+
+    def tap(self, kb: KernelBuilder, axis: int, out_pos: Val, k: Val) -> tuple[Val, Val | None]:
+        """
+        The input position that tap `k` of output position `out_pos` reads along spatial
+        `axis` (0 = h, 1 = w), and the condition that it exists (None: always).
+        """
+        size, out = self.input[2 + axis], self.output[2 + axis]
+        stride, dilation, pad = self.strides[axis], self.dilations[axis], self.pads[axis]
+        if not self.transposed:
+            pos = out_pos * stride - pad + k * dilation
+            if not window_needs_check(size, out, self.kernel[axis], stride, dilation, pad):
+                return pos, None
+            return pos, in_range(kb, pos, size)
+        offset = out_pos + pad - k * dilation
+        if stride == 1:
+            return offset, in_range(kb, offset, size)
+        pos = offset // stride
+        valid = (offset >= 0) & (offset % stride).eq(0) & (pos < size)
+        return pos, valid
+
+
+def guarded(
+    kb: KernelBuilder, cond: Val | None, body: Callable[[], list[Val]], keep: list[Val]
+) -> list[Val]:
+    """`cond ? body() : keep` (just `body()` when there is no condition)."""
+    if cond is None:
+        return body()
+    return kb.if_(cond, body, lambda: keep)
+
+
+@dataclass(frozen=True)
+class Column:
+    """The input column a tap reads for one output pixel of a tile; `mask` false: none."""
+
+    iw: Val
+    mask: Val | None
+
+
+TapStep = Callable[[Val, Val, Val, list[Column], list[Val]], list[Val]]
+
+
+def over_taps(kb: KernelBuilder, geo: ConvShape, h: Val, ws: Sequence[Val], accs: list[Val],
+              step: TapStep) -> list[Val]:
+    """
+    Fold `step(kh, kw, ih, columns, accs)` over the kernel taps of the output pixels
+    (h, w) for w in `ws`. Rows outside the input are skipped; columns too for a
+    single pixel, while in a tile each column has a mask and a clamped position.
+    """
+    kernel_h, kernel_w = geo.kernel
+    in_width = geo.input[3]
+
+    def row(kh: Val, *accs: Val) -> list[Val]:
+        ih, valid_h = geo.tap(kb, 0, h, kh)
+
+        def columns() -> list[Val]:
+            def column(kw: Val, *accs: Val) -> list[Val]:
+                taps = [geo.tap(kb, 1, w, kw) for w in ws]
+                if len(ws) == 1:
+                    iw, valid_w = taps[0]
+                    def one() -> list[Val]:
+                        return step(kh, kw, ih, [Column(iw, None)], list(accs))
+
+                    return guarded(kb, valid_w, one, list(accs))
+                cols = [
+                    Column(iw, None) if valid is None
+                    else Column(kb.min(kb.max(iw, 0), in_width - 1), valid)
+                    for iw, valid in taps
+                ]
+                return step(kh, kw, ih, cols, list(accs))
+
+            return kb.loop(0, kernel_w, column, list(accs), name="kw")
+
+        return guarded(kb, valid_h, columns, list(accs))
+
+    return kb.loop(0, kernel_h, row, accs, name="kh")
+
+
+def over_window(kb: KernelBuilder, geo: ConvShape, h: Val, w: Val, acc: Val,
+                step: Callable[[Val, Val, Val, Val, Val], Val]) -> Val:
+    """Fold `step(kh, kw, ih, iw, acc)` over the taps of one output pixel that land in the input."""
+    return over_taps(kb, geo, h, [w], [acc],
+                     lambda kh, kw, ih, cols, accs: [step(kh, kw, ih, cols[0].iw, accs[0])])[0]
+
+
+def column_block(x: TensorView, n: Val, cb: Val, ih: Val, col: Column) -> Val:
+    """The input pixel of channel block `cb` at (ih, column), zero where masked off."""
+    px = channel_block(x, n, cb, ih, col.iw)
+    return px if col.mask is None else x.kb.select(col.mask, px, 0.0)
+
+
+# the three kernels ------------------------------------------------------------------------
+
+
+TileFn = Callable[[Val, Val, Val, list[Val]], list[Val]]
+"""(n, channel block, h, [w...]) -> the output pixels of those channels at each (n, h, w)."""
+
+
+def initial_acc(kb: KernelBuilder, bias: TensorView | None, cb: Val) -> Val:
+    return (bias.read_block([cb]) if bias is not None else kb.float4(0.0)).named("acc")
+
+
+def blocked_tile(kb: KernelBuilder, geo: ConvShape, x: TensorView, weight: TensorView,
+                 bias: TensorView | None) -> TileFn:
+    """Input-channel blocks times `oihw4o` weight pixels: four fmas per input pixel."""
+    in_per_group = weight.shape[1]
+    in_blocks = ceil4(in_per_group)
+    out_blocks_per_group = geo.out_per_group // 4 if geo.group > 1 else 1
+
+    def tile(n: Val, cb: Val, h: Val, ws: list[Val]) -> list[Val]:
+        base = (cb // out_blocks_per_group) * in_blocks if geo.group > 1 else kb.int(0)
+
+        def step(kh: Val, kw: Val, ih: Val, cols: list[Column], accs: list[Val]) -> list[Val]:
+            def channels(ib: Val, *accs: Val) -> list[Val]:
+                pixels = [column_block(x, n, base + ib, ih, col) for col in cols]
+                accs = list(accs)
+                for j in range(4):
+                    if ib.const is not None and ib.const * 4 + j >= in_per_group:
+                        break
+                    wj = weight.read_block([cb, ib * 4 + j, kh, kw])
+                    accs = [kb.fma(kb.splat(kb.lane(px, j)), wj, acc)
+                            for px, acc in zip(pixels, accs)]
+                return accs
+
+            return kb.loop(0, in_blocks, channels, accs, name="ib")
+
+        return over_taps(kb, geo, h, ws, [initial_acc(kb, bias, cb)] * len(ws), step)
+
+    return tile
+
+
+def depthwise_tile(kb: KernelBuilder, geo: ConvShape, x: TensorView, weight: TensorView,
+                   bias: TensorView | None) -> TileFn:
+    """One input pixel times one `dw4` weight pixel per tap."""
+
+    def tile(n: Val, cb: Val, h: Val, ws: list[Val]) -> list[Val]:
+        def step(kh: Val, kw: Val, ih: Val, cols: list[Column], accs: list[Val]) -> list[Val]:
+            wpx = weight.read_block([cb, 0, kh, kw])
+            return [kb.fma(column_block(x, n, cb, ih, col), wpx, acc)
+                    for col, acc in zip(cols, accs)]
+
+        return over_taps(kb, geo, h, ws, [initial_acc(kb, bias, cb)] * len(ws), step)
+
+    return tile
+
+
+def grouped_tile(kb: KernelBuilder, geo: ConvShape, x: TensorView, weight: TensorView,
+                 bias: TensorView | None) -> TileFn:
+    """Any grouping: each lane reads its own group's input channel as a scalar."""
+    in_per_group, out_per_group = geo.in_per_group, geo.out_per_group
+    out_channels = geo.output[1]
+
+    def tile(n: Val, cb: Val, h: Val, ws: list[Val]) -> list[Val]:
+        first_channel = [
+            (kb.min(cb * 4 + lane, out_channels - 1) // out_per_group) * in_per_group
+            for lane in range(4)
+        ]
+
+        def step(kh: Val, kw: Val, ih: Val, cols: list[Column], accs: list[Val]) -> list[Val]:
+            def channel(i: Val, *accs: Val) -> list[Val]:
+                wpx = weight.read_block([cb, i, kh, kw])
+                result = []
+                for col, acc in zip(cols, accs):
+                    xs = kb.vec4([x.read([n, c + i, ih, col.iw]) for c in first_channel])
+                    if col.mask is not None:
+                        xs = kb.select(col.mask, xs, 0.0)
+                    result.append(kb.fma(xs, wpx, acc))
+                return result
+
+            return kb.loop(0, in_per_group, channel, accs, name="i")
+
+        return over_taps(kb, geo, h, ws, [initial_acc(kb, bias, cb)] * len(ws), step)
+
+    return tile
+
+
+TILE_WIDTH = 4
+"""Output pixels along w that one work-item of the blocked and depthwise kernels computes."""
+
+
+def store_tiles(k: KernelContext, tile: TileFn, width: int) -> None:
+    """
+    Store an NCHW result whose work-items compute `width` neighbouring output pixels
+    along w (nc4hw4 output only; otherwise, or for width 1, one pixel each).
+    """
+    kb = k.kb
+    if k.out.layout is not Layout.NC4HW4 or width <= 1:
+        store_nchw(k, lambda n, cb, h, w: tile(n, cb, h, [w])[0])
+        return
+    batch, channels, height, out_width = k.out.shape
+    tiles = -(-out_width // width)
+    k.global_size = (tiles * ceil4(channels), batch * height)
+    gx, gy = k.pixel.x, k.pixel.y
+    n, h = (gy // height).named("n"), (gy % height).named("h")
+    cb, w0 = (gx // tiles).named("c4"), ((gx % tiles) * width).named("w0")
+    ws = [w0 + t for t in range(width)]
+    ragged = out_width % width != 0
+    values = tile(n, cb, h, [kb.min(w, out_width - 1) if ragged else w for w in ws])
+    for t, (w, value) in enumerate(zip(ws, values)):
+        k.pixel = OutputPixel(cb * out_width + w, gy, [n, cb, h, w])
+        if ragged and t > 0:
+            kb.if_(w < out_width, lambda value=value: (k.store(value), [])[1])
+        else:
+            k.store(value)
+
+
+def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], geo: ConvShape,
+              weight_value: SSAValue, bias_value: SSAValue | None,
+              act: tuple[str, Sequence[float]] = ("", ()), host_computed: bool = False) -> None:
+    """The kernel of a convolution whose weight is (M, C/group, KH, KW)."""
+    k = KernelContext(ctx, op, "conv", epilogue)
+    kb = k.kb
+    x = activation_input(k, op.operands[0])
+    bias = k.input(bias_value, Layout.ROWS4, "bias") if bias_value is not None else None
+    in_channels, out_channels = geo.input[1], geo.output[1]
+    width = min(TILE_WIDTH, geo.output[3])
+    if geo.group == 1 or (geo.in_per_group % 4 == 0 and geo.out_per_group % 4 == 0):
+        weight = host_weight(k, weight_value, Layout.OIHW4O, host_computed=host_computed)
+        tile = blocked_tile(kb, geo, x, weight, bias)
+    elif geo.group == in_channels == out_channels:
+        weight = host_weight(k, weight_value, Layout.DW4, host_computed=host_computed)
+        tile = depthwise_tile(kb, geo, x, weight, bias)
+    else:
+        weight = host_weight(k, weight_value, Layout.OIHW4O, host_computed=host_computed)
+        tile = grouped_tile(kb, geo, x, weight, bias)
+        width = 1
+    name, params = act
+
+    def activated(n: Val, cb: Val, h: Val, ws: list[Val]) -> list[Val]:
+        return [activation(kb, name, params, v) for v in tile(n, cb, h, ws)]
+
+    store_tiles(k, activated, width)
+    k.finish()
+
+
+def optional(value: SSAValue) -> SSAValue | None:
+    return None if is_none(value) else value
+
+
+# rules ------------------------------------------------------------------------------------
+
+
+@lowers(onnx.ConvOp, onnx.FusedConvOp)
+def lower_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
+    assert isinstance(op, onnx.ConvOp | onnx.FusedConvOp)
+    require_rank4(op, op.X, op.W, op.Y)
+    x, w, y = shape(op.X), shape(op.W), shape(op.Y)
+    try:
+        win = op.window(x[2:], w[2:])
+    except ShapeError as e:
+        raise LoweringError(f"{node_label(op)}: {e}") from None
+    geo = ConvShape(x, y, win.kernel, win.strides, win.dilations, win.pads[:2],
+                    op.int_attr("group"), transposed=False)
+    act: tuple[str, Sequence[float]] = ("", ())
+    if isinstance(op, onnx.FusedConvOp):
+        act = (op.activation.data, op.floats_attr("activation_params") or ())
+    emit_conv(ctx, op, epilogue, geo, op.W, optional(op.B), act)
+
+
+@lowers(onnx.ConvTransposeOp)
+def lower_conv_transpose(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
+    assert isinstance(op, onnx.ConvTransposeOp)
+    require_rank4(op, op.X, op.W, op.Y)
+    x, w, y = shape(op.X), shape(op.W), shape(op.Y)
+    try:
+        win, _, _ = op.transposed_window(x, w)
+    except ShapeError as e:
+        raise LoweringError(f"{node_label(op)}: {e}") from None
+    group = op.int_attr("group")
+    geo = ConvShape(x, y, win.kernel, win.strides, win.dilations, win.pads[:2], group,
+                    transposed=True)
+    owner = op.W.owner
+    if isinstance(owner, Operation) and not ctx.is_host_constant(op.W):
+        raise LoweringError(f"{node_label(op)}: the weight must be a constant or a graph input")
+    emit_conv(ctx, op, epilogue, geo, regroup_transposed_weight(ctx, op.W, group),
+              optional(op.B), host_computed=True)
+
+
+def regroup_transposed_weight(ctx: LoweringContext, weight: SSAValue, group: int) -> SSAValue:
+    """
+    Host ops turning a ConvTranspose weight (C, M/g, KH, KW) into the (M, C/g, KH, KW)
+    weight of the convolution that gathers the same sums.
+    """
+    c, m_group, kh, kw = shape(weight)
+    host = ctx.host()
+
+    def add(op: Operation) -> SSAValue:
+        host.insert(op)
+        return op.results[0]
+
+    def reshape(value: SSAValue, dims: Sequence[int]) -> SSAValue:
+        target = add(onnx.ConstantOp(np.array(dims, np.int64)))
+        return add(onnx.ReshapeOp.create(
+            operands=[value, target], result_types=[tensor(element_type(value), dims)]))
+
+    def transpose(value: SSAValue, perm: Sequence[int]) -> SSAValue:
+        dims = [shape(value)[p] for p in perm]
+        return add(onnx.TransposeOp.create(
+            operands=[value], result_types=[tensor(element_type(value), dims)],
+            properties={"perm": DenseArrayBase.from_list(i64, list(perm))}))
+
+    if group == 1:
+        return transpose(weight, (1, 0, 2, 3))
+    grouped = reshape(weight, (group, c // group, m_group, kh, kw))
+    swapped = transpose(grouped, (0, 2, 1, 3, 4))
+    return reshape(swapped, (group * m_group, c // group, kh, kw))
+
+
+def element_type(value: SSAValue):
+    return value.type.element_type  # type: ignore[union-attr]
+
+
+@lowers(onnx.NoneOp, epilogue=False)
+def lower_none(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
+    """An absent optional operand (e.g. Conv's bias) needs no storage and no kernel."""

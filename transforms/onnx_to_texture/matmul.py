@@ -1,0 +1,264 @@
+"""
+Matrix products: `MatMul` (numpy.matmul: 1-D operands, broadcast batch axes),
+`Gemm` (`alpha * op(A) op(B) + beta * C`) and their fused forms (a bias, then an
+activation).
+
+One work-item computes the output pixel at its column block n..n+3 for
+`ROWS_PER_ITEM` consecutive rows m of one matrix (one pixel, four lanes along the
+packed axis, when an operand is a vector), so each pixel of B it reads serves
+several rows. The contraction runs over K in blocks of four. How a block is read
+depends on which axis of each operand's storage is packed:
+
+- A packed along K (rows4 [.., M, K], the usual case): one pixel holds
+  A[m, k..k+3]; otherwise the four elements are gathered with scalar reads.
+- B packed along N (rows4 [.., K, N], TMModel's row-major pattern): four pixels
+  hold B[k+j, n..n+3] and `acc = fma(a[j], b_j, acc)` ("axpy" form).
+- B packed along K (Gemm with transB, i.e. rows4 of B's [N, K]; or a 1-D B):
+  each output lane keeps its own float4 of partial dot products, summed at the
+  end ("dot" form). Constant weights are packed as they come, so a transposed
+  weight needs no host transpose.
+
+A last partial block of K reads only the rows of B that exist; the padding lanes
+of a K-packed pixel are zero, so they add nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.ir import Operation
+
+from mobile_opt.dialects import onnx
+from mobile_opt.dialects.onnx.base import is_none
+from mobile_opt.dialects.onnx.nn import GemmAttrsOp
+from mobile_opt.dialects.texture import Layout
+
+from .context import KernelContext, LoweringContext, LoweringError, node_label, shape
+from .elementwise import activation
+from .kernel_builder import KernelBuilder, Operand, Val
+from .rules import lowers
+from .views import OutputPixel, TensorView, delinearize
+
+
+@dataclass
+class MatrixOperand:
+    """
+    One side of a product seen as [batch.., rows, cols] (or 1-D): where its
+    contraction axis K and its free axis (M of A, N of B) sit among its axes.
+    """
+
+    view: TensorView
+    k_axis: int
+    free_axis: int | None
+    """None for a 1-D operand."""
+
+    @property
+    def k_packed(self) -> bool:
+        return self.view.packed_axis == self.k_axis
+
+    @property
+    def free_packed(self) -> bool:
+        return self.free_axis is not None and self.view.packed_axis == self.free_axis
+
+    def index(self, batch: Sequence[Operand], k: Operand, free: Operand) -> list[Operand]:
+        """The operand's index for batch index `batch` (of the result), K index k and free index."""
+        dims = self.view.shape
+        own_batch = len(dims) - 2 if self.free_axis is not None else 0
+        lead = len(batch) - own_batch
+        idx: list[Operand] = [0 if dims[j] == 1 else batch[lead + j] for j in range(own_batch)]
+        idx += [0] * (len(dims) - own_batch)
+        idx[self.k_axis] = k
+        if self.free_axis is not None:
+            idx[self.free_axis] = free
+        return idx
+
+    def k_block(self, batch: Sequence[Operand], free: Operand, k4: Val, valid: int) -> Val:
+        """Elements k4*4 .. k4*4+3 along K as a float4; lanes from `valid` on are 0."""
+        kb = self.view.kb
+        if self.k_packed:
+            return self.view.read_block(self.index(batch, k4, free))
+        lanes: list[Operand] = [
+            self.view.read(self.index(batch, k4 * 4 + j, free)) for j in range(valid)
+        ]
+        return kb.vec4(lanes + [0.0] * (4 - valid))
+
+
+def _horizontal_sum(kb: KernelBuilder, v: Val) -> Val:
+    x, y, z, w = kb.lanes(v)
+    return (x + y) + (z + w)
+
+
+def _operands(k: KernelContext, op: Operation) -> tuple[MatrixOperand, MatrixOperand]:
+    """A and B of a MatMul or Gemm, with Gemm's transA/transB applied to their axes."""
+    a_value, b_value = op.operands[0], op.operands[1]
+    a_rank, b_rank = len(shape(a_value)), len(shape(b_value))
+    trans_a = isinstance(op, GemmAttrsOp) and op.int_attr("transA")
+    trans_b = isinstance(op, GemmAttrsOp) and op.int_attr("transB")
+    a_view = k.input(a_value, hint="a")
+    b_view = k.input(b_value, hint="b")
+    if a_rank == 1:
+        a = MatrixOperand(a_view, 0, None)
+    elif trans_a:
+        a = MatrixOperand(a_view, a_rank - 2, a_rank - 1)
+    else:
+        a = MatrixOperand(a_view, a_rank - 1, a_rank - 2)
+    if b_rank == 1:
+        b = MatrixOperand(b_view, 0, None)
+    elif trans_b:
+        b = MatrixOperand(b_view, b_rank - 1, b_rank - 2)
+    else:
+        b = MatrixOperand(b_view, b_rank - 2, b_rank - 1)
+    return a, b
+
+
+@lowers(onnx.MatMulOp, onnx.FusedMatMulOp, onnx.GemmOp, onnx.FusedGemmOp)
+def lower_matmul(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
+    """`A @ B` (numpy semantics) or Gemm, plus bias/C and activation."""
+    gemm = isinstance(op, GemmAttrsOp)
+    a_shape, b_shape = shape(op.operands[0]), shape(op.operands[1])
+    if gemm and (len(a_shape) != 2 or len(b_shape) != 2):
+        raise LoweringError(f"{node_label(op)}: Gemm takes 2-D A and B, got "
+                            f"{list(a_shape)} and {list(b_shape)}")
+    if not a_shape or not b_shape:
+        raise LoweringError(f"{node_label(op)}: MatMul operands must have rank 1 or more")
+    k = KernelContext(ctx, op, "gemm" if gemm else "matmul", epilogue)
+    if k.out.layout is not Layout.ROWS4:
+        raise LoweringError(f"{node_label(op)}: the product must be stored in rows4, "
+                            f"not {k.out.layout.value}")
+    kb = k.kb
+    a, b = _operands(k, op)
+    depth = a.view.shape[a.k_axis]
+    if depth != b.view.shape[b.k_axis]:
+        raise LoweringError(f"{node_label(op)}: inner dimensions differ "
+                            f"({list(a_shape)} x {list(b_shape)})")
+
+    out_shape = k.out.shape
+    has_m, has_n = a.free_axis is not None, b.free_axis is not None
+    n_batch = len(out_shape) - has_m - has_n
+    extent = out_shape[-1] if out_shape else 1
+    lanes = min(4, extent)
+    targets = _output_rows(k, n_batch, has_m, has_n)
+    batch = targets[0].batch
+    x = k.pixel.x
+
+    def lane_index(lane: int) -> Operand:
+        """The output element of a lane along the packed axis (clamped past the end)."""
+        element = x * 4 + lane
+        return kb.min(element, extent - 1) if lane and extent % 4 else element
+
+    full, rest = divmod(depth, 4)
+
+    def contract(step, init: list[Val]) -> list[Val]:
+        """Run `step(k4, valid, *accs)` over the full K blocks, then over the partial one."""
+        def body(k4: Val, *accs: Val) -> list[Val]:
+            return step(k4, 4, *accs)
+
+        accs = kb.loop(0, full, body, init, name="k4")
+        if rest:
+            accs = step(kb.int(full), rest, *accs)
+        return accs
+
+    if has_n and b.free_packed:
+        # axpy form: acc_r += A[m_r, k+j] * B[k+j, n..n+3]
+        def axpy(k4: Val, valid: int, *accs: Val) -> list[Val]:
+            b_rows = [b.view.read_block(b.index(batch, k4 * 4 + j, x)) for j in range(valid)]
+            result = []
+            for target, acc in zip(targets, accs, strict=True):
+                a_block = a.k_block(batch, target.m, k4, valid)
+                for j, b_row in enumerate(b_rows):
+                    acc = kb.fma(kb.lane(a_block, j), b_row, acc)
+                result.append(acc)
+            return result
+
+        values = contract(axpy, [kb.float4(0.0) for _ in targets])
+    else:
+        # dot form: every output element accumulates its own float4 of partial sums
+        def dot(k4: Val, valid: int, *accs: Val) -> list[Val]:
+            if has_n:
+                rights = [b.k_block(batch, lane_index(i), k4, valid) for i in range(lanes)]
+                lefts = [[a.k_block(batch, t.m, k4, valid)] * lanes for t in targets]
+            else:  # a matrix-vector product: the lanes run along M
+                rights = [b.k_block(batch, 0, k4, valid)] * lanes
+                lefts = [[a.k_block(batch, lane_index(i) if has_m else 0, k4, valid)
+                          for i in range(lanes)]]
+            pairs = [(left, right) for row in lefts for left, right in zip(row, rights)]
+            return [kb.fma(p, q, acc) for (p, q), acc in zip(pairs, accs, strict=True)]
+
+        sums = contract(dot, [kb.float4(0.0) for _ in range(len(targets) * lanes)])
+        values = [
+            kb.vec4([*(_horizontal_sum(kb, v) for v in sums[r * lanes:(r + 1) * lanes]),
+                     *[0.0] * (4 - lanes)])
+            for r in range(len(targets))
+        ]
+
+    for target, value in zip(targets, values, strict=True):
+        k.pixel = target.pixel
+        k.store(_epilogue(k, op, value))
+    k.finish()
+
+
+ROWS_PER_ITEM = 4
+"""Output rows one work-item computes when both operands are matrices: each pixel
+of B read serves that many rows."""
+
+
+@dataclass
+class OutputRow:
+    """One row a work-item computes: its batch index, row index m and output pixel."""
+
+    batch: list[Operand]
+    m: Operand
+    pixel: OutputPixel
+
+
+def _output_rows(k: KernelContext, n_batch: int, has_m: bool, has_n: bool) -> list[OutputRow]:
+    """
+    The output rows of this work-item. A matrix product gives each work-item
+    `ROWS_PER_ITEM` consecutive rows of one matrix (the last rows repeat the final
+    row where M runs out, rewriting the same values); otherwise its one pixel.
+    """
+    kb = k.kb
+    out_shape = k.out.shape
+    rows = min(ROWS_PER_ITEM, out_shape[-2]) if has_m and has_n else 1
+    if rows == 1:
+        block = k.pixel.block
+        m = block[n_batch] if has_m and has_n else 0
+        return [OutputRow(block[:n_batch], m, k.pixel)]
+    height = out_shape[-2]
+    row_blocks = -(-height // rows)
+    y, x = k.pixel.y, k.pixel.x
+    matrix = y // row_blocks
+    first = (y % row_blocks) * rows
+    batch: list[Operand] = list(delinearize(kb, matrix, out_shape[:n_batch]))
+    k.global_size = (k.global_size[0], prod(out_shape[:n_batch]) * row_blocks)
+    result = []
+    for r in range(rows):
+        m = first + r
+        if r and height % rows:
+            m = kb.min(m, height - 1)
+        result.append(OutputRow(batch, m, OutputPixel(x, matrix * height + m, [*batch, m, x])))
+    return result
+
+
+def _epilogue(k: KernelContext, op: Operation, value: Val) -> Val:
+    """Gemm's alpha and beta * C, FusedMatMul's bias, a fused op's activation."""
+    kb = k.kb
+
+    def broadcast(operand) -> Val:
+        view = k.input(operand, hint="bias")
+        return view.read_broadcast_block(k.pixel.block, k.out.shape, k.out.packed_axis)
+
+    if isinstance(op, GemmAttrsOp):
+        alpha, beta = op.float_attr("alpha"), op.float_attr("beta")
+        value = value * alpha
+        if not is_none(op.C) and beta != 0.0:
+            value = kb.fma(broadcast(op.C), kb.float4(beta), value) if beta != 1.0 else (
+                value + broadcast(op.C))
+    if isinstance(op, onnx.FusedMatMulOp) and not is_none(op.Bias):
+        value = value + broadcast(op.Bias)
+    if isinstance(op, onnx.FusedGemmOp | onnx.FusedMatMulOp):
+        params = op.floats_attr("activation_params") or ()
+        value = activation(kb, op.activation.data, params, value)
+    return value

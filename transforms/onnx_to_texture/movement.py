@@ -1,0 +1,713 @@
+"""
+Lowering rules: data movement (Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
+Slice, Split, Concat, Pad, Expand, Gather, Resize, Identity, Dropout).
+
+Every result element of these ops is a copy of one source element or a fill
+value. An `IndexMap` says where each one comes from twice: in IR, for the
+kernel, and in numpy, on an array of source element ids. The numpy form, packed
+in the source's and the result's layouts, decides how the result is made
+(`copy_plan`):
+
+- `ALIAS`: the source storage already holds exactly the result's pixels (a
+  reshape that keeps the packed axis, Identity, Dropout): no kernel.
+- `BLOCK`: each result pixel is one whole source pixel with its lanes in place:
+  one pixel read per work-item.
+- `LANES`: otherwise each lane finds its own element (one scalar read a lane).
+
+A chain of single-use reshapes, transposes, slices and expands after a movement
+op becomes one kernel (ShuffleNet's Reshape → Transpose → Reshape channel shuffle
+is one copy). Concat picks its operand with a branch per pixel (or per lane when
+an operand boundary splits a pixel of the packed axis).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import prod
+
+import numpy as np
+from mobile_opt.backends.reference.kernels import (
+    NEAREST,
+    resize_scales_and_sizes,
+    source_coordinates,
+)
+from mobile_opt.dialects import onnx
+from mobile_opt.dialects.onnx.base import UnknownShape, constant_array, is_none
+from mobile_opt.dialects.onnx.shapes import ShapeError, normalize_axis
+from mobile_opt.dialects.texture import Layout
+from mobile_opt.dialects.texture.layouts import pack
+from mobile_opt.transforms.onnx_fold_constants import OnnxFoldConstantsPass
+from xdsl.ir import Operation, SSAValue
+
+from .context import KernelContext, LoweringContext, LoweringError, Stored, node_label, shape
+from .kernel_builder import KernelBuilder, Val
+from .rules import lowers
+from .views import TensorView, delinearize, linearize
+
+Index = list[Val | int]
+"""A logical element index, one entry per axis."""
+
+
+# index maps ---------------------------------------------------------------------------------
+
+
+@dataclass
+class IndexMap:
+    """Where each element of a result of `shape` comes from in the tensor `source`."""
+
+    source: SSAValue
+    shape: tuple[int, ...]
+
+    fill: float | None = field(default=None, init=False)
+    """The value of result elements with no source element (None: there are none)."""
+
+    @property
+    def source_shape(self) -> tuple[int, ...]:
+        return shape(self.source)
+
+    def index(self, k: KernelContext, idx: Index) -> tuple[Index, Val | None]:
+        """
+        The source index of the result element at `idx`, and the condition that it
+        has one (None: always). Where it has none the index is still in range.
+        """
+        raise NotImplementedError
+
+    def ids(self, ids: np.ndarray) -> np.ndarray:
+        """The result for a source holding `ids`, with -1 where `fill` goes."""
+        raise NotImplementedError
+
+
+@dataclass
+class Reshaped(IndexMap):
+    """The same elements in row-major order: Reshape, Flatten, (Un)Squeeze, Identity."""
+
+    def index(self, k: KernelContext, idx: Index) -> tuple[Index, Val | None]:
+        return reshape_index(k.kb, idx, self.shape, self.source_shape), None
+
+    def ids(self, ids: np.ndarray) -> np.ndarray:
+        return ids.reshape(self.shape)
+
+
+def reshape_index(kb: KernelBuilder, idx: Index, out_shape: Sequence[int],
+                  source_shape: Sequence[int]) -> Index:
+    """
+    The source index of element `idx` of a reshape. Runs of axes with equal
+    products on both sides map independently, so only axes that really split or
+    merge cost a division.
+    """
+    out_axes = [a for a, d in enumerate(out_shape) if d != 1]
+    src_axes = [a for a, d in enumerate(source_shape) if d != 1]
+    result: Index = [0] * len(source_shape)
+    i = j = 0
+    while i < len(out_axes) and j < len(src_axes):
+        group_out, group_src = [out_axes[i]], [src_axes[j]]
+        size_out, size_src = out_shape[out_axes[i]], source_shape[src_axes[j]]
+        i, j = i + 1, j + 1
+        while size_out != size_src:
+            if size_out < size_src:
+                group_out.append(out_axes[i])
+                size_out *= out_shape[out_axes[i]]
+                i += 1
+            else:
+                group_src.append(src_axes[j])
+                size_src *= source_shape[src_axes[j]]
+                j += 1
+        linear = linearize(kb, [idx[a] for a in group_out], [out_shape[a] for a in group_out])
+        parts = delinearize(kb, linear, [source_shape[a] for a in group_src])
+        for a, v in zip(group_src, parts, strict=True):
+            result[a] = v
+    return result
+
+
+@dataclass
+class Transposed(IndexMap):
+    """Result axis i is source axis perm[i]."""
+
+    perm: tuple[int, ...] = ()
+
+    def index(self, k: KernelContext, idx: Index) -> tuple[Index, Val | None]:
+        result: Index = [0] * len(self.perm)
+        for i, p in enumerate(self.perm):
+            result[p] = idx[i]
+        return result, None
+
+    def ids(self, ids: np.ndarray) -> np.ndarray:
+        return np.transpose(ids, self.perm)
+
+
+@dataclass
+class Strided(IndexMap):
+    """Source index starts[a] + steps[a] * i along each axis: Slice and Split."""
+
+    starts: tuple[int, ...] = ()
+    steps: tuple[int, ...] = ()
+
+    def index(self, k: KernelContext, idx: Index) -> tuple[Index, Val | None]:
+        kb = k.kb
+        return [kb.like(i, kb.int(0)) * step + start
+                for i, start, step in zip(idx, self.starts, self.steps, strict=True)], None
+
+    def ids(self, ids: np.ndarray) -> np.ndarray:
+        picks = [start + step * np.arange(n)
+                 for start, step, n in zip(self.starts, self.steps, self.shape, strict=True)]
+        return ids[np.ix_(*picks)]
+
+
+@dataclass
+class Broadcast(IndexMap):
+    """numpy broadcasting of the source to `shape` (Expand)."""
+
+    def index(self, k: KernelContext, idx: Index) -> tuple[Index, Val | None]:
+        lead = len(self.shape) - len(self.source_shape)
+        return [0 if d == 1 else idx[lead + a] for a, d in enumerate(self.source_shape)], None
+
+    def ids(self, ids: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(ids, self.shape)
+
+
+class HostTables:
+    """Integer tables a kernel looks up, held in host constants packed once each."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, SSAValue] = {}
+
+    def view(self, k: KernelContext, name: str, table: np.ndarray) -> TensorView:
+        if name not in self._values:
+            constant = k.ctx.host().insert(onnx.ConstantOp(table.reshape(-1).astype(np.float32)))
+            self._values[name] = constant.results[0]
+        return k.weight(self._values[name], Layout.ROWS4, hint=name)
+
+    def lookup(self, k: KernelContext, name: str, table: np.ndarray, position: Val | int) -> Val:
+        """table[position], exact for |values| < 2**24."""
+        return k.kb.to_int(self.view(k, name, table).read([position]))
+
+
+@dataclass
+class Gathered(IndexMap):
+    """Source index `indices[i...]` along `axis` (Gather with constant indices)."""
+
+    axis: int = 0
+    indices: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    tables: HostTables = field(default_factory=HostTables)
+
+    def index(self, k: KernelContext, idx: Index) -> tuple[Index, Val | None]:
+        kb = k.kb
+        q = self.indices.ndim
+        at = idx[self.axis:self.axis + q]
+        flat = self.indices.reshape(-1)
+        step = int(flat[1] - flat[0]) if flat.size > 1 else 0
+        chosen: Val | int
+        if flat.size == 1:
+            chosen = int(flat[0])
+        elif q == 1 and np.array_equal(flat, flat[0] + step * np.arange(flat.size)):
+            chosen = kb.like(at[0], kb.int(0)) * step + int(flat[0])
+        else:
+            position = linearize(kb, at, self.indices.shape)
+            chosen = self.tables.lookup(k, "indices", flat, position)
+        return [*idx[:self.axis], chosen, *idx[self.axis + q:]], None
+
+    def ids(self, ids: np.ndarray) -> np.ndarray:
+        return np.take(ids, self.indices, axis=self.axis)
+
+
+@dataclass
+class Padded(IndexMap):
+    """
+    Pad: per axis a crop of (begin, end) elements, then `grows` (begin, end)
+    elements filled by `mode` (constant `value`, reflect, edge or wrap).
+    """
+
+    crops: tuple[tuple[int, int], ...] = ()
+    grows: tuple[tuple[int, int], ...] = ()
+    mode: str = "constant"
+    value: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.mode == "constant" and any(g != (0, 0) for g in self.grows):
+            self.fill = self.value
+
+    def index(self, k: KernelContext, idx: Index) -> tuple[Index, Val | None]:
+        kb = k.kb
+        result: Index = []
+        conditions: list[Val] = []
+        for i, size, (crop, crop_end), (grow, grow_end) in zip(
+            idx, self.source_shape, self.crops, self.grows, strict=True
+        ):
+            n = size - crop - crop_end
+            at = kb.like(i, kb.int(0)) - grow
+            if grow or grow_end:
+                match self.mode:
+                    case "constant":
+                        conditions.append((at >= 0) & (at < n))
+                        at = kb.min(kb.max(at, 0), n - 1)
+                    case "edge":
+                        at = kb.min(kb.max(at, 0), n - 1)
+                    case "reflect":
+                        at = kb.select(at < 0, -at, at)
+                        at = kb.select(at > n - 1, 2 * (n - 1) - at, at)
+                    case "wrap":
+                        at = (at + n) % n
+            result.append(at + crop)
+        return result, kb.all(conditions) if conditions else None
+
+    def ids(self, ids: np.ndarray) -> np.ndarray:
+        cropped = ids[tuple(slice(b, size - e) for (b, e), size in zip(self.crops, ids.shape))]
+        if self.mode == "constant":
+            return np.pad(cropped, self.grows, mode="constant", constant_values=-1)
+        return np.pad(cropped, self.grows, mode=self.mode)
+
+
+@dataclass
+class Resized(IndexMap):
+    """
+    Nearest-neighbour Resize: along each axis, result index o reads source index
+    `tables[a][o]` (-1: outside the source, `fill` goes there).
+    """
+
+    tables: tuple[np.ndarray, ...] = ()
+    extrapolation: float = 0.0
+    host: HostTables = field(default_factory=HostTables)
+
+    def __post_init__(self) -> None:
+        if any((t < 0).any() for t in self.tables):
+            self.fill = self.extrapolation
+        self._fits: list[tuple[int, int, int, bool] | None] | None = None
+
+    def index(self, k: KernelContext, idx: Index) -> tuple[Index, Val | None]:
+        kb = k.kb
+        result: Index = []
+        conditions: list[Val] = []
+        if self._fits is None:  # once per map, not per lane
+            self._fits = [affine_fit(t, n) for t, n in zip(self.tables, self.source_shape, strict=True)]
+        for a, (i, table, size, fit) in enumerate(
+            zip(idx, self.tables, self.source_shape, self._fits, strict=True)
+        ):
+            if fit is not None:
+                mul, add, div, clamp = fit
+                at = (kb.like(i, kb.int(0)) * mul + add) // div
+                result.append(kb.min(kb.max(at, 0), size - 1) if clamp else at)
+                continue
+            at = self.host.lookup(k, f"axis{a}", table, i)
+            if (table < 0).any():
+                conditions.append(at >= 0)
+                at = kb.max(at, 0)
+            result.append(at)
+        return result, kb.all(conditions) if conditions else None
+
+    def ids(self, ids: np.ndarray) -> np.ndarray:
+        picked = ids[np.ix_(*[np.maximum(t, 0) for t in self.tables])]
+        outside = np.zeros(picked.shape, bool)
+        for a, t in enumerate(self.tables):
+            outside |= (t < 0).reshape([-1 if b == a else 1 for b in range(len(self.tables))])
+        return np.where(outside, -1, picked)
+
+
+def affine_fit(table: np.ndarray, size: int) -> tuple[int, int, int, bool] | None:
+    """
+    (mul, add, div, clamp) with table[o] = (o * mul + add) // div, clamped to
+    [0, size) if `clamp`, for the usual nearest-neighbour coordinate maps; None when
+    the table has no such form (or marks elements outside the source).
+    """
+    if (table < 0).any():
+        return None
+    o = np.arange(len(table))
+    ratios = {Fraction(size, len(table)), Fraction(size, len(table)).limit_denominator(64)}
+    for ratio in sorted(ratios):
+        for scale in (1, 2):
+            mul, div = ratio.numerator * scale, ratio.denominator * scale
+            for add in range(-2 * div, 2 * div + 1):
+                raw = (o * mul + add) // div
+                if np.array_equal(np.clip(raw, 0, size - 1), table):
+                    return mul, add, div, bool(raw.min() < 0 or raw.max() > size - 1)
+    return None
+
+
+@dataclass
+class Chained(IndexMap):
+    """`maps` applied in turn, the first to the source (only the first may `fill`)."""
+
+    maps: tuple[IndexMap, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.fill = self.maps[0].fill
+
+    def index(self, k: KernelContext, idx: Index) -> tuple[Index, Val | None]:
+        condition = None
+        for m in reversed(self.maps):
+            idx, c = m.index(k, idx)
+            if c is not None:
+                condition = c if condition is None else condition & c
+        return idx, condition
+
+    def ids(self, ids: np.ndarray) -> np.ndarray:
+        for m in self.maps:
+            ids = m.ids(ids)
+        return ids
+
+
+# plans ----------------------------------------------------------------------------------
+
+
+ALIAS, BLOCK, LANES = "alias", "block", "lanes"
+
+
+def copy_plan(source: Stored, layout: Layout, imap: IndexMap) -> str:
+    """How to make `imap`'s result in `layout` from `source`: ALIAS, BLOCK or LANES."""
+    count = prod(source.shape)
+    src_px = pack(source.layout, np.arange(1, count + 1, dtype=np.int64).reshape(source.shape))
+    ids = imap.ids(np.arange(count, dtype=np.int64).reshape(source.shape))
+    out_px = pack(layout, np.where(ids >= 0, ids + 1, -1))  # 0: padding lane, -1: fill
+    if layout == source.layout and imap.fill is None and np.array_equal(src_px, out_px):
+        return ALIAS
+    # the pixel and lane of each source element (by id + 1)
+    src_flat = src_px.reshape(-1, 4)
+    pixel_of = np.zeros(count + 1, np.int64)
+    lane_of = np.zeros(count + 1, np.int64)
+    pixels, lanes = np.nonzero(src_flat > 0)
+    pixel_of[src_flat[pixels, lanes]] = pixels
+    lane_of[src_flat[pixels, lanes]] = lanes
+    out = out_px.reshape(-1, 4)
+    used = out > 0
+    from_pixel = np.where(used, pixel_of[np.maximum(out, 0)], -1)  # -1: fill
+    lanes_in_place = np.where(used, lane_of[np.maximum(out, 0)] == np.arange(4), True).all()
+    # lane 0 of every pixel holds an element; padding lanes follow it
+    first = from_pixel[:, :1]
+    one_pixel = (np.where(out == 0, first, from_pixel) == first).all()
+    return BLOCK if lanes_in_place and one_pixel else LANES
+
+
+def lane_index(k: KernelContext, lane: int) -> Index:
+    """The (clamped) logical index of `lane` of the output pixel."""
+    kb = k.kb
+    if not k.out.shape:
+        return []
+    p = k.out.packed_axis
+    extent = k.out.shape[p]
+    idx: Index = list(k.pixel.block)
+    idx[p] = k.pixel.block[p] * 4 + lane
+    if extent % 4 and lane:
+        idx[p] = kb.min(idx[p], extent - 1)
+    return idx
+
+
+def lanes_present(k: KernelContext) -> int:
+    """Lanes that can hold an element (fewer than 4 when the packed axis is short)."""
+    return min(4, k.out.dims[k.out.packed_axis])
+
+
+def emit_copy(k: KernelContext, src: TensorView, imap: IndexMap, plan: str) -> Val:
+    """The output pixel of `imap` read from `src`, per `plan` (BLOCK or LANES)."""
+    kb = k.kb
+    fill = imap.fill if imap.fill is not None else 0.0
+    if plan == BLOCK:
+        first = lane_index(k, 0)
+        idx, condition = imap.index(k, first)
+        block = list(idx) or [0]
+        p = src.packed_axis
+        if k.out.shape and block[p] is first[k.out.packed_axis]:
+            block[p] = k.pixel.block[k.out.packed_axis]
+        else:
+            block[p] = kb.like(block[p], kb.int(0)) // 4
+        value = src.read_block(block)
+        return kb.select(condition, value, kb.float4(fill)) if condition is not None else value
+    lanes: list[Val | float] = []
+    for lane in range(4):
+        if lane >= lanes_present(k):
+            lanes.append(0.0)
+            continue
+        idx, condition = imap.index(k, lane_index(k, lane))
+        value = src.read(idx)
+        lanes.append(kb.select(condition, value, fill) if condition is not None else value)
+    return kb.vec4(lanes)
+
+
+# chains and the generic rule ---------------------------------------------------------------
+
+
+INDEX_MAPS: dict[type[Operation], Callable[[Operation], IndexMap]] = {}
+"""The index map of each single-source movement op."""
+
+CHAINABLE: set[type[Operation]] = set()
+"""Ops whose index map needs no fill value or table: they may extend a chain."""
+
+
+def index_map(*ops: type[Operation], chainable: bool = True):
+    """Register the function giving these ops' index map."""
+
+    def register(fn: Callable[[Operation], IndexMap]) -> Callable[[Operation], IndexMap]:
+        for o in ops:
+            INDEX_MAPS[o] = fn
+            if chainable:
+                CHAINABLE.add(o)
+        return fn
+
+    return register
+
+
+def make_index_map(op: Operation) -> IndexMap:
+    """The op's index map; a LoweringError where its operands do not give one."""
+    try:
+        return INDEX_MAPS[type(op)](op)
+    except (ShapeError, UnknownShape) as e:
+        raise LoweringError(f"{node_label(op)}: {e or 'its operands must be constants'}") from None
+
+
+def lower_map(ctx: LoweringContext, op: Operation, epilogue: list[Operation], imap: IndexMap,
+              result: SSAValue | None = None, base: str = "copy") -> None:
+    """
+    Make `result` (default: the op's only one) from `imap`, with the single-use
+    pure movement ops after it folded in: an alias, or one kernel.
+    """
+    result = result if result is not None else op.results[0]
+    maps = [imap]
+    last = op
+    while ctx.fuse and result.has_one_use():
+        user = next(iter(result.uses)).operation
+        if type(user) not in CHAINABLE or user.operands[0] is not result or user in ctx.done:
+            break
+        maps.append(make_index_map(user))
+        ctx.done.add(user)
+        last, result = user, user.results[0]
+    if last is not op:
+        imap = Chained(imap.source, shape(result), tuple(maps))
+        block_ops = list(ctx.graph.body.block.ops)
+        order = {o: i for i, o in enumerate(block_ops)}
+        order[last] = order[op]  # the kernel runs where `op` was
+        epilogue = ctx.epilogue(last, order)
+    label = node_label(op)
+    stored = ctx.tensor(imap.source, label)
+    if prod(shape(result)) == 0 or prod(stored.shape) == 0:
+        raise LoweringError(f"{label}: empty tensors have no GPU storage")
+    plan = copy_plan(stored, ctx.layout_for(result), imap)
+    if plan == ALIAS:
+        ctx.alias(result, stored)
+        return
+    k = KernelContext(ctx, op, base, epilogue, result=result)
+    k.store(emit_copy(k, k.input(imap.source), imap, plan))
+    k.finish()
+
+
+def data_of(op: Operation) -> SSAValue:
+    """The moved tensor: operand 0 of every movement op."""
+    return op.operands[0]
+
+
+@index_map(onnx.ReshapeOp, onnx.FlattenOp, onnx.SqueezeOp, onnx.UnsqueezeOp, onnx.IdentityOp,
+          onnx.DropoutOp)
+def reshaped(op: Operation) -> IndexMap:
+    return Reshaped(data_of(op), shape(op.results[0]))
+
+
+@index_map(onnx.TransposeOp)
+def transposed(op: Operation) -> IndexMap:
+    assert isinstance(op, onnx.TransposeOp)
+    rank = len(shape(op.data))
+    perm = op.ints_attr("perm") or tuple(reversed(range(rank)))
+    return Transposed(op.data, shape(op.transposed), perm)
+
+
+@index_map(onnx.SliceOp)
+def sliced(op: Operation) -> IndexMap:
+    assert isinstance(op, onnx.SliceOp)
+    try:
+        slices = op.slices()
+    except UnknownShape:
+        raise LoweringError(f"{node_label(op)}: starts, ends, axes and steps must be constants") from None
+    ranges = [s.indices(size) for s, size in zip(slices, shape(op.data), strict=True)]
+    return Strided(op.data, shape(op.output), tuple(r[0] for r in ranges), tuple(r[2] for r in ranges))
+
+
+@index_map(onnx.ExpandOp)
+def broadcast(op: Operation) -> IndexMap:
+    return Broadcast(data_of(op), shape(op.results[0]))
+
+
+@index_map(onnx.GatherOp, chainable=False)
+def gathered(op: onnx.GatherOp) -> IndexMap:
+    indices = constant_array(op.indices)
+    if indices is None:
+        raise LoweringError(f"{node_label(op)}: only constant indices are supported on the GPU")
+    data = shape(op.data)
+    axis = normalize_axis(op.int_attr("axis"), len(data))
+    indices = np.asarray(indices, np.int64)
+    if indices.size and (indices.min() < -data[axis] or indices.max() >= data[axis]):
+        raise LoweringError(f"{node_label(op)}: an index is out of range for axis size {data[axis]}")
+    return Gathered(op.data, shape(op.output), axis, np.where(indices < 0, indices + data[axis], indices))
+
+
+@index_map(onnx.PadOp, chainable=False)
+def padded(op: onnx.PadOp) -> IndexMap:
+    label = node_label(op)
+    data = shape(op.data)
+    rank = len(data)
+    pads = constant_array(op.pads)
+    axes = None if is_none(op.axes) else constant_array(op.axes)
+    if pads is None or (not is_none(op.axes) and axes is None):
+        raise LoweringError(f"{label}: pads and axes must be constants")
+    chosen = [normalize_axis(int(a), rank) for a in (range(rank) if axes is None else axes.reshape(-1))]
+    amounts = [int(v) for v in np.asarray(pads).reshape(-1)]
+    widths = [(0, 0)] * rank
+    for i, a in enumerate(chosen):
+        widths[a] = (amounts[i], amounts[i + len(chosen)])
+    crops = tuple((max(-b, 0), max(-e, 0)) for b, e in widths)
+    grows = tuple((max(b, 0), max(e, 0)) for b, e in widths)
+    mode = op.mode.data
+    value = 0.0
+    if mode == "constant" and not is_none(op.constant_value):
+        fill = constant_array(op.constant_value)
+        if fill is None:
+            raise LoweringError(f"{label}: the pad value must be a constant")
+        value = float(np.asarray(fill).reshape(-1)[0])
+    for size, (cb, ce), (gb, ge) in zip(data, crops, grows, strict=True):
+        n = size - cb - ce
+        if mode == "reflect" and max(gb, ge) >= n:
+            raise LoweringError(f"{label}: reflect pads must be smaller than the axis ({n})")
+        if mode == "wrap" and max(gb, ge) > n:
+            raise LoweringError(f"{label}: wrap pads must not exceed the axis ({n})")
+    return Padded(op.data, shape(op.output), crops, grows, mode, value)
+
+
+@index_map(onnx.ResizeOp, chainable=False)
+def resized(op: onnx.ResizeOp) -> IndexMap:
+    label = node_label(op)
+    if op.mode.data != "nearest" or op.antialias.value.data:
+        raise LoweringError(f"{label}: only nearest resizing without antialias runs on the GPU")
+    rounding = NEAREST.get(op.nearest_mode.data)
+    if rounding is None:
+        raise LoweringError(f"{label}: unknown nearest_mode '{op.nearest_mode.data}'")
+    operands = {}
+    for name in ("roi", "scales", "sizes"):
+        value = getattr(op, name)
+        operands[name] = None if is_none(value) else constant_array(value)
+        if not is_none(value) and operands[name] is None:
+            raise LoweringError(f"{label}: {name} must be a constant")
+    x = shape(op.X)
+    factors, out, axes = resize_scales_and_sizes(op, x, operands["scales"], operands["sizes"])
+    if tuple(out) != shape(op.Y):
+        raise LoweringError(f"{label}: computed size {out} differs from the result's {list(shape(op.Y))}")
+    ctm = op.coordinate_transformation_mode.data
+    boxes = [(0.0, 1.0)] * len(x)
+    roi = operands["roi"]
+    if ctm == "tf_crop_and_resize" and roi is not None and roi.size:
+        values = [float(v) for v in roi.reshape(-1)]
+        for i, a in enumerate(axes):
+            boxes[a] = (values[i], values[i + len(axes)])
+    tables = []
+    for d, size in enumerate(x):
+        coords = source_coordinates(ctm, out[d], size, factors[d], boxes[d])
+        table = np.clip(rounding(coords), 0, size - 1).astype(np.int64)
+        if ctm == "tf_crop_and_resize":
+            table = np.where((coords >= 0) & (coords <= size - 1), table, -1)
+        tables.append(table)
+    return Resized(op.X, tuple(out), tuple(tables), op.extrapolation_value.value.data)
+
+
+# rules --------------------------------------------------------------------------------------
+
+
+@lowers(*INDEX_MAPS)
+def lower_movement(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
+    """A single-source movement op (and the chain after it): an alias or one kernel."""
+    lower_map(ctx, op, epilogue, make_index_map(op), base=op.name.split(".", 1)[1].lower())
+
+
+@lowers(onnx.SplitOp)
+def lower_split(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
+    """One kernel per used result, each a strided copy of its part."""
+    assert isinstance(op, onnx.SplitOp)
+    data = shape(op.input)
+    axis = normalize_axis(op.int_attr("axis"), len(data))
+    try:
+        sizes = op.sizes()
+    except (ShapeError, UnknownShape):
+        raise LoweringError(f"{node_label(op)}: split sizes must be constants") from None
+    start = 0
+    for i, (result, size) in enumerate(zip(op.outputs, sizes, strict=True)):
+        starts = [0] * len(data)
+        starts[axis] = start
+        start += size
+        if not result.uses:
+            continue
+        imap = Strided(op.input, shape(result), tuple(starts), (1,) * len(data))
+        lower_map(ctx, op, epilogue if i == 0 else [], imap, result, "split")
+
+
+@lowers(onnx.ConcatOp)
+def lower_concat(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
+    """
+    One kernel: each output pixel (or lane) branches to the operand that holds it.
+    Whole pixels are copied when every operand is packed along the output's packed
+    axis and no operand boundary falls inside a pixel.
+    """
+    assert isinstance(op, onnx.ConcatOp)
+    out = shape(op.concat_result)
+    axis = normalize_axis(op.int_attr("axis"), len(out))
+    inputs = [v for v in op.inputs if shape(v)[axis] > 0]
+    if len(inputs) == 1:
+        lower_map(ctx, op, epilogue, Reshaped(inputs[0], out), base="concat")
+        return
+    starts = [0]
+    for v in inputs:
+        starts.append(starts[-1] + shape(v)[axis])
+    k = KernelContext(ctx, op, "concat", epilogue)
+    kb = k.kb
+    views = [k.input(v, hint=f"in{i}") for i, v in enumerate(inputs)]
+    p = k.out.packed_axis
+    whole_pixels = all(v.packed_axis == p for v in views) and (
+        axis != p or all(s % 4 == 0 for s in starts[1:-1]))
+    if whole_pixels:
+        block = k.pixel.block
+        unit = 4 if axis == p else 1
+
+        def read_block(i: int) -> list[Val]:
+            at = list(block)
+            at[axis] = block[axis] - starts[i] // unit
+            return [views[i].read_block(at)]
+
+        value = branch(kb, block[axis], [s // unit for s in starts], read_block)[0]
+    else:
+        lanes: list[Val | float] = []
+        for lane in range(4):
+            if lane >= lanes_present(k):
+                lanes.append(0.0)
+                continue
+            idx = lane_index(k, lane)
+
+            def read(i: int, idx: Index = idx) -> list[Val]:
+                at = list(idx)
+                at[axis] = kb.like(idx[axis], kb.int(0)) - starts[i]
+                return [views[i].read(at)]
+
+            lanes.append(branch(kb, kb.like(idx[axis], kb.int(0)), starts, read)[0])
+        value = kb.vec4(lanes)
+    k.store(value)
+    k.finish()
+
+
+def branch(kb: KernelBuilder, coord: Val, starts: Sequence[int],
+           read: Callable[[int], list[Val]], lo: int = 0, hi: int | None = None) -> list[Val]:
+    """read(i) for the operand i with starts[i] <= coord < starts[i + 1] (a binary search)."""
+    hi = len(starts) - 1 if hi is None else hi
+    if hi - lo == 1:
+        return read(lo)
+    mid = (lo + hi) // 2
+    return kb.if_(coord < starts[mid],
+                  lambda: branch(kb, coord, starts, read, lo, mid),
+                  lambda: branch(kb, coord, starts, read, mid, hi))
+
+
+@lowers(onnx.ShapeOp, onnx.ConstantOfShapeOp, epilogue=False)
+def lower_shape_computation(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
+    """
+    Shape and ConstantOfShape are for `onnx-fold-constants`; one the host can
+    compute stays on the host (its users pack its value).
+    """
+    if ctx.is_host_constant(op.results[0]):
+        return
+    size = prod(shape(op.results[0])) if isinstance(op, onnx.ConstantOfShapeOp) else 0
+    hint = (f" (its {size} elements exceed the folding limit: raise max-elements)"
+            if size > OnnxFoldConstantsPass.max_elements else "")
+    raise LoweringError(f"{node_label(op)}: shape computations do not run on the GPU; "
+                        f"run onnx-fold-constants first to fold them{hint}")
