@@ -1,0 +1,70 @@
+"""
+Whole models on OpenCL against onnxruntime: the shipped light CNNs (with seeded
+random weights, since the shipped ones are one constant) in fp32 on PoCL, and
+every model of `bench/e2e.py` — the light CNNs plus the exported ViT,
+MobileNetV2 and GPT-2 — in fp16 storage on Intel's CPU runtime, which has
+cl_khr_fp16. The comparison and the model preparation are `bench/e2e.py`'s.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LIGHT = [
+    "light_resnet50", "light_densenet121", "light_inception_v1", "light_inception_v2",
+    "light_squeezenet", "light_shufflenet", "light_vgg19", "light_bvlc_alexnet",
+    "light_zfnet512",
+]
+EXPORTED = ["vit_tiny", "mobilenetv2_small", "gpt2_small"]
+
+FP16_TOLERANCE = 3e-2
+"""max |ours − onnxruntime| / max |onnxruntime| with every tensor stored as half:
+each stored activation keeps 11 significant bits, and the error grows with depth."""
+
+
+def _e2e():
+    spec = importlib.util.spec_from_file_location("bench_e2e", ROOT / "bench" / "e2e.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look themselves up there
+    spec.loader.exec_module(module)
+    return module
+
+
+e2e = _e2e()
+
+
+def _bench(name: str, device, tmp_path: Path, *options: str):
+    args = e2e.build_parser().parse_args(["--repeat", "1", *options])
+    (source,) = e2e.resolve_models([name], tmp_path)
+    return e2e.bench_model(source, device, args, tmp_path)
+
+
+@pytest.mark.parametrize("name", LIGHT)
+def test_light_model_fp32_on_pocl(name: str, pocl_device, tmp_path: Path):
+    row = _bench(name, pocl_device, tmp_path)
+    assert row.status == "ok", (row.status, row.error, row.rel_err)
+    assert row.rel_err <= 1e-3
+
+
+@pytest.fixture(scope="module")
+def intel_device():
+    from mobile_opt.backends.opencl.devices import DeviceError, choose_device
+
+    try:
+        return choose_device("intel")
+    except DeviceError as e:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Intel's CPU OpenCL runtime is part of the test set-up: {e}")
+        pytest.skip(str(e))
+
+
+@pytest.mark.parametrize("name", LIGHT + EXPORTED)
+def test_model_fp16_storage_on_intel(name: str, intel_device, tmp_path: Path):
+    row = _bench(name, intel_device, tmp_path, "--storage", "f16", "--tol", str(FP16_TOLERANCE))
+    assert row.status == "ok", (row.status, row.error, row.rel_err)
