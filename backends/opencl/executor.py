@@ -106,19 +106,17 @@ class CompiledModel:
         """Pack `array` into its slot; returns the pixels, which must live until the copy ends."""
         pixels = texture.pack(texture.Layout(record.layout), np.asarray(array, np.float32))
         pixels = np.ascontiguousarray(pixels, _pixel_dtype(record.element_type))
-        slot = self.slots[record.slot]
-        if record.kind == "image":
-            cl.enqueue_copy(
-                self.queue,
-                slot,
-                pixels,
-                origin=(0, 0),
-                region=(record.width, record.height),
-                is_blocking=blocking,
-            )
-        else:
-            cl.enqueue_copy(self.queue, slot, pixels, is_blocking=blocking)
+        self._copy(record, self.slots[record.slot], pixels, blocking)
         return pixels
+
+    def _copy(self, record, dest, src, blocking: bool) -> None:
+        """Copy between host pixels and a slot (either way); images take a region."""
+        if record.kind == "image":
+            region = (record.width, record.height)
+            cl.enqueue_copy(self.queue, dest, src, origin=(0, 0), region=region,
+                            is_blocking=blocking)
+        else:
+            cl.enqueue_copy(self.queue, dest, src, is_blocking=blocking)
 
     def _upload_weights(self) -> None:
         values: dict[SSAValue, object] = {}
@@ -129,18 +127,7 @@ class CompiledModel:
     def _download(self, record: OutputRecord) -> np.ndarray:
         """Start copying an output's pixels to the host; they are there after `finish`."""
         pixels = np.empty((record.height, record.width, 4), _pixel_dtype(record.element_type))
-        slot = self.slots[record.slot]
-        if record.kind == "image":
-            cl.enqueue_copy(
-                self.queue,
-                pixels,
-                slot,
-                origin=(0, 0),
-                region=(record.width, record.height),
-                is_blocking=False,
-            )
-        else:
-            cl.enqueue_copy(self.queue, pixels, slot, is_blocking=False)
+        self._copy(record, pixels, self.slots[record.slot], blocking=False)
         return pixels
 
     # running --------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from typing import IO, Any
 
+from mobile_opt.backends.opencl.printer import unique_name
 from mobile_opt.dialects import ocl, texture
 from mobile_opt.dialects.onnx.base import OnnxOp
 from mobile_opt.dialects.onnx.constants import ConstantOp, OnnxConstantOp, WeightOp
@@ -332,11 +333,7 @@ class _Namer:
         if value in self.names:
             return self.names[value]
         base = value.name_hint or fallback or f"%{len(self.names)}"
-        name, n = base, 0
-        while name in self.used:
-            n += 1
-            name = f"{base}_{n}"
-        self.used.add(name)
+        name = unique_name(base, self.used, "_")
         self.names[value] = name
         return name
 

@@ -78,6 +78,16 @@ class OpenCLPrintError(DiagnosticException):
     """The module holds something the OpenCL printer cannot express."""
 
 
+def unique_name(base: str, used: set[str], separator: str = "") -> str:
+    """`base`, or `base` with the first number that makes it new; recorded in `used`."""
+    name, n = base, 0
+    while name in used:
+        n += 1
+        name = f"{base}{separator}{n}"
+    used.add(name)
+    return name
+
+
 def c_type(t: Attribute) -> str:
     match t:
         case IntegerType() if t.width.data == 1:
@@ -147,11 +157,7 @@ class OpenCLPrinter(BasePrinter):
         base = re.sub(r"[^A-Za-z0-9_]", "_", hint or value.name_hint or "v")
         if base[0].isdigit():
             base = "v" + base
-        name, n = base, 0
-        while name in self.used:
-            n += 1
-            name = f"{base}{n}"
-        self.used.add(name)
+        name = unique_name(base, self.used)
         self.names[value] = name
         return name
 

@@ -164,6 +164,12 @@ class GroupIdOp(WorkItemQueryOp):
     name = "ocl.group_id"
 
 
+def check_element_type(op: Operation, storage: SSAValue, want: type, verb: str, kind: str) -> None:
+    """`op` only works on storage whose pixels hold `want` elements."""
+    if not isinstance(storage.type.element_type, want):
+        raise VerifyException(f"{op.name} {verb} {want.name} {kind}, not {storage.type}")
+
+
 class ImageReadOp(IRDLOperation, ABC):
     """Read the pixel at integer (x, y) of an image through the sampler (no filtering)."""
 
@@ -179,10 +185,7 @@ class ImageReadOp(IRDLOperation, ABC):
         super().__init__(operands=[image, x, y], result_types=[self.RESULT])
 
     def verify_(self) -> None:
-        if not isinstance(self.image.type.element_type, self.STORAGE):
-            raise VerifyException(
-                f"{self.name} reads {self.STORAGE.name} images, not {self.image.type}"
-            )
+        check_element_type(self, self.image, self.STORAGE, "reads", "images")
 
 
 @irdl_op_definition
@@ -218,10 +221,7 @@ class ImageWriteOp(IRDLOperation, ABC):
         super().__init__(operands=[value, image, x, y])
 
     def verify_(self) -> None:
-        if not isinstance(self.image.type.element_type, self.STORAGE):
-            raise VerifyException(
-                f"{self.name} writes {self.STORAGE.name} images, not {self.image.type}"
-            )
+        check_element_type(self, self.image, self.STORAGE, "writes", "images")
 
 
 @irdl_op_definition
@@ -250,10 +250,7 @@ class BufferAccessOp(IRDLOperation, ABC):
     STORAGE: ClassVar[type[Attribute]]
 
     def verify_(self) -> None:
-        if not isinstance(self.buffer.type.element_type, self.STORAGE):
-            raise VerifyException(
-                f"{self.name} accesses {self.STORAGE.name} buffers, not {self.buffer.type}"
-            )
+        check_element_type(self, self.buffer, self.STORAGE, "accesses", "buffers")
 
 
 class BufferLoadOp(BufferAccessOp, ABC):
