@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     IntAttr,
+    StringAttr,
     ModuleOp,
     TensorType,
     VectorType,
@@ -259,7 +260,7 @@ class AllocOp(StorageOp):
 
     name = "texture.alloc"
     shape = prop_def(DenseArrayBase.constr(i64))
-    remark = opt_prop_def(Attribute)
+    remark = opt_prop_def(StringAttr)
     result = result_def(PixelStorage)
     assembly_format = "attr-dict `:` type($result)"
 

@@ -7,13 +7,12 @@ launches) that replace the graph. Op lowerings (`rules.py`) talk to it through
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -113,6 +112,8 @@ class LoweringContext:
         dims = shape(value)
         storage_type = self.storage_type(layout, dims, label)
         op = self.host().insert(texture.AllocOp(layout, dims, storage_type))
+        if isinstance(storage_type, texture.PixelBufferType):
+            op.remark = StringAttr(self.remarks[-1])
         if value.name_hint:
             op.result.name_hint = value.name_hint
         stored = Stored(op.result, layout, dims)

@@ -17,7 +17,6 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, math, scf, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    Float32Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,

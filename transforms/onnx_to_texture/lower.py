@@ -17,7 +17,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from mobile_opt.dialects import onnx, texture
+from mobile_opt.dialects import texture
 from mobile_opt.dialects.onnx.constants import OnnxConstantOp
 
 from .context import LoweringContext, LoweringError, node_label
