@@ -6,6 +6,12 @@ import os
 
 import pytest
 
+from mobile_opt.backends.opencl.devices import register_pip_vendors
+
+# the ICD loader reads OCL_ICD_VENDORS at the first platform query of the session:
+# make the pip-installed Intel runtime visible before any test asks
+register_pip_vendors()
+
 
 @pytest.fixture(autouse=True, scope="session")
 def derived_weight_dir(tmp_path_factory: pytest.TempPathFactory):

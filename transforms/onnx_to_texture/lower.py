@@ -17,7 +17,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from mobile_opt.dialects import texture
+from mobile_opt.dialects import onnx, texture
 from mobile_opt.dialects.onnx.constants import OnnxConstantOp
 
 from .context import LoweringContext, LoweringError, node_label
@@ -74,6 +74,8 @@ def lower_graph(ctx: LoweringContext) -> None:
             continue  # stays on the host
         if not op.name.startswith("onnx."):
             raise LoweringError(f"{op.name} is not an onnx op")
+        if isinstance(op, onnx.ShapeOp | onnx.ConstantOfShapeOp):
+            RULES[type(op)](ctx, op, [])  # says to fold shape computations first
         if any(isinstance(r.type, TensorType) and r.type.element_type != f32 for r in op.results):
             raise LoweringError(f"{node_label(op)}: only float32 tensors run on the GPU")
         rule = RULES.get(type(op))
