@@ -67,7 +67,7 @@
 // BUF:      func.func @main_graph(
 // BUF-NEXT:   texture.pack %b {layout = #texture.layout<rows4>} : tensor<6x1x1xf32> -> !texture.image2d<1x6xf32>
 // BUF-NEXT:   texture.pack %x {layout = #texture.layout<nc4hw4>} : tensor<1x6x2x3xf32> -> !texture.buffer2d<6x2xf32>
-// BUF-NEXT:   %y = texture.alloc {layout = #texture.layout<nc4hw4>, shape = array<i64: 1, 6, 2, 3>} : !texture.buffer2d<6x2xf32>
+// BUF-NEXT:   %y = texture.alloc {layout = #texture.layout<nc4hw4>, shape = array<i64: 1, 6, 2, 3>, remark = "node 'relu' (Relu): a [1, 6, 2, 3] tensor takes a 6x2 image, over the device limit 4x16384; it is stored in a buffer instead"} : !texture.buffer2d<6x2xf32>
 // BUF:        texture.unpack %y {layout = #texture.layout<nc4hw4>} : !texture.buffer2d<6x2xf32> -> tensor<1x6x2x3xf32>
 // REMARK: remark: node 'relu' (Relu): a [1, 6, 2, 3] tensor takes a 6x2 image, over the device limit 4x16384; it is stored in a buffer instead
 // QUIET-NOT: remark
