@@ -265,20 +265,18 @@ class KernelBuilder:
         return result
 
     def min(self, a: Operand, b: Operand) -> Val:
-        a, b = self._pair(a, b)
-        if a.is_int:
-            if a.const is not None and b.const is not None:
-                return self.int(min(a.const, b.const))
-            return self.emit(arith.MinSIOp(a.value, b.value))
-        return self.emit(arith.MinimumfOp(a.value, b.value))
+        return self._extremum(a, b, min, arith.MinSIOp, arith.MinimumfOp)
 
     def max(self, a: Operand, b: Operand) -> Val:
+        return self._extremum(a, b, max, arith.MaxSIOp, arith.MaximumfOp)
+
+    def _extremum(self, a: Operand, b: Operand, fold, int_op, float_op) -> Val:
         a, b = self._pair(a, b)
         if a.is_int:
             if a.const is not None and b.const is not None:
-                return self.int(max(a.const, b.const))
-            return self.emit(arith.MaxSIOp(a.value, b.value))
-        return self.emit(arith.MaximumfOp(a.value, b.value))
+                return self.int(fold(a.const, b.const))
+            return self.emit(int_op(a.value, b.value))
+        return self.emit(float_op(a.value, b.value))
 
     def select(self, cond: Val, a: Operand, b: Operand) -> Val:
         a, b = self._pair(a, b)

@@ -98,19 +98,16 @@ def _operands(k: KernelContext, op: Operation) -> tuple[MatrixOperand, MatrixOpe
     trans_b = isinstance(op, GemmAttrsOp) and op.int_attr("transB")
     a_view = k.input(a_value, hint="a")
     b_view = k.input(b_value, hint="b")
-    if a_rank == 1:
-        a = MatrixOperand(a_view, 0, None)
-    elif trans_a:
-        a = MatrixOperand(a_view, a_rank - 2, a_rank - 1)
-    else:
-        a = MatrixOperand(a_view, a_rank - 1, a_rank - 2)
-    if b_rank == 1:
-        b = MatrixOperand(b_view, 0, None)
-    elif trans_b:
-        b = MatrixOperand(b_view, b_rank - 1, b_rank - 2)
-    else:
-        b = MatrixOperand(b_view, b_rank - 2, b_rank - 1)
+    # A contracts its last axis and B its second-to-last, unless transposed
+    a = _matrix_operand(a_view, a_rank, a_rank - 1, a_rank - 2, swap=trans_a)
+    b = _matrix_operand(b_view, b_rank, b_rank - 2, b_rank - 1, swap=trans_b)
     return a, b
+
+
+def _matrix_operand(view, rank: int, inner: int, outer: int, swap: bool) -> MatrixOperand:
+    if rank == 1:
+        return MatrixOperand(view, 0, None)
+    return MatrixOperand(view, outer, inner) if swap else MatrixOperand(view, inner, outer)
 
 
 @lowers(onnx.MatMulOp, onnx.FusedMatMulOp, onnx.GemmOp, onnx.FusedGemmOp)
