@@ -6,15 +6,14 @@ reference and the OpenCL path against onnxruntime, and the `bench/e2e.py` harnes
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import onnx.reference
 import pytest
+from harness import load_bench
 from onnx import TensorProto, helper, numpy_helper
 
 from mobile_opt.dialects.onnx import ONNX_OPS
@@ -23,17 +22,6 @@ from mobile_opt.tools import mobile_run
 REPO = Path(__file__).resolve().parent.parent
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 MODELS = ["vit_tiny", "mobilenetv2_small", "gpt2_small"]
-
-
-def load_bench(name: str):
-    """`bench/NAME.py` imported as a module (bench/ is no package)."""
-    module_name = f"mobile_opt_bench_{name}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, REPO / "bench" / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[module_name]
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from harness import assert_one_line_error, run_mobile_run
 from onnx import TensorProto, helper, numpy_helper, save
 
 from mobile_opt.tools import mobile_run
@@ -38,17 +39,7 @@ def model(tmp_path: Path) -> Path:
     return path
 
 
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        mobile_run.main(argv)
-    out, err = capsys.readouterr()
-    return exit_info.value.code, out, err
-
-
-def assert_one_line_error(status: int, err: str, message: str) -> None:
-    assert status == 1
-    assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith("mobile-run: error: ") and message in err, err
+run = run_mobile_run
 
 
 def test_passing_run_prints_a_table(model: Path, capsys):

@@ -11,17 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from harness import lower_for_pocl, relative_error
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 pytest.importorskip("pyopencl")
 
-from mobile_opt.frontend.onnx_import import import_onnx
-from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
-from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
-from mobile_opt.universe import PASSES
 from onnx import TensorProto, helper
-from xdsl.context import Context
 from xdsl.utils.exceptions import DiagnosticException
 
 RTOL = 1e-3
@@ -67,21 +63,10 @@ class ModelBuilder:
         return path
 
 
-def lower(path: Path, passes=()):
-    module = import_onnx(path)
-    ctx = Context()
-    for name in passes:
-        PASSES[name]()().apply(ctx, module)
-    OnnxToTexturePass(max_image_width=8192, max_image_height=8192, remarks=False).apply(ctx, module)
-    TextureToOclPass().apply(ctx, module)
-    module.verify()
-    return module
-
-
 def run(path: Path, device, feeds, passes=()) -> dict[str, np.ndarray]:
     from mobile_opt.backends.opencl.executor import CompiledModel
 
-    return CompiledModel(lower(path, passes), device).run(feeds).outputs
+    return CompiledModel(lower_for_pocl(path, passes, remarks=False), device).run(feeds).outputs
 
 
 def errors(path: Path, device, passes=(), seed=0) -> dict[str, float]:
@@ -97,7 +82,7 @@ def errors(path: Path, device, passes=(), seed=0) -> dict[str, float]:
     result = {}
     for name, want in expected.items():
         assert got[name].shape == want.shape, name
-        result[name] = float(np.abs(got[name] - want).max() / max(np.abs(want).max(), 1e-6))
+        result[name] = relative_error(got[name], want)
     return result
 
 
@@ -263,7 +248,7 @@ def test_unsupported_raise(tmp_path):
     m = ModelBuilder()
     add_conv(m, "y", [1, 4, 9], [4, 4, 3])
     with pytest.raises(DiagnosticException, match="rank-4"):
-        lower(m.save(tmp_path / "conv1d.onnx"))
+        lower_for_pocl(m.save(tmp_path / "conv1d.onnx"))
 
     m = ModelBuilder()
     m.node("MaxPool", [m.input("x", [1, 4, 4, 4])], [m.output("y"), "indices"], kernel_shape=[2, 2])
@@ -278,4 +263,4 @@ def test_unsupported_raise(tmp_path):
     onnx.save(model, graph_path)
     # the importer refuses the Indices output before the lowering sees it
     with pytest.raises(Exception, match="'indices'|Indices"):
-        lower(graph_path)
+        lower_for_pocl(graph_path)

@@ -17,16 +17,12 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from harness import lower_for_pocl, relative_error
 from onnx import TensorProto, helper, numpy_helper
-from xdsl.context import Context
 from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.backends.opencl.executor import CompiledModel
 from mobile_opt.dialects import texture
-from mobile_opt.frontend.onnx_import import import_onnx
-from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
-from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
-from mobile_opt.universe import PASSES
 
 RNG = np.random.default_rng(7)
 RTOL = 1e-3
@@ -66,23 +62,12 @@ def build(cases: dict[str, Node]) -> onnx.ModelProto:
     return onnx.shape_inference.infer_shapes(model)
 
 
-def lower(path: Path, passes: Sequence[str] = ()):
-    module = import_onnx(path)
-    ctx = Context()
-    for name in passes:
-        PASSES[name]()().apply(ctx, module)
-    OnnxToTexturePass(max_image_width=8192, max_image_height=8192).apply(ctx, module)
-    TextureToOclPass().apply(ctx, module)
-    module.verify()
-    return module
-
-
 def check(tmp_path: Path, device, model: onnx.ModelProto, passes: Sequence[str] = (),
           shift: float = 0.0, kernels: int | None = None):
     """Lower, build and run `model`; every output within RTOL of ONNX Runtime."""
     path = tmp_path / "model.onnx"
     onnx.save(model, path)
-    module = lower(path, passes)
+    module = lower_for_pocl(path, passes)
     compiled = CompiledModel(module, device)
     session = ort.InferenceSession(str(path))
     feeds = {
@@ -96,7 +81,7 @@ def check(tmp_path: Path, device, model: onnx.ModelProto, passes: Sequence[str] 
     for name, want in expected.items():
         got = result.outputs[name]
         assert got.shape == want.shape, name
-        err = np.abs(got - want).max() / max(np.abs(want).max(), 1e-6)
+        err = relative_error(got, want)
         assert err <= RTOL, f"{name}: relative error {err}"
     return module
 
@@ -267,4 +252,4 @@ def test_reduction_axes_must_be_constant(tmp_path):
     path = tmp_path / "axes.onnx"
     onnx.save(model, path)
     with pytest.raises(DiagnosticException, match="axes must be a constant"):
-        lower(path)
+        lower_for_pocl(path)

@@ -8,12 +8,11 @@ cl_khr_fp16. The comparison and the model preparation are `bench/e2e.py`'s.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
+from harness import load_bench
 
 ROOT = Path(__file__).resolve().parents[1]
 LIGHT = [
@@ -28,15 +27,7 @@ FP16_TOLERANCE = 1e-2
 each stored activation keeps 11 significant bits, and the error grows with depth."""
 
 
-def _e2e():
-    spec = importlib.util.spec_from_file_location("bench_e2e", ROOT / "bench" / "e2e.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look themselves up there
-    spec.loader.exec_module(module)
-    return module
-
-
-e2e = _e2e()
+e2e = load_bench("e2e")
 
 
 def _bench(name: str, device, tmp_path: Path, *options: str):

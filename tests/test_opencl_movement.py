@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from harness import lower_for_pocl, relative_error
 from mobile_opt.backends.opencl.executor import CompiledModel
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.frontend.onnx_import import import_onnx
@@ -28,10 +29,8 @@ from mobile_opt.transforms.onnx_to_texture.movement import (
     Strided,
     copy_plan,
 )
-from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.context import Context
-from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.utils.exceptions import DiagnosticException
 
 N = helper.make_node
@@ -180,13 +179,7 @@ def gpu_run(tmp_path_factory, pocl_device):
     """(GPU outputs, ONNX Runtime outputs, kernels' node labels) for random inputs."""
     path = tmp_path_factory.mktemp("movement") / "model.onnx"
     onnx.save(build_model(CASES), str(path))  # one OpenCL build
-    module = import_onnx(str(path))
-    ctx = Context()
-    OnnxToTexturePass(max_image_width=8192, max_image_height=8192).apply(ctx, module)
-    TextureToOclPass().apply(ctx, module)
-    CommonSubexpressionElimination().apply(ctx, module)
-    module.verify()
-    compiled = CompiledModel(module, pocl_device)
+    compiled = CompiledModel(lower_for_pocl(path, cse=True), pocl_device)
     session = ort.InferenceSession(str(path))
     rng = np.random.default_rng(0)
     feeds = {i.name: rng.standard_normal(i.shape).astype(np.float32)
@@ -203,8 +196,7 @@ def test_movement_matches_onnxruntime(name, gpu_run):
     for output in CASES[name].outputs:
         got, want = outputs[f"{name}.{output}"], expected[f"{name}.{output}"]
         assert got.shape == want.shape
-        error = np.abs(got - want).max() / max(np.abs(want).max(), 1e-6)
-        assert error <= 1e-3
+        assert relative_error(got, want) <= 1e-3
     launched = [node for node in kernel_nodes if f"'{name}." in node]
     assert len(launched) == CASES[name].kernels, launched
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from harness import assert_one_line_error, run_mobile_run
 from mobile_opt.backends.opencl.plan import Storage, assign_slots, parse_plan_comment
-from mobile_opt.tools import mobile_opt, mobile_run
+from mobile_opt.tools import mobile_opt
 from onnx import TensorProto, helper, numpy_helper, save
 
 NO_FUSION = "onnx-to-texture{fuse=false}"
@@ -49,17 +50,7 @@ def chain(tmp_path: Path) -> Path:
     )
 
 
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        mobile_run.main(argv)
-    out, err = capsys.readouterr()
-    return exit_info.value.code, out, err
-
-
-def assert_one_line_error(status: int, err: str, message: str) -> None:
-    assert status == 1
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert err.startswith("mobile-run: error: ") and message in err, err
+run = run_mobile_run
 
 
 def test_default_run_on_pocl_matches_onnxruntime(chain: Path, pocl_device, capsys):
