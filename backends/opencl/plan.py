@@ -31,8 +31,8 @@ from typing import IO, Any
 
 from mobile_opt.backends.opencl.printer import unique_name
 from mobile_opt.dialects import ocl, texture
-from mobile_opt.dialects.onnx.base import OnnxOp
-from mobile_opt.dialects.onnx.constants import ConstantOp, OnnxConstantOp, WeightOp
+from mobile_opt.dialects.onnx.base import is_constant_expression
+from mobile_opt.dialects.onnx.constants import ConstantOp, WeightOp
 from mobile_opt.frontend.onnx_import import graph_io_names
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -300,14 +300,6 @@ def _dtype(t: TensorType) -> str:
     return dtype_of(t.element_type).name
 
 
-def _is_constant(value: SSAValue) -> bool:
-    owner = value.owner
-    return isinstance(owner, Operation) and (
-        isinstance(owner, OnnxConstantOp)
-        or (isinstance(owner, OnnxOp) and all(_is_constant(v) for v in owner.operands))
-    )
-
-
 def _describe_source(value: SSAValue) -> dict[str, Any]:
     """Where a constant comes from: a weight store and key, an inline value, or host ops."""
     owner = value.owner
@@ -402,7 +394,7 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
         match op:
             case texture.PackOp():
                 source = op.source
-                permanent = _is_constant(source)
+                permanent = is_constant_expression(source)
                 label = arg_names.get(source) if isinstance(source, BlockArgument) else None
                 if label is None and isinstance(source.owner, WeightOp):
                     label = source.owner.key.data

@@ -150,6 +150,14 @@ def element_type_of_value(value: SSAValue) -> Attribute:
     return t.element_type
 
 
+def is_constant_expression(value: SSAValue) -> bool:
+    """A constant, or an op on constants only: computable before the graph runs."""
+    owner = value.owner
+    return isinstance(owner, OnnxConstantOp) or (
+        isinstance(owner, OnnxOp) and all(is_constant_expression(v) for v in owner.operands)
+    )
+
+
 def constant_array(value: SSAValue) -> np.ndarray | None:
     """The value of a tensor defined by a constant op, else None."""
     owner = value.owner

@@ -17,7 +17,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from mobile_opt.dialects import ocl, onnx, texture
-from mobile_opt.dialects.onnx.constants import OnnxConstantOp
+from mobile_opt.dialects.onnx.base import is_constant_expression
 from mobile_opt.dialects.texture import Layout, image_size
 
 from .kernel_builder import KernelBuilder, Val
@@ -125,15 +125,7 @@ class LoweringContext:
         A constant, or an op on constants only (e.g. a ConstantOfShape too large
         for onnx-fold-constants): the executor computes it on the host.
         """
-        owner = value.owner
-        if isinstance(owner, OnnxConstantOp):
-            return True
-        return (
-            isinstance(owner, Operation)
-            and owner.name.startswith("onnx.")
-            and bool(owner.operands)
-            and all(self.is_host_constant(v) for v in owner.operands)
-        )
+        return is_constant_expression(value)
 
     def layout_for(self, value: SSAValue) -> Layout:
         """

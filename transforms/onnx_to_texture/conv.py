@@ -475,8 +475,3 @@ def regroup_transposed_weight(ctx: LoweringContext, weight: SSAValue, group: int
 
 def element_type(value: SSAValue):
     return value.type.element_type  # type: ignore[union-attr]
-
-
-@lowers(onnx.NoneOp, epilogue=False)
-def lower_none(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
-    """An absent optional operand (e.g. Conv's bias) needs no storage and no kernel."""
