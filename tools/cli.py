@@ -49,6 +49,10 @@ def run_tool(name: str, body: Callable[[], int | None]) -> None:
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
+    except BrokenPipeError:
+        # the reader (e.g. `| head`) left: stop quietly, as a C tool would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     sys.exit(status or 0)
 
 
