@@ -31,6 +31,12 @@ def _ocl() -> Dialect:
     return OCL
 
 
+def _hvx() -> Dialect:
+    from mobile_opt.dialects.hvx import HVX
+
+    return HVX
+
+
 def _onnx_to_texture() -> type[ModulePass]:
     from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
 
@@ -67,7 +73,18 @@ def _canonicalize() -> type[ModulePass]:
     return OnnxCanonicalizePass
 
 
-DIALECTS: dict[str, Callable[[], Dialect]] = {"onnx": _onnx, "texture": _texture, "ocl": _ocl}
+def _hvx_regalloc() -> type[ModulePass]:
+    from mobile_opt.transforms.hvx_regalloc import HvxRegisterAllocationPass
+
+    return HvxRegisterAllocationPass
+
+
+DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "onnx": _onnx,
+    "texture": _texture,
+    "ocl": _ocl,
+    "hvx": _hvx,
+}
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "onnx-fold-constants": _fold_constants,
@@ -76,6 +93,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "onnx-canonicalize": _canonicalize,
     "onnx-to-texture": _onnx_to_texture,
     "texture-to-ocl": _texture_to_ocl,
+    "hvx-regalloc": _hvx_regalloc,
 }
 
 def _opencl() -> type[Target]:
@@ -90,9 +108,16 @@ def _opencl_plan() -> type[Target]:
     return OpenCLPlanTarget
 
 
+def _hexagon_asm() -> type[Target]:
+    from mobile_opt.backends.hexagon.printer import HexagonAsmTarget
+
+    return HexagonAsmTarget
+
+
 TARGETS: dict[str, Callable[[], type[Target]]] = {
     "opencl": _opencl,
     "opencl-plan": _opencl_plan,
+    "hexagon-asm": _hexagon_asm,
 }
 
 MOBILE_OPT_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES, all_targets=TARGETS)

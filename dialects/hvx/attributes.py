@@ -1,0 +1,78 @@
+"""
+Attributes of the `hvx` dialect: SIMD layouts and the execution plans the DSP lowering
+offers for each quantized operator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import IntAttr, StringAttr
+from xdsl.dialects.utils.enum_attribute import EnumAttribute
+from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from .layouts import SimdLayout
+
+
+@irdl_attr_definition
+class LayoutAttr(EnumAttribute[SimdLayout]):
+    """A SIMD layout: `#hvx.layout<col4>`; see `layouts.SimdLayout`."""
+
+    name = "hvx.layout"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> SimdLayout:
+        with parser.in_angle_brackets():
+            return parser.parse_str_enum(SimdLayout)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data.value}>")
+
+
+@irdl_attr_definition
+class PlanAttr(ParametrizedAttribute):
+    """
+    One way to run an operator on HVX: `#hvx.plan<col4, vrmpy, 1234 packets, 1500 cycles>`.
+    The layout is that of the operator's activation inputs and output; packets and cycles
+    are the machine-description estimate for the whole kernel.
+    """
+
+    name = "hvx.plan"
+
+    layout: LayoutAttr
+    instruction: StringAttr
+    packets: IntAttr
+    cycles: IntAttr
+
+    def __init__(self, layout: SimdLayout, instruction: str, packets: int, cycles: int):
+        super().__init__(
+            LayoutAttr(layout), StringAttr(instruction), IntAttr(packets), IntAttr(cycles)
+        )
+
+    def verify(self) -> None:
+        if self.packets.data < 0 or self.cycles.data < self.packets.data:
+            raise VerifyException("hvx.plan: needs 0 <= packets <= cycles")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            layout = parser.parse_str_enum(SimdLayout)
+            parser.parse_punctuation(",")
+            instruction = parser.parse_identifier()
+            parser.parse_punctuation(",")
+            packets = parser.parse_integer(allow_negative=False)
+            parser.parse_keyword("packets")
+            parser.parse_punctuation(",")
+            cycles = parser.parse_integer(allow_negative=False)
+            parser.parse_keyword("cycles")
+        return (LayoutAttr(layout), StringAttr(instruction), IntAttr(packets), IntAttr(cycles))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(
+            f"<{self.layout.data.value}, {self.instruction.data}, "
+            f"{self.packets.data} packets, {self.cycles.data} cycles>"
+        )
