@@ -116,6 +116,12 @@ class FunctionAllocator:
         return [v for v in values if isinstance(v.type, HexagonRegisterType)]
 
     def _check_tie(self, inst: Operation, operand: SSAValue) -> None:
+        _, def_loops = self._def_position(operand)
+        if any(loop not in def_loops for loop in self._enclosing_loops(inst)):
+            raise RegisterAllocationError(
+                f"{self.func.sym_name.data}: {inst.name} overwrites, on every loop "
+                "iteration, a value defined outside the loop"
+            )
         here = self.position[inst]
         for use in operand.uses:
             if use.operation is not inst and self.position[use.operation] > here:
@@ -146,9 +152,16 @@ class FunctionAllocator:
                     self._check_tie(op, init)
                     for other in (arg, out, result):
                         uf.union(init, other)
-            elif isinstance(op, ops.PAIR_ALIAS_OPS):
+            elif isinstance(op, ops.PAIR_VIEWS):
                 offset = 0 if isinstance(op, ops.LoOp | ops.LoOfPairOp) else 1
                 views[op.d] = (op.pair, offset)
+            elif isinstance(op, ops.PairOp):
+                for offset, half in enumerate((op.lo, op.hi)):
+                    if half in views:
+                        raise RegisterAllocationError(
+                            f"{self.func.sym_name.data}: a vector joins two pairs"
+                        )
+                    views[half] = (op.d, offset)
         by_root: dict[SSAValue, _Class] = {}
         for value in values:
             cls = by_root.setdefault(uf.find(value), _Class())

@@ -81,8 +81,9 @@ class Instruction(HvxOperation, OneLineAssemblyPrintable, ABC):
         fields: dict[str, str] = {}
         for name, _ in (*definition.operands, *definition.results):
             value = getattr(self, name)
-            assert isinstance(value.type, HexagonRegisterType)
-            fields[name] = value.type.asm_name()
+            if isinstance(value, SSAValue):  # variadic groups have no field in the syntax
+                assert isinstance(value.type, HexagonRegisterType)
+                fields[name] = value.type.asm_name()
         for name in definition.properties:
             prop = self.properties.get(name)
             if isinstance(prop, IntegerAttr):
@@ -317,17 +318,25 @@ class VtmpyOp(WdWuRt):
 
 @irdl_op_definition
 class VmpyiWordOp(VdVuRt):
-    """`Vd.w = vmpyi(Vu.w, Rt.h)`: d.w[i] = u.w[i]·t.h[i%2], low 32 bits."""
+    """`Vd.w = vmpyi(Vu.w, Rt.ub)`: d.w[i] = u.w[i]·t.ub[i%4], low 32 bits."""
 
     name = "hvx.vmpyi_w"
-    SYNTAX: ClassVar[str] = "{d}.w = vmpyi({u}.w,{t}.h)"
+    SYNTAX: ClassVar[str] = "{d}.w = vmpyi({u}.w,{t}.ub)"
 
 
 @irdl_op_definition
 class VmpyiWordAccOp(VxVuRt):
-    """`Vx.w += vmpyi(Vu.w, Rt.h)`."""
+    """`Vx.w += vmpyi(Vu.w, Rt.ub)`: x.w[i] += u.w[i]·t.ub[i%4], low 32 bits."""
 
     name = "hvx.vmpyi_w_acc"
+    SYNTAX: ClassVar[str] = "{d}.w += vmpyi({u}.w,{t}.ub)"
+
+
+@irdl_op_definition
+class VmpyiWordHalfAccOp(VxVuRt):
+    """`Vx.w += vmpyi(Vu.w, Rt.h)`: x.w[i] += u.w[i]·t.h[i%2], low 32 bits."""
+
+    name = "hvx.vmpyi_wh_acc"
     SYNTAX: ClassVar[str] = "{d}.w += vmpyi({u}.w,{t}.h)"
 
 
@@ -492,6 +501,20 @@ class VcmpGtWOp(Instruction):
 
 
 @irdl_op_definition
+class VcmpEqWOp(Instruction):
+    """`Qd = vcmp.eq(Vu.w, Vv.w)`: the byte lanes of word i are set iff u.w[i] == v.w[i]."""
+
+    name = "hvx.vcmp_eq_w"
+    SYNTAX: ClassVar[str] = "{d} = vcmp.eq({u}.w,{v}.w)"
+    u = operand_def(VecType)
+    v = operand_def(VecType)
+    d = result_def(PredType)
+
+    def __init__(self, u: SSAValue, v: SSAValue, d: PredType = PredType.unallocated()):
+        super().__init__(operands=[u, v], result_types=[d])
+
+
+@irdl_op_definition
 class VcmpGtWAndOp(Instruction):
     """`Qx &= vcmp.gt(Vu.w, Vv.w)`."""
 
@@ -539,11 +562,11 @@ class VmuxOp(Instruction):
 
 
 @irdl_op_definition
-class VsetqOp(Instruction):
-    """`Qd = vsetq(Rt)`: byte lane i is set iff i < t mod 128."""
+class Vsetq2Op(Instruction):
+    """`Qd = vsetq2(Rt)`: byte lane i is set iff i <= (t - 1) mod 128 (t = 1..128 lanes)."""
 
-    name = "hvx.vsetq"
-    SYNTAX: ClassVar[str] = "{d} = vsetq({t})"
+    name = "hvx.vsetq2"
+    SYNTAX: ClassVar[str] = "{d} = vsetq2({t})"
     t = operand_def(RegType)
     d = result_def(PredType)
 
@@ -618,6 +641,22 @@ class HiOp(HvxOperation):
 
     def __init__(self, pair: SSAValue):
         super().__init__(operands=[pair], result_types=[VecType.unallocated()])
+
+
+@irdl_op_definition
+class PairOp(HvxOperation):
+    """
+    Two vectors seen as a pair (`lo` the even register); allocation places them in the
+    pair's halves, so it prints nothing. Each vector may join one pair only.
+    """
+
+    name = "hvx.pair"
+    lo = operand_def(VecType)
+    hi = operand_def(VecType)
+    d = result_def(VecPairType)
+
+    def __init__(self, lo: SSAValue, hi: SSAValue):
+        super().__init__(operands=[lo, hi], result_types=[VecPairType.unallocated()])
 
 
 @irdl_op_definition
@@ -856,6 +895,20 @@ class AddOp(Instruction):
         super().__init__(operands=[s, t], result_types=[d])
 
 
+@irdl_op_definition
+class MinOp(Instruction):
+    """`Rd = min(Rs, Rt)`, signed."""
+
+    name = "hvx.min"
+    SYNTAX: ClassVar[str] = "{d} = min({s},{t})"
+    s = operand_def(RegType)
+    t = operand_def(RegType)
+    d = result_def(RegType)
+
+    def __init__(self, s: SSAValue, t: SSAValue, d: RegType = RegType.unallocated()):
+        super().__init__(operands=[s, t], result_types=[d])
+
+
 class ScalarMemory(Instruction, ABC):
     """`offset` counts bytes; `region` names the buffer, for alias facts."""
 
@@ -981,7 +1034,8 @@ class SyscallOp(Instruction):
 # Structure
 # ----------------------------------------------------------------------------
 
-PAIR_ALIAS_OPS = (LoOp, HiOp, LoOfPairOp, HiOfPairOp)
+PAIR_VIEWS = (LoOp, HiOp, LoOfPairOp, HiOfPairOp)
+"""Ops whose result is a half of their operand pair."""
 
 
 @irdl_op_definition

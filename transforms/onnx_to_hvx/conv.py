@@ -1,0 +1,580 @@
+"""
+Quantized convolution and matrix product kernels for the three SIMD layouts.
+
+A matrix product [M, K] × [K, N] is a 1×1 convolution over one line of M pixels, so
+one generator serves QLinearConv, QLinearMatMul and their QDQ forms. Pixels lie in
+the lanes of a vector and channels in its column groups (`layouts.py`); a kernel
+computes one output line at a time, one panel of P output pixels and a tile of output
+channels at a time, summing over kernel rows (a loop), input column groups (the
+hardware loop, unrolled U times) and kernel columns (unrolled):
+
+    for oh:  for panel:  for channel tile:
+        acc = 0
+        for kh:  for g in groups (step U):  for u < U:  for kw:
+            window = the input pixels this tap reads for the panel's P outputs
+            acc[t] ⊕= window × w[t, g+u, kh, kw]   for t in the tile
+        requantise acc, pack into output vectors, store
+
+A window is an aligned panel load, shifted by `valign` for a horizontal tap offset;
+with stride 2 two shifted windows are `vdeal`t to keep every other pixel. Image lines
+carry halo panels and halo lines holding the input zero point, so taps outside the
+image read the zero point.
+
+The multiply-accumulate `⊕=` is the layout's instruction:
+
+- `col4`/`vrmpy`: one instruction per (window, channel) sums the 4 channels of a
+  column group into 32 int32 pixels.
+- `col1`/`vmpy`: 16-bit products (the even and odd pixels in the two halves of a pair)
+  accumulate in 16 bits for a chunk of `chunk` items, then widen into int32 with
+  `vadd` (two chunks per instruction).
+- `col2`/`vmpa`: two windows form a pair; one instruction multiplies the four channels
+  they hold, two at a time into 16 bits; chunks then widen (`vadd` of both halves).
+
+Chunk lengths come from the weights: the largest that cannot overflow 16 bits for any
+input (|Σ w|·255 within int16 for each lane's weights), so every plan is exact.
+Depthwise convolutions use `vmpy` in every layout, with the weights of the channels a
+vector holds packed into the scalar operand.
+
+The weights, per-channel bias and requantisation are folded at compile time; the
+kernel streams one 32-bit scalar per (item, channel) in exactly its loop order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from mobile_opt.dialects.hvx import ops
+from mobile_opt.dialects.hvx.layouts import ImageGeometry, SimdLayout, ceil_div
+from mobile_opt.transforms.onnx_to_hvx.builder import KernelBuilder, loop_kinds
+from mobile_opt.transforms.onnx_to_hvx.requant import Requantizer
+
+VECTOR = 128
+
+
+class PlanInfeasible(Exception):
+    """This layout cannot run this operator (exactly); the reason says why."""
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """A convolution over one image (N = 1), in the input's pixel coordinates."""
+
+    channels: int
+    height: int
+    width: int
+    out_channels: int
+    kernel: tuple[int, int] = (1, 1)
+    stride: tuple[int, int] = (1, 1)
+    pads: tuple[int, int] = (0, 0)
+    """Top and left padding (bottom and right follow from the output size)."""
+    depthwise: bool = False
+
+    @property
+    def out_height(self) -> int:
+        kh, sh, pt = self.kernel[0], self.stride[0], self.pads[0]
+        return (self.height + 2 * pt - kh) // sh + 1
+
+    @property
+    def out_width(self) -> int:
+        kw, sw, pl = self.kernel[1], self.stride[1], self.pads[1]
+        return (self.width + 2 * pl - kw) // sw + 1
+
+    def input_reach(self) -> tuple[int, int, int, int]:
+        """Pixels read beyond the image: above, below, left, right."""
+        kh, kw = self.kernel
+        sh, sw = self.stride
+        pt, pl = self.pads
+        below = (self.out_height - 1) * sh + kh - pt - self.height
+        right = (self.out_width - 1) * sw + kw - pl - self.width
+        return pt, max(0, below), pl, max(0, right)
+
+    @property
+    def macs(self) -> int:
+        per_output = self.kernel[0] * self.kernel[1] * (1 if self.depthwise else self.channels)
+        return self.out_channels * self.out_height * self.out_width * per_output
+
+
+def _pack_words(b0, b1, b2, b3) -> np.ndarray:
+    """Four int8 arrays → the int32 words with those bytes (b0 least significant)."""
+    parts = [np.asarray(b, np.int64) & 0xFF for b in (b0, b1, b2, b3)]
+    return (parts[0] | parts[1] << 8 | parts[2] << 16 | parts[3] << 24).astype(np.uint32)
+
+
+def _chunk_length(positive: list[np.ndarray], negative: list[np.ndarray]) -> int:
+    """
+    Per item of an iteration, the sums of the positive and of the negative int8 weights
+    each 16-bit lane multiplies by unsigned bytes (any leading shape). The largest
+    chunk of consecutive items whose lane sums stay within int16 for every input.
+    """
+    high = np.stack(positive, -1)
+    low = np.stack(negative, -1)
+    count = high.shape[-1]
+    for length in range(count, 0, -1):
+        fits = all(
+            255 * high[..., s : s + length].sum(-1).max(initial=0) <= 32767
+            and 255 * low[..., s : s + length].sum(-1).min(initial=0) >= -32768
+            for s in range(0, count, length)
+        )
+        if fits:
+            return length
+    return 0
+
+
+@dataclass
+class ConvPlan:
+    """One layout's kernel for one convolution: the function and its weight stream."""
+
+    func: ops.FuncOp
+    weights: np.ndarray
+    """uint8 bytes the kernel streams (its `weights` buffer)."""
+    layout: SimdLayout
+    instruction: str
+
+
+class ConvKernelGenerator:
+    """
+    Builds the kernel of `shape` in `layout`. `weights` are int8 [N, C or 1, KH, KW]
+    with zero point 0, `bias` the int32 constant to add per output channel (zero-point
+    terms folded in), `requant` the output requantiser. Buffers are named by the
+    `*_symbol` arguments; geometries say where pixels live.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        shape: ConvShape,
+        layout: SimdLayout,
+        weights: np.ndarray,
+        bias: np.ndarray,
+        requant: Requantizer,
+        in_geo: ImageGeometry,
+        out_geo: ImageGeometry,
+        input_symbol: str,
+        output_symbol: str,
+        weight_symbol: str,
+    ):
+        self.name, self.shape, self.layout = name, shape, layout
+        self.k = layout.columns_per_vector
+        self.p = layout.panel_rows
+        self.weights = np.asarray(weights, np.int64)
+        self.bias = np.asarray(bias, np.int64)
+        self.requant = requant
+        self.in_geo, self.out_geo = in_geo, out_geo
+        self.symbols = (input_symbol, output_symbol, weight_symbol)
+        assert in_geo.layout is layout and out_geo.layout is layout
+        top, below, left, right = shape.input_reach()
+        if top > in_geo.halo_lines or below > in_geo.halo_lines:
+            raise PlanInfeasible("input halo lines are too few for the kernel's reach")
+        if left > in_geo.halo_panels * self.p or right > in_geo.halo_panels * self.p:
+            raise PlanInfeasible("input halo panels are too few for the kernel's reach")
+        if shape.stride[1] not in (1, 2):
+            raise PlanInfeasible(f"horizontal stride {shape.stride[1]} (only 1 and 2)")
+        self.instruction = "vmpy" if shape.depthwise else layout.instruction
+        self._plan_tiles()
+
+    # ------------------------------------------------------------------ planning
+
+    def _plan_tiles(self) -> None:
+        shape, k = self.shape, self.k
+        out_groups = self.out_geo.groups
+        kw = shape.kernel[1]
+        in_groups = 1 if shape.depthwise else self.in_geo.groups
+        # unroll the group loop so an iteration has a few items to pair and chunk
+        self.unroll = max(
+            (u for u in range(1, min(in_groups, 8) + 1) if in_groups % u == 0 and u * kw <= 16),
+            default=1,
+        )
+        # channel tile: whole output vectors, within the vector registers. Per channel a
+        # tile holds its accumulators and, for 16-bit chunks, the chunk in flight and
+        # the one waiting to widen.
+        per_channel = {"vrmpy": 1, "vmpa": 4, "vmpy": 8}[self.instruction]
+        windows = self.unroll * kw * (3 if shape.stride[1] == 2 else 1) + 4
+        constants = 8 + 2 * len(self.requant.corrections)
+        budget = 32 - windows - constants - 4
+        if shape.depthwise:
+            self.tile_groups = 1
+        else:
+            fitting = [
+                g for g in range(1, min(out_groups, 8) + 1)
+                if out_groups % g == 0 and g * k * per_channel <= budget
+            ]
+            self.tile_groups = max(fitting, default=1)
+        self.tile_channels = self.tile_groups * k
+
+    # ------------------------------------------------------------------ weights
+
+    def _channel_weights(self, n: int, c: int, kh: int, kw: int) -> int:
+        """int8 weight of output n, input channel c (0 outside the real tensor)."""
+        w = self.weights
+        if n >= w.shape[0]:
+            return 0
+        if self.shape.depthwise:
+            return int(w[n, 0, kh, kw]) if c == n else 0
+        return int(w[n, c, kh, kw]) if c < w.shape[1] else 0
+
+    def _items(self) -> list[tuple[int, int]]:
+        """(group offset u, tap kw) of one iteration, in order."""
+        return [(u, kw) for u in range(self.unroll) for kw in range(self.shape.kernel[1])]
+
+    def _item_words(self, tile: int, kh: int, g0: int, item: tuple[int, int], t: int) -> int:
+        """The scalar operand for item × channel t of the tile (vrmpy and vmpy)."""
+        u, kw = item
+        k = self.k
+        if self.shape.depthwise:
+            # byte j of the word multiplies the lanes of channel j mod k of the group
+            channels = [tile * k + j % k for j in range(4)]
+            return int(_pack_words(*(self._channel_weights(c, c, kh, kw) for c in channels)))
+        n = tile * self.tile_channels + t
+        group = g0 + u
+        if self.instruction == "vrmpy":
+            return int(_pack_words(*(self._channel_weights(n, group * 4 + j, kh, kw)
+                                     for j in range(4))))
+        w0 = self._channel_weights(n, group, kh, kw)  # vmpy, col1: one channel a vector
+        return int(_pack_words(w0, w0, w0, w0))
+
+    def _pair_words(self, tile, kh, g0, first, second, t) -> int:
+        """vmpa: windows `first` (lo) and `second` (hi) of the pair, channel t."""
+        n = tile * self.tile_channels + t
+
+        def ch(item, j):
+            if item is None:
+                return 0
+            u, kw = item
+            return self._channel_weights(n, (g0 + u) * 2 + j, kh, kw)
+
+        return int(_pack_words(ch(first, 0), ch(second, 0), ch(first, 1), ch(second, 1)))
+
+    # ------------------------------------------------------------------ generation
+
+    def generate(self) -> ConvPlan:
+        shape, k, p = self.shape, self.k, self.p
+        in_geo, out_geo = self.in_geo, self.out_geo
+        b = KernelBuilder(self.name)
+        self.b = b
+        in_sym, out_sym, w_sym = self.symbols
+        in_groups = 1 if shape.depthwise else in_geo.groups
+        iterations = ceil_div(in_groups, self.unroll)
+        tiles = out_geo.groups // self.tile_groups
+        items = self._items()
+        pairs = [(items[i], items[i + 1] if i + 1 < len(items) else None)
+                 for i in range(0, len(items), 2)]
+        kh_count = shape.kernel[0]
+        sh, sw = shape.stride
+        out_panels = out_geo.data_panels
+
+        # the weight stream, in loop order; chunk lengths from its values
+        stream: list[int] = []
+        chunk_lanes: list[list[np.ndarray]] = []
+        for tile in range(tiles):
+            stream.extend(int(v) & 0xFFFFFFFF for v in self._tile_bias(tile))
+            for kh in range(kh_count):
+                for it in range(iterations):
+                    g0 = it * self.unroll
+                    per_item = 1 if shape.depthwise else self.tile_channels
+                    if self.instruction == "vmpa":
+                        words = [[self._pair_words(tile, kh, g0, a, c, t)
+                                  for t in range(per_item)] for a, c in pairs]
+                    else:
+                        words = [[self._item_words(tile, kh, g0, item, t)
+                                  for t in range(per_item)] for item in items]
+                    chunk_lanes.append(words)
+                    for per_item in words:
+                        stream.extend(per_item)
+        self.chunk = self._chunk_from(chunk_lanes)
+        if self.chunk == 0:
+            raise PlanInfeasible(
+                f"{self.instruction}: a single instruction's 16-bit sum can overflow with "
+                "these weights"
+            )
+        weight_bytes = np.asarray(stream, np.uint32).view(np.uint8)
+
+        in_base = b(ops.AddressOp(in_sym))
+        out_base = b(ops.AddressOp(out_sym))
+        w_base = b(ops.AddressOp(w_sym))
+        self.zero = b.splat(0)
+        requant_consts = self._requant_constants()
+
+        pb_in, pb_out = in_geo.panel_bytes, out_geo.panel_bytes
+        lp_in, lp_out = in_geo.line_panels, out_geo.line_panels
+        first_in = ((in_geo.halo_lines - shape.pads[0]) * lp_in + in_geo.halo_panels) * pb_in
+        first_out = (out_geo.halo_lines * lp_out + out_geo.halo_panels) * pb_out
+        oh_count = shape.out_height
+        kinds = loop_kinds([oh_count, out_panels, tiles, kh_count, iterations])
+        row_in = b(ops.AddImmOp(in_base, first_in))
+        row_out = b(ops.AddImmOp(out_base, first_out))
+        with b.loop(oh_count, kinds[0], [row_in, row_out]) as line_loop:
+            row_in, row_out = line_loop.args
+            pan_in, pan_out = b.copy(row_in), b.copy(row_out)
+            valid = b.fresh_const(shape.out_width * k)
+            with b.loop(out_panels, kinds[1], [pan_in, pan_out, valid]) as panel_loop:
+                pan_in, pan_out, valid = panel_loop.args
+                mask = None
+                if shape.out_width % p:
+                    lanes = b(ops.MinOp(valid, b.const(VECTOR)))
+                    mask = b(ops.Vsetq2Op(lanes))
+                wp, dst = b.copy(w_base), b.copy(pan_out)
+                src_group = b.copy(pan_in)
+                with b.loop(tiles, kinds[2], [wp, dst, src_group]) as tile_loop:
+                    wp, dst, src_group = tile_loop.args
+                    biases = []
+                    for _ in range(self.tile_channels):
+                        word, wp = self._load_word(wp)
+                        biases.append(word)
+                    accs = self._zero_accumulators()
+                    kh_src = b.copy(src_group if shape.depthwise else pan_in)
+                    with b.loop(kh_count, kinds[3], [kh_src, wp, *accs]) as kh_loop:
+                        kh_src, wp, *accs = kh_loop.args
+                        ptrs = [b(ops.AddImmOp(kh_src, j * pb_in)) for j in self._panel_offsets()]
+                        with b.loop(iterations, kinds[4], [wp, *ptrs, *accs]) as g_loop:
+                            wp, *rest = g_loop.args
+                            ptrs, accs = rest[: len(ptrs)], rest[len(ptrs):]
+                            windows = self._windows(ptrs)
+                            wp, accs = self._accumulate(windows, items, pairs, wp, accs)
+                            ptrs = [b(ops.AddImmOp(q, self.unroll * VECTOR)) for q in ptrs]
+                            g_loop.next(wp, *ptrs, *accs)
+                        wp, *rest = g_loop.results
+                        accs = rest[len(ptrs):]
+                        kh_src = b(ops.AddImmOp(kh_src, lp_in * pb_in))
+                        kh_loop.next(kh_src, wp, *accs)
+                    _, wp, *accs = kh_loop.results
+                    dst = self._store_tile(dst, accs, biases, requant_consts, mask)
+                    step = VECTOR * (1 if shape.depthwise else 0)
+                    src_group = b(ops.AddImmOp(src_group, step)) if step else src_group
+                    tile_loop.next(wp, dst, src_group)
+                pan_in = b(ops.AddImmOp(pan_in, sw * pb_in))
+                pan_out = b(ops.AddImmOp(pan_out, pb_out))
+                valid = b(ops.AddImmOp(valid, -p * k))
+                panel_loop.next(pan_in, pan_out, valid)
+            row_in = b(ops.AddImmOp(row_in, sh * lp_in * pb_in))
+            row_out = b(ops.AddImmOp(row_out, lp_out * pb_out))
+            line_loop.next(row_in, row_out)
+        return ConvPlan(b.func, weight_bytes, self.layout, self.instruction)
+
+    def _chunk_from(self, chunk_lanes: list[list[list[int]]]) -> int:
+        """The 16-bit chunk length for vmpy/vmpa (vrmpy sums in 32 bits: 1)."""
+        if self.instruction == "vrmpy" or not chunk_lanes:
+            return 1
+        words = np.asarray(chunk_lanes, np.uint32)  # (iterations, items, channels)
+        weights = words.view(np.int8).reshape(*words.shape, 4).astype(np.int64)
+        if self.instruction == "vmpa":
+            # a lo lane sums bytes 0 and 1 of the word, a hi lane bytes 2 and 3
+            pairs = weights.reshape(*words.shape, 2, 2)
+            positive = np.clip(pairs, 0, None).sum(-1)
+            negative = np.clip(pairs, None, 0).sum(-1)
+        else:
+            positive, negative = np.clip(weights, 0, None), np.clip(weights, None, 0)
+        return _chunk_length(
+            [positive[:, i] for i in range(words.shape[1])],
+            [negative[:, i] for i in range(words.shape[1])],
+        )
+
+    def _tile_bias(self, tile: int) -> list[int]:
+        out = []
+        for t in range(self.tile_channels):
+            n = tile * self.tile_channels + t
+            out.append(int(self.bias[n]) if n < len(self.bias) else 0)
+        return out
+
+    def _load_word(self, wp: SSAValue) -> tuple[SSAValue, SSAValue]:
+        op = ops.LoadWordPostIncOp(wp, 4, region=self.symbols[2])
+        self.b.add(op)
+        return op.d, op.new_base
+
+    def _panel_offsets(self) -> list[int]:
+        """Input panels (relative to the panel of the first output pixel) windows read."""
+        kw, sw, pl = self.shape.kernel[1], self.shape.stride[1], self.shape.pads[1]
+        lowest = (0 - pl) // self.p
+        highest = (self.p * sw - 1 + kw - 1 - pl) // self.p
+        return list(range(lowest, highest + 1))
+
+    def _windows(self, ptrs: list[SSAValue]) -> dict[tuple[int, int], SSAValue]:
+        """The window of every item of an iteration."""
+        b, p, k = self.b, self.p, self.k
+        kw_count, sw, pl = self.shape.kernel[1], self.shape.stride[1], self.shape.pads[1]
+        offsets = self._panel_offsets()
+        windows = {}
+        for u in range(self.unroll):
+            panels = {
+                j: b(ops.VmemLoadOp(q, u, region=self.symbols[0])) for j, q in zip(offsets, ptrs)
+            }
+
+            def shifted(start: int) -> SSAValue:
+                """Pixels [start, start + P) relative to the panel's first pixel."""
+                j, shift = start // p, start % p
+                if shift == 0:
+                    return panels[j]
+                amount = b.const(shift * k)
+                return b(ops.ValignOp(panels[j + 1], panels[j], amount))
+
+            for kw in range(kw_count):
+                delta = kw - pl
+                if sw == 1:
+                    windows[(u, kw)] = shifted(delta)
+                else:
+                    low, high = shifted(delta), shifted(delta + p)
+                    dealt = b(ops.VdealOp(high, low, b.const(-k)))
+                    windows[(u, kw)] = b(ops.LoOp(dealt))
+        return windows
+
+    # ------------------------------------------------------------------ accumulate
+
+    def _zero_accumulators(self) -> list[SSAValue]:
+        b = self.b
+        count = self.tile_channels if not self.shape.depthwise else 1
+        accs = []
+        for _ in range(count):
+            if self.instruction == "vrmpy":
+                accs.append(b(ops.VzeroOp()))
+            elif self.instruction == "vmpa":
+                accs.append(b(ops.PairOp(b(ops.VzeroOp()), b(ops.VzeroOp()))))
+            else:  # vmpy: pairs A and B
+                accs.append(b(ops.PairOp(b(ops.VzeroOp()), b(ops.VzeroOp()))))
+                accs.append(b(ops.PairOp(b(ops.VzeroOp()), b(ops.VzeroOp()))))
+        return accs
+
+    def _accumulate(self, windows, items, pairs, wp, accs):
+        b = self.b
+        channels = self.tile_channels if not self.shape.depthwise else 1
+        if self.instruction == "vrmpy":
+            for item in items:
+                for t in range(channels):
+                    word, wp = self._load_word(wp)
+                    accs[t] = b(ops.VrmpyAccOp(accs[t], windows[item], word))
+            return wp, accs
+        if self.instruction == "vmpa":
+            vector_pairs = []
+            for first, second in pairs:
+                hi = windows[second] if second is not None else b(ops.VzeroOp())
+                lo = windows[first]
+                vector_pairs.append(b(ops.PairOp(lo, hi)))
+            sequence = vector_pairs
+        else:
+            sequence = [windows[item] for item in items]
+        products: list[SSAValue | None] = [None] * channels
+        pending: list[SSAValue | None] = [None] * channels
+        for index, source in enumerate(sequence):
+            start_chunk = index % self.chunk == 0
+            end_chunk = (index + 1) % self.chunk == 0 or index == len(sequence) - 1
+            for t in range(channels):
+                word, wp = self._load_word(wp)
+                if self.instruction == "vmpa":
+                    op = ops.VmpaOp(source, word) if start_chunk else ops.VmpaAccOp(
+                        products[t], source, word)
+                else:
+                    op = ops.VmpyOp(source, word) if start_chunk else ops.VmpyAccOp(
+                        products[t], source, word)
+                products[t] = b(op)
+                if end_chunk:
+                    accs = self._widen(accs, t, products[t], pending, flush=False)
+        for t in range(channels):
+            accs = self._widen(accs, t, None, pending, flush=True)
+        return wp, accs
+
+    def _widen(self, accs, t, product, pending, flush):
+        """Fold a finished 16-bit chunk into the int32 accumulators of channel t."""
+        b = self.b
+        if self.instruction == "vmpa":
+            if product is not None:
+                accs[t] = b(ops.VaddWidenAccOp(accs[t], b(ops.LoOp(product)), b(ops.HiOp(product))))
+            return accs
+        # vmpy: two chunks per widening add; a lone chunk pairs with zero
+        if product is not None and pending[t] is None:
+            pending[t] = product
+            return accs
+        first = pending[t]
+        if first is None:
+            return accs
+        second_lo = b(ops.LoOp(product)) if product is not None else self.zero
+        second_hi = b(ops.HiOp(product)) if product is not None else self.zero
+        a, c = 2 * t, 2 * t + 1
+        accs[a] = b(ops.VaddWidenAccOp(accs[a], b(ops.LoOp(first)), second_lo))
+        accs[c] = b(ops.VaddWidenAccOp(accs[c], b(ops.HiOp(first)), second_hi))
+        pending[t] = None
+        return accs
+
+    # ------------------------------------------------------------------ requantise
+
+    def _requant_constants(self) -> dict[str, SSAValue]:
+        b, r = self.b, self.requant
+        return {
+            "high": b.splat(r.clamp),
+            "low": b.splat(-r.clamp),
+            "mantissa_low": b.splat(r.mantissa_low),
+            "mantissa_high": b.const(r.mantissa_high * 0x01010101),
+            "rounding": b.splat(r.rounding),
+            "shift": b.const(r.shift),
+            "zero_point": b.splat(r.zero_point),
+        }
+
+    def _requantize(self, acc: SSAValue, bias: SSAValue, consts) -> SSAValue:
+        b, r = self.b, self.requant
+        acc = b(ops.VaddWOp(acc, bias))
+        a = b(ops.VminWOp(acc, consts["high"]))
+        a = b(ops.VmaxWOp(a, consts["low"]))
+        t = b(ops.VmpyeOp(a, consts["mantissa_low"]))
+        t = b(ops.VmpyiWordAccOp(t, a, consts["mantissa_high"]))
+        t = b(ops.VaddWOp(t, consts["rounding"]))
+        x = b(ops.VasrWOp(t, consts["shift"]))
+        y = b(ops.VaddWOp(x, consts["zero_point"]))
+        for c in r.corrections:
+            if c.low == c.high:
+                q = b(ops.VcmpEqWOp(acc, b.splat(c.low)))
+            else:
+                q = b(ops.VcmpGtWOp(acc, b.splat(c.low - 1)))
+                q = b(ops.VcmpGtWAndOp(q, b.splat(c.high + 1), acc))
+            y = b(ops.VaddWIfOp(q, y, b.splat(c.delta)))
+        return y
+
+    def _store_tile(self, dst, accs, biases, consts, mask):
+        """Requantise the tile's accumulators, pack bytes, store; the next tile's dst."""
+        b = self.b
+        vectors = []  # (q0, q1, q2, q3) per output vector, with each one's bias
+        if self.instruction == "vrmpy":
+            for v in range(self.tile_groups):
+                c = [4 * v + j for j in range(4)]
+                quad = [(accs[c[0]], biases[c[0]]), (accs[c[2]], biases[c[2]]),
+                        (accs[c[1]], biases[c[1]]), (accs[c[3]], biases[c[3]])]
+                vectors.append(quad)
+        elif self.instruction == "vmpa":
+            for v in range(self.tile_groups):
+                n0, n1 = 2 * v, 2 * v + 1
+                vectors.append([
+                    (b(ops.LoOp(accs[n0])), biases[n0]), (b(ops.HiOp(accs[n0])), biases[n0]),
+                    (b(ops.LoOp(accs[n1])), biases[n1]), (b(ops.HiOp(accs[n1])), biases[n1]),
+                ])
+        else:
+            sets = self.tile_channels if not self.shape.depthwise else 1
+            for v in range(sets):
+                a, c = accs[2 * v], accs[2 * v + 1]
+                if self.shape.depthwise:
+                    k = self.k
+                    # lanes of A.lo, A.hi, B.lo, B.hi hold channels 0, 2, 1, 3 of the group
+                    order = {4: (0, 2, 1, 3), 2: (0, 0, 1, 1), 1: (0, 0, 0, 0)}[k]
+                    bias = [biases[order[j]] if order[j] < len(biases) else biases[0]
+                            for j in range(4)]
+                else:
+                    bias = [biases[v]] * 4
+                vectors.append([
+                    (b(ops.LoOp(a)), bias[0]), (b(ops.HiOp(a)), bias[1]),
+                    (b(ops.LoOp(c)), bias[2]), (b(ops.HiOp(c)), bias[3]),
+                ])
+        splats: dict[int, SSAValue] = {}
+        for index, quad in enumerate(vectors):
+            ys = []
+            for acc, bias_word in quad:
+                key = id(bias_word)
+                if key not in splats:
+                    splats[key] = b(ops.VsplatOp(bias_word))
+                ys.append(self._requantize(acc, splats[key], consts))
+            low = b(ops.VsatHOp(ys[1], ys[0]))
+            high = b(ops.VsatHOp(ys[3], ys[2]))
+            out = b(ops.VsatUbOp(high, low))
+            region = self.symbols[1]
+            if mask is not None:
+                b.add(ops.VmemStoreIfOp(mask, dst, out, index, region=region))
+            else:
+                b.add(ops.VmemStoreOp(dst, out, index, region=region))
+        return b(ops.AddImmOp(dst, len(vectors) * VECTOR))
