@@ -29,6 +29,10 @@ class RegisterAllocationError(DiagnosticException):
     pass
 
 
+LOW_LIMIT = 8
+"""`Rt8` operands name r0..r7 only."""
+
+
 @dataclass
 class _Class:
     values: list[SSAValue] = field(default_factory=list)
@@ -36,6 +40,8 @@ class _Class:
     end: float = float("-inf")
     register: HexagonRegisterType | None = None
     parts: list[tuple[_Class, int]] = field(default_factory=list)
+    low: bool = False
+    """Some use encodes it as `Rt8`: it must be one of r0..r7."""
 
 
 class _UnionFind:
@@ -168,6 +174,10 @@ class FunctionAllocator:
             cls.values.append(value)
             start, end = self._interval(value)
             cls.start, cls.end = min(cls.start, start), max(cls.end, end)
+        for op in self.func.body.walk():
+            if isinstance(op, ops.Instruction):
+                for name in op.LOW_SCALARS:
+                    by_root[uf.find(getattr(op, name))].low = True
         for view, (pair, offset) in views.items():
             pair_class = by_root[uf.find(pair)]
             view_class = by_root[uf.find(view)]
@@ -210,7 +220,14 @@ class FunctionAllocator:
             reg_type = type(cls.values[0].type)
             pool, size = _pool(cls.values[0].type)  # type: ignore[arg-type]
             width = reg_type.WIDTH
-            for index in range(size // width):
+            candidates = list(range(size // width))
+            if pool == "hexagon.scalar":
+                # r0..r7 are the only registers some operands can name: keep them for those
+                candidates = [i for i in candidates if i * width < LOW_LIMIT] if cls.low else (
+                    [i for i in candidates if i * width >= LOW_LIMIT]
+                    + [i for i in candidates if i * width < LOW_LIMIT]
+                )
+            for index in candidates:
                 units = tuple(range(index * width, index * width + width))
                 if pool == "hexagon.scalar" and RESERVED_SCALARS & set(units):
                     continue

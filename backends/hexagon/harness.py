@@ -55,8 +55,9 @@ def _run(command: list[str], what: str, timeout: float, **kwargs) -> subprocess.
         raise ToolchainError(f"{what}: timed out after {timeout:.0f} s") from None
     if result.returncode != 0:
         message = result.stderr.decode(errors="replace").strip().splitlines()
-        first = next((line for line in message if "error" in line), message[0] if message else "")
-        raise ToolchainError(f"{what} failed (exit {result.returncode}): {first}")
+        index = next((i for i, line in enumerate(message) if "error" in line), 0)
+        detail = " | ".join(line.strip() for line in message[index : index + 2])
+        raise ToolchainError(f"{what} failed (exit {result.returncode}): {detail}")
     return result
 
 

@@ -75,6 +75,8 @@ class Instruction(HvxOperation, OneLineAssemblyPrintable, ABC):
     TIED: ClassVar[tuple[tuple[str, str], ...]] = ()
     MEMORY: ClassVar[str | None] = None
     """`load` or `store` for memory instructions."""
+    LOW_SCALARS: ClassVar[tuple[str, ...]] = ()
+    """Operands whose encoding only reaches r0..r7 (`Rt8`)."""
 
     def asm_fields(self) -> dict[str, str]:
         definition = type(self).get_irdl_definition()
@@ -601,6 +603,7 @@ class ValignOp(VdVuVvRt):
 
     name = "hvx.valign"
     SYNTAX: ClassVar[str] = "{d} = valign({u},{v},{t})"
+    LOW_SCALARS: ClassVar[tuple[str, ...]] = ("t",)
 
 
 @irdl_op_definition
@@ -609,6 +612,7 @@ class VshuffOp(WdVuVvRt):
 
     name = "hvx.vshuff"
     SYNTAX: ClassVar[str] = "{d} = vshuff({u},{v},{t})"
+    LOW_SCALARS: ClassVar[tuple[str, ...]] = ("t",)
 
 
 @irdl_op_definition
@@ -617,6 +621,7 @@ class VdealOp(WdVuVvRt):
 
     name = "hvx.vdeal"
     SYNTAX: ClassVar[str] = "{d} = vdeal({u},{v},{t})"
+    LOW_SCALARS: ClassVar[tuple[str, ...]] = ("t",)
 
 
 @irdl_op_definition

@@ -123,6 +123,20 @@ def _chunk_length(positive: list[np.ndarray], negative: list[np.ndarray]) -> int
     return 0
 
 
+class _LazyWindows:
+    """An iteration's windows, made when the accumulation first needs their group."""
+
+    def __init__(self, generator: ConvKernelGenerator, ptrs: list[SSAValue]):
+        self.generator, self.ptrs = generator, ptrs
+        self.groups: dict[int, dict[int, SSAValue]] = {}
+
+    def __getitem__(self, item: tuple[int, int]) -> SSAValue:
+        u, kw = item
+        if u not in self.groups:
+            self.groups[u] = self.generator._group_windows(self.ptrs, u)
+        return self.groups[u][kw]
+
+
 @dataclass
 class ConvPlan:
     """One layout's kernel for one convolution: the function and its weight stream."""
@@ -183,15 +197,17 @@ class ConvKernelGenerator:
         kw = shape.kernel[1]
         in_groups = 1 if shape.depthwise else self.in_geo.groups
         # unroll the group loop so an iteration has a few items to pair and chunk
+        per_window = 2 if shape.stride[1] == 2 else 1
         self.unroll = max(
-            (u for u in range(1, min(in_groups, 8) + 1) if in_groups % u == 0 and u * kw <= 16),
+            (u for u in range(1, min(in_groups, 8) + 1)
+             if in_groups % u == 0 and u * kw * per_window <= 12),
             default=1,
         )
         # channel tile: whole output vectors, within the vector registers. Per channel a
         # tile holds its accumulators and, for 16-bit chunks, the chunk in flight and
         # the one waiting to widen.
         per_channel = {"vrmpy": 1, "vmpa": 4, "vmpy": 8}[self.instruction]
-        windows = self.unroll * kw * (3 if shape.stride[1] == 2 else 1) + 4
+        windows = kw * (3 if shape.stride[1] == 2 else 1) + 4
         constants = 8 + 2 * len(self.requant.corrections)
         budget = 32 - windows - constants - 4
         if shape.depthwise:
@@ -269,7 +285,6 @@ class ConvKernelGenerator:
         stream: list[int] = []
         chunk_lanes: list[list[np.ndarray]] = []
         for tile in range(tiles):
-            stream.extend(int(v) & 0xFFFFFFFF for v in self._tile_bias(tile))
             for kh in range(kh_count):
                 for it in range(iterations):
                     g0 = it * self.unroll
@@ -283,6 +298,7 @@ class ConvKernelGenerator:
                     chunk_lanes.append(words)
                     for per_item in words:
                         stream.extend(per_item)
+            stream.extend(int(v) & 0xFFFFFFFF for v in self._tile_bias(tile))
         self.chunk = self._chunk_from(chunk_lanes)
         if self.chunk == 0:
             raise PlanInfeasible(
@@ -319,10 +335,6 @@ class ConvKernelGenerator:
                 src_group = b.copy(pan_in)
                 with b.loop(tiles, kinds[2], [wp, dst, src_group]) as tile_loop:
                     wp, dst, src_group = tile_loop.args
-                    biases = []
-                    for _ in range(self.tile_channels):
-                        word, wp = self._load_word(wp)
-                        biases.append(word)
                     accs = self._zero_accumulators()
                     kh_src = b.copy(src_group if shape.depthwise else pan_in)
                     with b.loop(kh_count, kinds[3], [kh_src, wp, *accs]) as kh_loop:
@@ -331,7 +343,7 @@ class ConvKernelGenerator:
                         with b.loop(iterations, kinds[4], [wp, *ptrs, *accs]) as g_loop:
                             wp, *rest = g_loop.args
                             ptrs, accs = rest[: len(ptrs)], rest[len(ptrs):]
-                            windows = self._windows(ptrs)
+                            windows = _LazyWindows(self, ptrs)
                             wp, accs = self._accumulate(windows, items, pairs, wp, accs)
                             ptrs = [b(ops.AddImmOp(q, self.unroll * VECTOR)) for q in ptrs]
                             g_loop.next(wp, *ptrs, *accs)
@@ -340,6 +352,10 @@ class ConvKernelGenerator:
                         kh_src = b(ops.AddImmOp(kh_src, lp_in * pb_in))
                         kh_loop.next(kh_src, wp, *accs)
                     _, wp, *accs = kh_loop.results
+                    biases = []
+                    for _ in range(self.tile_channels):
+                        word, wp = self._load_word(wp)
+                        biases.append(word)
                     dst = self._store_tile(dst, accs, biases, requant_consts, mask)
                     step = VECTOR * (1 if shape.depthwise else 0)
                     src_group = b(ops.AddImmOp(src_group, step)) if step else src_group
@@ -390,33 +406,34 @@ class ConvKernelGenerator:
         highest = (self.p * sw - 1 + kw - 1 - pl) // self.p
         return list(range(lowest, highest + 1))
 
-    def _windows(self, ptrs: list[SSAValue]) -> dict[tuple[int, int], SSAValue]:
-        """The window of every item of an iteration."""
+    def _group_windows(self, ptrs: list[SSAValue], u: int) -> dict[int, SSAValue]:
+        """The window of each tap kw of group u of an iteration."""
         b, p, k = self.b, self.p, self.k
         kw_count, sw, pl = self.shape.kernel[1], self.shape.stride[1], self.shape.pads[1]
         offsets = self._panel_offsets()
+        panels: dict[int, SSAValue] = {}
+
+        def panel(j: int) -> SSAValue:
+            if j not in panels:
+                q = ptrs[offsets.index(j)]
+                panels[j] = b(ops.VmemLoadOp(q, u, region=self.symbols[0]))
+            return panels[j]
+
+        def shifted(start: int) -> SSAValue:
+            """Pixels [start, start + P) relative to the panel's first pixel."""
+            j, shift = start // p, start % p
+            if shift == 0:
+                return panel(j)
+            return b(ops.ValignOp(panel(j + 1), panel(j), b.const(shift * k)))
+
         windows = {}
-        for u in range(self.unroll):
-            panels = {
-                j: b(ops.VmemLoadOp(q, u, region=self.symbols[0])) for j, q in zip(offsets, ptrs)
-            }
-
-            def shifted(start: int) -> SSAValue:
-                """Pixels [start, start + P) relative to the panel's first pixel."""
-                j, shift = start // p, start % p
-                if shift == 0:
-                    return panels[j]
-                amount = b.const(shift * k)
-                return b(ops.ValignOp(panels[j + 1], panels[j], amount))
-
-            for kw in range(kw_count):
-                delta = kw - pl
-                if sw == 1:
-                    windows[(u, kw)] = shifted(delta)
-                else:
-                    low, high = shifted(delta), shifted(delta + p)
-                    dealt = b(ops.VdealOp(high, low, b.const(-k)))
-                    windows[(u, kw)] = b(ops.LoOp(dealt))
+        for kw in range(kw_count):
+            delta = kw - pl
+            if sw == 1:
+                windows[kw] = shifted(delta)
+            else:
+                low, high = shifted(delta), shifted(delta + p)
+                windows[kw] = b(ops.LoOp(b(ops.VdealOp(high, low, b.const(-k)))))
         return windows
 
     # ------------------------------------------------------------------ accumulate
@@ -445,12 +462,16 @@ class ConvKernelGenerator:
                     accs[t] = b(ops.VrmpyAccOp(accs[t], windows[item], word))
             return wp, accs
         if self.instruction == "vmpa":
-            vector_pairs = []
+            sequence = []
+            joined: set[SSAValue] = set()
             for first, second in pairs:
-                hi = windows[second] if second is not None else b(ops.VzeroOp())
                 lo = windows[first]
-                vector_pairs.append(b(ops.PairOp(lo, hi)))
-            sequence = vector_pairs
+                hi = windows[second] if second is not None else b(ops.VzeroOp())
+                if any(v in joined or isinstance(v.owner, ops.LoOp) for v in (lo, hi)) or lo is hi:
+                    sequence.append(b(ops.VcombineOp(hi, lo)))
+                else:
+                    joined.update((lo, hi))
+                    sequence.append(b(ops.PairOp(lo, hi)))
         else:
             sequence = [windows[item] for item in items]
         products: list[SSAValue | None] = [None] * channels
