@@ -463,6 +463,110 @@ class VaddWidenAccOp(WxVuVv):
 
 
 @irdl_op_definition
+class VzxtByteOp(Instruction):
+    """`Vdd.uh = vzxt(Vu.ub)`: lo.uh[i] = u.ub[2i], hi.uh[i] = u.ub[2i+1]."""
+
+    name = "hvx.vzxt_b"
+    SYNTAX: ClassVar[str] = "{d}.uh = vzxt({u}.ub)"
+    u = operand_def(VecType)
+    d = result_def(VecPairType)
+
+    def __init__(self, u: SSAValue):
+        super().__init__(operands=[u], result_types=[VecPairType.unallocated()])
+
+
+@irdl_op_definition
+class VzxtHalfOp(Instruction):
+    """`Vdd.uw = vzxt(Vu.uh)`: lo.uw[i] = u.uh[2i], hi.uw[i] = u.uh[2i+1]."""
+
+    name = "hvx.vzxt_h"
+    SYNTAX: ClassVar[str] = "{d}.uw = vzxt({u}.uh)"
+    u = operand_def(VecType)
+    d = result_def(VecPairType)
+
+    def __init__(self, u: SSAValue):
+        super().__init__(operands=[u], result_types=[VecPairType.unallocated()])
+
+
+@irdl_op_definition
+class VmpyieOp(VdVuVv):
+    """`Vd.w = vmpyie(Vu.w, Vv.uh)`: d.w[i] = u.w[i]·v.uh[2i], low 32 bits."""
+
+    name = "hvx.vmpyie"
+    SYNTAX: ClassVar[str] = "{d}.w = vmpyie({u}.w,{v}.uh)"
+
+
+@irdl_op_definition
+class VmpyieAccOp(Instruction):
+    """`Vx.w += vmpyie(Vu.w, Vv.uh)`."""
+
+    name = "hvx.vmpyie_acc"
+    SYNTAX: ClassVar[str] = "{d}.w += vmpyie({u}.w,{v}.uh)"
+    x = operand_def(VecType)
+    u = operand_def(VecType)
+    v = operand_def(VecType)
+    d = result_def(VecType)
+    TIED: ClassVar[tuple[tuple[str, str], ...]] = (("x", "d"),)
+
+    def __init__(self, x: SSAValue, u: SSAValue, v: SSAValue):
+        super().__init__(operands=[x, u, v], result_types=[x.type])
+
+
+@irdl_op_definition
+class VaslWAccOp(VxVuRt):
+    """`Vx.w += vasl(Vu.w, Rt)`: x.w[i] += u.w[i] << (t mod 32)."""
+
+    name = "hvx.vasl_w_acc"
+    SYNTAX: ClassVar[str] = "{d}.w += vasl({u}.w,{t})"
+
+
+@irdl_op_definition
+class VcmpEqBOp(Instruction):
+    """`Qd = vcmp.eq(Vu.b, Vv.b)`: byte lane i is set iff u.b[i] == v.b[i]."""
+
+    name = "hvx.vcmp_eq_b"
+    SYNTAX: ClassVar[str] = "{d} = vcmp.eq({u}.b,{v}.b)"
+    u = operand_def(VecType)
+    v = operand_def(VecType)
+    d = result_def(PredType)
+
+    def __init__(self, u: SSAValue, v: SSAValue):
+        super().__init__(operands=[u, v], result_types=[PredType.unallocated()])
+
+
+@irdl_op_definition
+class VcmpEqBAndOp(Instruction):
+    """`Qx &= vcmp.eq(Vu.b, Vv.b)`."""
+
+    name = "hvx.vcmp_eq_b_and"
+    SYNTAX: ClassVar[str] = "{d} &= vcmp.eq({u}.b,{v}.b)"
+    x = operand_def(PredType)
+    u = operand_def(VecType)
+    v = operand_def(VecType)
+    d = result_def(PredType)
+    TIED: ClassVar[tuple[tuple[str, str], ...]] = (("x", "d"),)
+
+    def __init__(self, x: SSAValue, u: SSAValue, v: SSAValue):
+        super().__init__(operands=[x, u, v], result_types=[x.type])
+
+
+@irdl_op_definition
+class VaddBIfOp(Instruction):
+    """`if (Qv) Vx.b += Vu.b`: byte lanes whose predicate is set add u (wrapping)."""
+
+    name = "hvx.vadd_b_if"
+    SYNTAX: ClassVar[str] = "if ({q}) {d}.b += {u}.b"
+    q = operand_def(PredType)
+    x = operand_def(VecType)
+    u = operand_def(VecType)
+    d = result_def(VecType)
+    TIED: ClassVar[tuple[tuple[str, str], ...]] = (("x", "d"),)
+
+    def __init__(self, q: SSAValue, x: SSAValue, u: SSAValue):
+        super().__init__(operands=[q, x, u], result_types=[x.type])
+
+
+@irdl_op_definition
 class VzeroOp(Instruction):
     """`Vd = vxor(Vd, Vd)`: all lanes zero."""
 
@@ -996,6 +1100,43 @@ class StoreWordOp(ScalarMemory):
 
     def __init__(self, base: SSAValue, t: SSAValue, offset: int = 0, region: str | None = None):
         super().__init__(operands=[base, t], properties=_memory_props(offset, region))
+
+
+@irdl_op_definition
+class LoadByteIndexedOp(Instruction):
+    """`Rd = memub(Rs+Rt<<#0)`: the unsigned byte at s + t."""
+
+    name = "hvx.memub_load_rr"
+    SYNTAX: ClassVar[str] = "{d} = memub({base}+{index}<<#0)"
+    MEMORY: ClassVar[str | None] = "load"
+    base = operand_def(RegType)
+    index = operand_def(RegType)
+    d = result_def(RegType)
+    region = opt_prop_def(StringAttr)
+
+    def __init__(self, base: SSAValue, index: SSAValue, region: str | None = None):
+        props = {"region": StringAttr(region)} if region else {}
+        super().__init__(
+            operands=[base, index], result_types=[RegType.unallocated()], properties=props
+        )
+
+
+@irdl_op_definition
+class StoreByteIndexedOp(Instruction):
+    """`memb(Rs+Ru<<#0) = Rt`: store the low byte of t at s + u."""
+
+    name = "hvx.memb_store_rr"
+    SYNTAX: ClassVar[str] = "memb({base}+{index}<<#0) = {t}"
+    MEMORY: ClassVar[str | None] = "store"
+    assembly_format = "operands attr-dict `:` type(operands)"
+    base = operand_def(RegType)
+    index = operand_def(RegType)
+    t = operand_def(RegType)
+    region = opt_prop_def(StringAttr)
+
+    def __init__(self, base: SSAValue, index: SSAValue, t: SSAValue, region: str | None = None):
+        props = {"region": StringAttr(region)} if region else {}
+        super().__init__(operands=[base, index, t], properties=props)
 
 
 @irdl_op_definition

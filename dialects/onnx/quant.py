@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects.builtin import I64, IntegerAttr, NoneType, TensorType, i32
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -23,18 +25,26 @@ def _int(value: int) -> IntegerAttr:
     return IntegerAttr(value, 64)
 
 
-def _check_quant_params(op: OnnxOp, data_shape, scale, zero_point, axis: int) -> None:
-    """Scale/zero-point are scalars (per tensor) or 1-D along `axis` (per axis)."""
+def _check_quant_params(
+    op: OnnxOp, data_shape, scale, zero_point, axis: int, zero_types=QUANT_TYPES
+) -> None:
+    """
+    Scale/zero-point are scalars (per tensor) or 1-D along `axis` (per axis). A
+    one-element 1-D scale is per tensor too, as onnxruntime and its quantizer treat it.
+    """
     scale_shape = shape_of(scale)
     if len(scale_shape) > 1 or (len(scale_shape) == 1 and scale_shape[0] != 1 and (
         not data_shape or scale_shape[0] != data_shape[shapes.normalize_axis(axis, len(data_shape))]
     )):
         raise ShapeError(f"scale {list(scale_shape)} is neither per-tensor nor per-axis")
     if not is_none(zero_point):
-        if shape_of(zero_point) != scale_shape:
+        zero_shape = shape_of(zero_point)
+        one_element = math.prod(zero_shape) == 1 and math.prod(scale_shape) == 1
+        if zero_shape != scale_shape and not one_element:
             raise ShapeError("zero point and scale shapes differ")
-        if element_type_of_value(zero_point) not in QUANT_TYPES:
-            raise VerifyException(f"{op.name}: zero point must be int8 or uint8")
+        if element_type_of_value(zero_point) not in zero_types:
+            names = "int8, uint8 or int32" if i32 in zero_types else "int8 or uint8"
+            raise VerifyException(f"{op.name}: zero point must be {names}")
 
 
 @irdl_op_definition
@@ -83,7 +93,9 @@ class DequantizeLinearOp(OnnxOp):
         if element_type_of_value(self.x) not in (*QUANT_TYPES, i32):
             raise VerifyException("onnx.DequantizeLinear: x must be int8, uint8 or int32")
         x = shape_of(self.x)
-        _check_quant_params(self, x, self.x_scale, self.x_zero_point, self.int_attr("axis"))
+        _check_quant_params(
+            self, x, self.x_scale, self.x_zero_point, self.int_attr("axis"), (*QUANT_TYPES, i32)
+        )
         return [tensor(element_type_of_value(self.x_scale), x)]
 
 

@@ -53,6 +53,10 @@ from mobile_opt.transforms.onnx_to_hvx.requant import Requantizer
 
 VECTOR = 128
 
+HOISTED_CORRECTIONS = 6
+"""Requantiser corrections whose constants live in registers for the whole kernel;
+beyond that each is splatted where it is used, to spare the vector registers."""
+
 
 class PlanInfeasible(Exception):
     """This layout cannot run this operator (exactly); the reason says why."""
@@ -208,7 +212,7 @@ class ConvKernelGenerator:
         # the one waiting to widen.
         per_channel = {"vrmpy": 1, "vmpa": 4, "vmpy": 8}[self.instruction]
         windows = kw * (3 if shape.stride[1] == 2 else 1) + 4
-        constants = 8 + 2 * len(self.requant.corrections)
+        constants = 8 + 2 * min(len(self.requant.corrections), HOISTED_CORRECTIONS)
         budget = 32 - windows - constants - 4
         if shape.depthwise:
             self.tile_groups = 1
@@ -540,13 +544,18 @@ class ConvKernelGenerator:
         t = b(ops.VaddWOp(t, consts["rounding"]))
         x = b(ops.VasrWOp(t, consts["shift"]))
         y = b(ops.VaddWOp(x, consts["zero_point"]))
+        hoisted = len(r.corrections) <= HOISTED_CORRECTIONS
+
+        def splat(value: int) -> SSAValue:
+            return b.splat(value) if hoisted else b(ops.VsplatOp(b.fresh_const(value)))
+
         for c in r.corrections:
             if c.low == c.high:
-                q = b(ops.VcmpEqWOp(acc, b.splat(c.low)))
+                q = b(ops.VcmpEqWOp(acc, splat(c.low)))
             else:
-                q = b(ops.VcmpGtWOp(acc, b.splat(c.low - 1)))
-                q = b(ops.VcmpGtWAndOp(q, b.splat(c.high + 1), acc))
-            y = b(ops.VaddWIfOp(q, y, b.splat(c.delta)))
+                q = b(ops.VcmpGtWOp(acc, splat(c.low - 1)))
+                q = b(ops.VcmpGtWAndOp(q, splat(c.high + 1), acc))
+            y = b(ops.VaddWIfOp(q, y, splat(c.delta)))
         return y
 
     def _store_tile(self, dst, accs, biases, consts, mask):

@@ -1,0 +1,192 @@
+"""
+Quantized elementwise Add and the byte-gather kernel behind reshapes and relayouts.
+
+Add. onnxruntime's QLinearAdd (what its QDQ `Add` fusion runs) computes, on x86 with
+FMA, y = sat(rint(fma(a, rA, fma(b, rB, k)))) in float32, with rA = sa/sy, rB = sb/sy
+and k = zy − fma(rA, za, rB·zb). Its value depends only on the two input bytes, so
+the compiler tabulates all 65536 cases exactly and fits an integer formula
+
+    y = clamp(floor((a·MA + b·MB + C) / 2^F), lo, hi)
+
+that HVX computes in 32-bit lanes (zero-extend the bytes twice, `vmpyi` for the high
+16 bits of the multipliers, `vmpyie` for the low ones). The few (a, b) where the table
+and the formula differ are patched with byte compares and a predicated add. Every
+tensor is one buffer of the same geometry, so the kernel runs over whole vectors,
+halo and padding included (their zero points add to the output's zero point).
+
+Gather. A reshape (Flatten) or a change of SIMD layout moves bytes; the kernel copies
+`dst[j] = src[i]` for a compile-time table of (i, j) offset pairs, one byte a step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mobile_opt.dialects.hvx import ops
+from mobile_opt.transforms.onnx_to_hvx.builder import KernelBuilder
+
+VECTOR = 128
+
+
+def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Fused a·b + c of float32 arrays, rounded once to float32 (ties to even)."""
+    a64, b64, c64 = (np.asarray(v, np.float32).astype(np.float64) for v in (a, b, c))
+    product = a64 * b64  # exact: 24 + 24 bits
+    total = product + c64
+    # the error of that float64 sum (two-sum), to settle float32 ties exactly
+    back = total - product
+    error = (product - (total - back)) + (c64 - back)
+    result = total.astype(np.float32)
+    towards = np.nextafter(result, np.where(total > result.astype(np.float64), np.inf, -np.inf))
+    gap = np.abs(towards.astype(np.float64) - result.astype(np.float64))
+    tie = np.abs(total - result.astype(np.float64)) * 2 == gap
+    # at a float32 tie the float64 sum was rounded: the true value is on error's side
+    up = tie & (error != 0) & (np.sign(error) == np.sign(towards.astype(np.float64) - total))
+    return np.where(up, towards, result).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class AddQuant:
+    a_scale: float
+    a_zero: int
+    b_scale: float
+    b_zero: int
+    y_scale: float
+    y_zero: int
+    signed: bool
+    """int8 tensors (stored internally as value + 128)."""
+    clamp: tuple[int, int] = (0, 255)
+
+
+def reference_add_table(q: AddQuant) -> np.ndarray:
+    """y for every internal (uint8) a, b: onnxruntime's QLinearAdd, clamped."""
+    f32 = np.float32
+    offset = 128 if q.signed else 0
+    a = np.arange(256, dtype=np.int64)[:, None] - offset
+    b = np.arange(256, dtype=np.int64)[None, :] - offset
+    za, zb, zy = q.a_zero - offset, q.b_zero - offset, q.y_zero - offset
+    ra = f32(f32(q.a_scale) / f32(q.y_scale))
+    rb = f32(f32(q.b_scale) / f32(q.y_scale))
+    k = f32(f32(zy) - fma32(ra, f32(za), f32(rb * f32(zb))))
+    value = fma32(a.astype(f32), ra, fma32(b.astype(f32), rb, k))
+    qmin, qmax = (-128, 127) if q.signed else (0, 255)
+    y = np.clip(np.rint(value).astype(np.int64), qmin, qmax) + offset
+    return np.clip(y, *q.clamp)
+
+
+@dataclass(frozen=True)
+class AddFormula:
+    multiplier_a: int
+    multiplier_b: int
+    constant: int
+    shift: int
+    clamp: tuple[int, int]
+    corrections: tuple[tuple[int, int, int], ...]
+    """(a, b, delta): add delta to y where the inputs are a and b."""
+
+    def model(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        total = np.asarray(a, np.int64) * self.multiplier_a + np.asarray(b, np.int64) * self.multiplier_b
+        y = np.clip((total + self.constant) >> self.shift, *self.clamp)
+        for ca, cb, delta in self.corrections:
+            y = y + np.where((a == ca) & (b == cb), delta, 0)
+        return y
+
+
+def fit_add(q: AddQuant) -> AddFormula:
+    table = reference_add_table(q)
+    ra, rb = np.float32(q.a_scale) / np.float32(q.y_scale), np.float32(q.b_scale) / np.float32(q.y_scale)
+    biggest = max(float(ra), float(rb), 1.0)
+    shift = 21 - int(np.ceil(np.log2(biggest)))
+    a = np.arange(256, dtype=np.int64)[:, None]
+    b = np.arange(256, dtype=np.int64)[None, :]
+    # in internal (uint8) units the +128 of int8 cancels: y = ra(a − za) + rb(b − zb) + zy
+    k = q.y_zero - float(ra) * q.a_zero - float(rb) * q.b_zero
+    ma, mb = round(float(ra) * 2**shift), round(float(rb) * 2**shift)
+    best = None
+    for nudge in range(-4, 5):
+        constant = round((k + 0.5) * 2**shift) + nudge
+        formula = AddFormula(ma, mb, constant, shift, q.clamp, ())
+        diff = table - formula.model(a, b)
+        count = int(np.count_nonzero(diff))
+        if best is None or count < best[0]:
+            best = (count, constant, diff)
+    _, constant, diff = best
+    where = np.argwhere(diff != 0)
+    corrections = tuple((int(i), int(j), int(diff[i, j])) for i, j in where)
+    formula = AddFormula(ma, mb, constant, shift, q.clamp, corrections)
+    assert np.array_equal(formula.model(a, b), table)
+    return formula
+
+
+def add_kernel(name: str, size: int, a: str, b: str, y: str, formula: AddFormula) -> ops.FuncOp:
+    """y = a + b over `size` bytes (whole vectors) of three same-geometry buffers."""
+    kb = KernelBuilder(name)
+    high = lambda m: kb.const((m >> 16) * 0x01010101)  # noqa: E731 — vmpyi takes bytes
+    low = lambda m: kb.splat(m & 0xFFFF)  # noqa: E731
+    ma_high, mb_high = high(formula.multiplier_a), high(formula.multiplier_b)
+    ma_low, mb_low = low(formula.multiplier_a), low(formula.multiplier_b)
+    constant, shift16 = kb.splat(formula.constant), kb.const(16)
+    shift = kb.const(formula.shift)
+    lo, hi = formula.clamp
+    pointers = [kb(ops.AddressOp(sym)) for sym in (a, b, y)]
+    with kb.loop(size // VECTOR, "counted", pointers) as loop:
+        pa, pb, py = loop.args
+        va = kb(ops.VmemLoadOp(pa, 0, region=a))
+        vb = kb(ops.VmemLoadOp(pb, 0, region=b))
+        words = []
+        for v in (va, vb):
+            halves = kb(ops.VzxtByteOp(v))
+            quad = []
+            for view in (ops.LoOp, ops.HiOp):
+                pair = kb(ops.VzxtHalfOp(kb(view(halves))))
+                quad += [kb(ops.LoOp(pair)), kb(ops.HiOp(pair))]
+            words.append(quad)
+        results = []
+        # quad order: pixels ≡ 0, 2, 1, 3 (mod 4), what the vsat packing wants
+        for wa, wb in zip(*words):
+            top = kb(ops.VmpyiWordOp(wa, ma_high))
+            top = kb(ops.VmpyiWordAccOp(top, wb, mb_high))
+            total = kb(ops.VmpyieOp(wa, ma_low))
+            total = kb(ops.VmpyieAccOp(total, wb, mb_low))
+            total = kb(ops.VaslWAccOp(total, top, shift16))
+            total = kb(ops.VaddWOp(total, constant))
+            results.append(kb(ops.VasrWOp(total, shift)))
+        packed = kb(ops.VsatUbOp(kb(ops.VsatHOp(results[3], results[2])),
+                                 kb(ops.VsatHOp(results[1], results[0]))))
+        if lo > 0:
+            packed = kb(ops.VmaxUbOp(packed, kb.splat(lo * 0x01010101)))
+        if hi < 255:
+            packed = kb(ops.VminUbOp(packed, kb.splat(hi * 0x01010101)))
+        for ca, cb, delta in formula.corrections:
+            q = kb(ops.VcmpEqBOp(va, kb.splat(ca * 0x01010101)))
+            q = kb(ops.VcmpEqBAndOp(q, vb, kb.splat(cb * 0x01010101)))
+            packed = kb(ops.VaddBIfOp(q, packed, kb.splat((delta & 0xFF) * 0x01010101)))
+        kb.add(ops.VmemStoreOp(py, packed, 0, region=y))
+        loop.next(*(kb(ops.AddImmOp(p, VECTOR)) for p in (pa, pb, py)))
+    return kb.func
+
+
+def gather_kernel(name: str, source: str, target: str, table: str, count: int) -> ops.FuncOp:
+    """`target[j] = source[i]` for the `count` (i, j) word pairs of buffer `table`."""
+    kb = KernelBuilder(name)
+    src = kb(ops.AddressOp(source))
+    dst = kb(ops.AddressOp(target))
+    pointer = kb(ops.AddressOp(table))
+    with kb.loop(count, "counted", [pointer]) as loop:
+        (pointer,) = loop.args
+        load = ops.LoadDoubleWordPostIncOp(pointer, 8, region=table)
+        kb.add(load)
+        i = kb(ops.LoOfPairOp(load.d))
+        j = kb(ops.HiOfPairOp(load.d))
+        byte = kb(ops.LoadByteIndexedOp(src, i, region=source))
+        kb.add(ops.StoreByteIndexedOp(dst, j, byte, region=target))
+        loop.next(load.new_base)
+    return kb.func
+
+
+def gather_table(source_offsets: np.ndarray, target_offsets: np.ndarray) -> np.ndarray:
+    """The (i, j) int32 pairs `gather_kernel` streams."""
+    pairs = np.stack([np.ravel(source_offsets), np.ravel(target_offsets)], axis=1)
+    return pairs.astype(np.int32)
