@@ -79,6 +79,18 @@ def _hvx_regalloc() -> type[ModulePass]:
     return HvxRegisterAllocationPass
 
 
+def _hvx_plan() -> type[ModulePass]:
+    from mobile_opt.transforms.onnx_to_hvx.lower import HvxPlanPass
+
+    return HvxPlanPass
+
+
+def _onnx_to_hvx() -> type[ModulePass]:
+    from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
+
+    return OnnxToHvxPass
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "onnx": _onnx,
     "texture": _texture,
@@ -94,6 +106,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "onnx-to-texture": _onnx_to_texture,
     "texture-to-ocl": _texture_to_ocl,
     "hvx-regalloc": _hvx_regalloc,
+    "hvx-plan": _hvx_plan,
+    "onnx-to-hvx": _onnx_to_hvx,
 }
 
 def _opencl() -> type[Target]:

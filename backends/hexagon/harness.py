@@ -64,8 +64,9 @@ def _run(command: list[str], what: str, timeout: float, **kwargs) -> subprocess.
 def assemble(asm: str, folder: Path) -> Path:
     source, obj = folder / "program.s", folder / "program.o"
     source.write_text(asm)
-    _run([tool(ASSEMBLER), *ASSEMBLER_FLAGS, "-filetype=obj", str(source), "-o", str(obj)],
-         "llvm-mc", 120)
+    # `.incbin` paths of model inputs are relative to the program's folder
+    _run([tool(ASSEMBLER), *ASSEMBLER_FLAGS, "-filetype=obj", source.name, "-o", obj.name],
+         "llvm-mc", 120, cwd=folder)
     return obj
 
 

@@ -111,6 +111,10 @@ class HexagonAsmPrinter:
         name, size = buffer.sym_name.data, buffer.size.value.data
         self.line("    .p2align 7")
         self.line(f"{name}:")
+        if buffer.file is not None:
+            self.line(f'    .incbin "{buffer.file.data}"')
+            self.line(f"    .p2align 7")
+            return
         if buffer.store is None:
             self.line(f"    .space {size}")
             return
@@ -132,8 +136,8 @@ class HexagonAsmPrinter:
         self.line("    .text")
         for func in funcs:
             self.function(func)
-        data = [b for b in module.walk() if isinstance(b, ops.BufferOp) and b.store is not None]
-        storage = [b for b in module.walk() if isinstance(b, ops.BufferOp) and b.store is None]
+        data = [b for b in module.walk() if isinstance(b, ops.BufferOp) and b.read_only]
+        storage = [b for b in module.walk() if isinstance(b, ops.BufferOp) and not b.read_only]
         if data:
             self.line("    .section .rodata")
             for buffer in data:

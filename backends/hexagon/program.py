@@ -32,6 +32,11 @@ SLACK = 4 * 4 * VECTOR
 SYS_WRITE, SYS_EXIT = 64, 93
 
 
+def input_file(buffer: str) -> str:
+    """The file an input buffer's bytes come from, relative to where it is assembled."""
+    return f"{buffer}.bin"
+
+
 def _pinned(value: int, register: str) -> ops.TransferImmOp:
     return ops.TransferImmOp(value, RegType.from_name(register))
 
@@ -64,6 +69,10 @@ class Program:
         store, key = save_derived_weight(padded)
         self.buffers.append(ops.BufferOp(name, padded.size, store, key))
 
+    def input(self, name: str, size: int) -> None:
+        """A read-only buffer whose bytes are the file `<name>.bin`, given at assembly."""
+        self.buffers.append(ops.BufferOp(name, size + SLACK, file=input_file(name)))
+
     def storage(self, name: str, size: int, fill: int | None = None) -> None:
         """A writable buffer, filled with byte `fill` before the kernels run."""
         size = -(-size // VECTOR) * VECTOR
@@ -92,13 +101,14 @@ class Program:
         self._fill_kernels = fills
         return b.func
 
-    def module(self) -> ModuleOp:
+    def module(self, allocate: bool = True) -> ModuleOp:
         entry = self.entry()
         body = [*self.buffers, entry, *self._fill_kernels, *self.kernels]
         module = ModuleOp(body)
-        for op in module.walk():
-            if isinstance(op, ops.FuncOp):
-                allocate_registers(op)
+        if allocate:
+            for op in module.walk():
+                if isinstance(op, ops.FuncOp):
+                    allocate_registers(op)
         return module
 
     def assembly(self, single: bool = False) -> str:

@@ -1300,8 +1300,9 @@ class CallOp(Instruction):
 class BufferOp(IRDLOperation):
     """
     A 128-byte aligned buffer of `size` bytes. With `store` and `key` it is read-only
-    data, the raw bytes of that weight-store entry (a uint8 `.npy`); otherwise it is
-    zero-initialised storage.
+    data, the raw bytes of that weight-store entry (a uint8 `.npy`); with `file`, the
+    bytes of that file, supplied when the program is assembled (the model inputs);
+    otherwise it is zero-initialised storage.
     """
 
     name = "hvx.buffer"
@@ -1309,23 +1310,39 @@ class BufferOp(IRDLOperation):
     size = prop_def(IntegerAttr[I64])
     store = opt_prop_def(StringAttr)
     key = opt_prop_def(StringAttr)
+    file = opt_prop_def(StringAttr)
     traits = traits_def(SymbolOpInterface())
 
     assembly_format = "$sym_name attr-dict"
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, name: str, size: int, store: str | None = None, key: str | None = None):
+    def __init__(
+        self,
+        name: str,
+        size: int,
+        store: str | None = None,
+        key: str | None = None,
+        file: str | None = None,
+    ):
         props: dict[str, Attribute] = {"sym_name": StringAttr(name), "size": _imm(size)}
         if store is not None:
             props["store"] = StringAttr(store)
             props["key"] = StringAttr(key or "")
+        if file is not None:
+            props["file"] = StringAttr(file)
         super().__init__(properties=props)
+
+    @property
+    def read_only(self) -> bool:
+        return self.store is not None or self.file is not None
 
     def verify_(self) -> None:
         if self.size.value.data < 1:
             raise VerifyException(f"hvx.buffer @{self.sym_name.data}: size must be positive")
         if (self.store is None) != (self.key is None):
             raise VerifyException(f"hvx.buffer @{self.sym_name.data}: store and key go together")
+        if self.store is not None and self.file is not None:
+            raise VerifyException(f"hvx.buffer @{self.sym_name.data}: data comes from a store or a file")
 
 
 @irdl_op_definition

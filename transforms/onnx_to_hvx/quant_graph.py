@@ -65,6 +65,7 @@ class QConv:
     """A quantized convolution or matrix product (a 1×1 convolution over the rows)."""
 
     label: str
+    op: Operation
     x: QTensor
     y: QTensor
     shape: ConvShape
@@ -91,6 +92,7 @@ class QConv:
 @dataclass(eq=False)
 class QAdd:
     label: str
+    op: Operation
     a: QTensor
     b: QTensor
     y: QTensor
@@ -102,6 +104,7 @@ class QReshape:
     """Flatten/Reshape of an 8-bit tensor: the same bytes in NCHW order, a new shape."""
 
     label: str
+    op: Operation
     x: QTensor
     y: QTensor
 
@@ -342,7 +345,7 @@ class _Reader:
             if a.shape != b.shape:
                 raise QuantGraphError(f"{label}: Add with broadcasting is not supported on the DSP")
             y, clamp = self.single_quantize(op.results[0], label)
-            self.graph.nodes.append(QAdd(label, a, b, y, clamp))
+            self.graph.nodes.append(QAdd(label, op, a, b, y, clamp))
             return
         if name in ("onnx.Flatten", "onnx.Reshape"):
             source = op.operands[0]
@@ -358,7 +361,7 @@ class _Reader:
                 self.tensors[op.results[0]] = y
             else:
                 raise QuantGraphError(f"{label}: input is not an 8-bit activation")
-            self.graph.nodes.append(QReshape(label, x, y))
+            self.graph.nodes.append(QReshape(label, op, x, y))
             return
         raise QuantGraphError(f"{label}: not supported on the DSP path")
 
@@ -399,7 +402,7 @@ class _Reader:
         if shape.stride[1] > 2:
             raise QuantGraphError(f"{label}: horizontal stride {shape.stride[1]} (the DSP takes 1 or 2)")
         bias = np.zeros(n, np.int64) if bias is None else bias
-        self.graph.nodes.append(QConv(label, x, y, shape, w, bias, w_scale, clamp))
+        self.graph.nodes.append(QConv(label, op, x, y, shape, w, bias, w_scale, clamp))
 
     def matmul(self, op: Operation, label: str) -> None:
         if op.name == "onnx.QLinearMatMul":
@@ -434,7 +437,7 @@ class _Reader:
         weights = np.ascontiguousarray(w.T).reshape(n, k, 1, 1)
         bias = np.zeros(n, np.int64) if bias is None else bias
         self.graph.nodes.append(
-            QConv(label, a, y, shape, weights.astype(np.int8), bias, w_scale, clamp, True)
+            QConv(label, op, a, y, shape, weights.astype(np.int8), bias, w_scale, clamp, True)
         )
 
 

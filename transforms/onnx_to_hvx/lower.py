@@ -1,0 +1,383 @@
+"""
+`hvx-plan` and `onnx-to-hvx`: execution plans for the quantized operators and the
+lowering of a quantized model into one Hexagon program.
+
+A plan runs an operator in one SIMD layout with its instruction (`col1`/vmpy,
+`col2`/vmpa, `col4`/vrmpy; depthwise uses vmpy in each). Its cost is the cycle
+model's count for the kernel the plan generates (`models/hvx_cycles.py`), so every
+candidate is built, allocated and packed. A layout the weights make inexact (16-bit
+overflow in vmpa) is not a candidate. `hvx-plan` records each operator's candidates as
+`hvx.plans` on its op, for the global selection to come.
+
+`onnx-to-hvx{layout=...}` chooses plans — one layout for the whole graph, or `auto`:
+operator by operator in graph order, the cheapest plan counting the relayout of inputs
+that its producer left in another layout (GCD²'s local choice, the stand-in until the
+global selection lands) — then replaces the module with the program: one buffer per
+tensor (`hvx.buffer`, the model inputs `.incbin`'d, outputs written by `_start`), one
+`hvx.func` kernel per operator and relayout, and `_start`. Registers stay virtual
+(`hvx-regalloc` comes next).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+    f64,
+)
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from mobile_opt.backends.hexagon.program import Program
+from mobile_opt.dialects.hvx import PlanAttr
+from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS, ImageGeometry, SimdLayout
+from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
+from mobile_opt.transforms.hvx_regalloc import allocate_registers
+from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, PlanInfeasible
+from mobile_opt.transforms.onnx_to_hvx.eltwise import (
+    AddQuant,
+    add_kernel,
+    fit_add,
+    gather_kernel,
+    gather_table,
+)
+from mobile_opt.transforms.onnx_to_hvx.quant_graph import (
+    QAdd,
+    QConv,
+    QNode,
+    QReshape,
+    QTensor,
+    QuantGraph,
+    QuantGraphError,
+    read_quant_graph,
+)
+from mobile_opt.transforms.onnx_to_hvx.requant import RequantError, make_requantizer
+
+LAYOUT_CHOICES = ("auto", "col1", "col2", "col4")
+
+
+@dataclass
+class Plan:
+    layout: SimdLayout
+    instruction: str
+    cost: KernelCost
+
+
+def _symbol(text: str) -> str:
+    cleaned = "".join(ch if ch.isalnum() else "_" for ch in text)
+    return cleaned.strip("_") or "t"
+
+
+@dataclass
+class Placement:
+    """Where a tensor lives: its buffer symbol and geometry."""
+
+    symbol: str
+    geometry: ImageGeometry
+
+
+@dataclass
+class Lowering:
+    graph: QuantGraph
+    layout_policy: str
+    program: Program = field(default_factory=Program)
+    halo: dict[QTensor, tuple[int, int]] = field(default_factory=dict)
+    layouts: dict[QTensor, SimdLayout] = field(default_factory=dict)
+    placements: dict[tuple[QTensor, SimdLayout], Placement] = field(default_factory=dict)
+    plans: dict[QNode, list[Plan]] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)
+
+    # ------------------------------------------------------------------ geometry
+
+    def fresh(self, base: str) -> str:
+        name, n = _symbol(base), 1
+        while name in self.names:
+            name, n = f"{_symbol(base)}_{n}", n + 1
+        self.names.add(name)
+        return name
+
+    def compute_halos(self) -> None:
+        for node in self.graph.nodes:
+            if isinstance(node, QConv):
+                top, below, left, right = node.shape.input_reach()
+                lines = max(top, below)
+                panels = 1 if max(left, right) > 0 else 0
+                old = self.halo.get(node.x, (0, 0))
+                self.halo[node.x] = (max(old[0], lines), max(old[1], panels))
+        # the operands and result of an Add run over whole buffers: one geometry for all
+        changed = True
+        while changed:
+            changed = False
+            for node in self.graph.nodes:
+                if isinstance(node, QAdd):
+                    group = (node.a, node.b, node.y)
+                    merged = (max(self.halo.get(t, (0, 0))[0] for t in group),
+                              max(self.halo.get(t, (0, 0))[1] for t in group))
+                    for t in group:
+                        if self.halo.get(t, (0, 0)) != merged:
+                            self.halo[t] = merged
+                            changed = True
+
+    def geometry(self, tensor: QTensor, layout: SimdLayout) -> ImageGeometry:
+        c, h, w = tensor.image
+        lines, panels = self.halo.get(tensor, (0, 0))
+        return ImageGeometry(layout, c, h, w, lines, panels)
+
+    def placement(self, tensor: QTensor, layout: SimdLayout) -> Placement:
+        key = (tensor, layout)
+        if key not in self.placements:
+            suffix = "" if not any(k[0] is tensor for k in self.placements) else f"_{layout}"
+            symbol = self.fresh(tensor.name + suffix)
+            self.placements[key] = Placement(symbol, self.geometry(tensor, layout))
+        return self.placements[key]
+
+    # ------------------------------------------------------------------ plans
+
+    def conv_generator(self, node: QConv, layout: SimdLayout, name: str = "plan",
+                       symbols=("x", "y", "w")) -> ConvKernelGenerator:
+        try:
+            requant = make_requantizer(float(node.scale), node.y.zero_point, *node.clamp)
+        except RequantError as e:
+            raise QuantGraphError(f"{node.label}: {e}") from None
+        return ConvKernelGenerator(
+            name, node.shape, layout, node.weights, node.folded_bias(), requant,
+            self.geometry(node.x, layout), self.geometry(node.y, layout), *symbols,
+        )
+
+    def conv_plans(self, node: QConv) -> list[Plan]:
+        if node in self.plans:
+            return self.plans[node]
+        plans, reasons = [], []
+        for layout in MATRIX_LAYOUTS:
+            try:
+                generated = self.conv_generator(node, layout).generate()
+            except PlanInfeasible as e:
+                reasons.append(f"{layout}: {e}")
+                continue
+            allocate_registers(generated.func)
+            plans.append(Plan(layout, generated.instruction, kernel_cost(generated.func)))
+        if not plans:
+            raise QuantGraphError(f"{node.label}: no SIMD layout can run it ({'; '.join(reasons)})")
+        self.plans[node] = plans
+        return plans
+
+    def relayout_cost(self, tensor: QTensor, source: SimdLayout, target: SimdLayout) -> int:
+        if source == target:
+            return 0
+        count = int(np.prod(tensor.image))
+        kernel = gather_kernel("cost", "a", "b", "t", count)
+        allocate_registers(kernel)
+        return kernel_cost(kernel).packets
+
+    # ------------------------------------------------------------------ selection
+
+    def choose_layouts(self) -> dict[QNode, SimdLayout]:
+        chosen: dict[QNode, SimdLayout] = {}
+        forced = None if self.layout_policy == "auto" else SimdLayout(self.layout_policy)
+        for node in self.graph.nodes:
+            if isinstance(node, QConv):
+                plans = self.conv_plans(node)
+                if forced is not None:
+                    match = [p for p in plans if p.layout is forced]
+                    if not match:
+                        raise QuantGraphError(f"{node.label}: cannot run in layout {forced}")
+                    best = match[0]
+                else:
+                    source = self.layouts.get(node.x)
+                    best = min(plans, key=lambda p: p.cost.cycles + (
+                        0 if source is None else self.relayout_cost(node.x, source, p.layout)))
+                chosen[node] = best.layout
+                self.layouts.setdefault(node.x, best.layout)
+                self.layouts[node.y] = best.layout
+            elif isinstance(node, QAdd):
+                layout = self.layouts.get(node.a) or self.layouts.get(node.b) or forced \
+                    or SimdLayout.COL4
+                chosen[node] = layout
+                self.layouts.setdefault(node.a, layout)
+                self.layouts.setdefault(node.b, layout)
+                self.layouts[node.y] = layout
+            else:
+                layout = self.layouts.get(node.x) or forced or SimdLayout.COL4
+                consumers = self.graph.consumers(node.y)
+                target = layout
+                if consumers and isinstance(consumers[0], QConv):
+                    # a reshape gathers bytes anyway: write them in the consumer's layout
+                    plans = self.conv_plans(consumers[0])
+                    target = forced or min(plans, key=lambda p: p.cost.cycles).layout
+                chosen[node] = target
+                self.layouts.setdefault(node.x, layout)
+                self.layouts[node.y] = target
+        return chosen
+
+    # ------------------------------------------------------------------ emission
+
+    def stored(self, tensor: QTensor, layout: SimdLayout) -> Placement:
+        """The tensor in `layout`, adding a relayout kernel if it lives in another."""
+        home = self.layouts[tensor]
+        if home == layout:
+            return self.placement(tensor, layout)
+        source = self.placement(tensor, home)
+        if (tensor, layout) not in self.placements:
+            target = self.placement(tensor, layout)
+            self.storage(target, tensor)
+            self.gather(f"relayout_{target.symbol}", source, target)
+        return self.placements[(tensor, layout)]
+
+    def storage(self, place: Placement, tensor: QTensor) -> None:
+        self.program.storage(place.symbol, place.geometry.size, tensor.zero_point)
+
+    def gather(self, name: str, source: Placement, target: Placement) -> None:
+        """A kernel copying every element of a tensor between two placements."""
+        table = gather_table(source.geometry.byte_offsets(), target.geometry.byte_offsets())
+        table_symbol = self.fresh(f"{name}_table")
+        self.program.data(table_symbol, table)
+        self.program.kernels.append(
+            gather_kernel(self.fresh(name), source.symbol, target.symbol, table_symbol, len(table))
+        )
+
+    def emit(self) -> Program:
+        self.compute_halos()
+        chosen = self.choose_layouts()
+        for name, tensor, _ in self.graph.inputs:
+            place = self.placement(tensor, self.layouts.get(tensor, SimdLayout.COL4))
+            self.program.input(place.symbol, place.geometry.size)
+        for index, node in enumerate(self.graph.nodes):
+            layout = chosen[node]
+            kernel_name = self.fresh(f"k{index}_{_node_name(node.label)}")
+            if isinstance(node, QConv):
+                x = self.stored(node.x, layout)
+                y = self.placement(node.y, layout)
+                self.storage(y, node.y)
+                weights = self.fresh(f"{kernel_name}_weights")
+                plan = self.conv_generator(node, layout, kernel_name, (x.symbol, y.symbol, weights)).generate()
+                self.program.data(weights, plan.weights)
+                self.program.kernels.append(plan.func)
+            elif isinstance(node, QAdd):
+                a, b = self.stored(node.a, layout), self.stored(node.b, layout)
+                y = self.placement(node.y, layout)
+                self.storage(y, node.y)
+                quant = AddQuant(float(node.a.scale), node.a.zero_point, float(node.b.scale),
+                                 node.b.zero_point, float(node.y.scale), node.y.zero_point,
+                                 node.y.signed, node.clamp)
+                self.program.kernels.append(add_kernel(
+                    kernel_name, y.geometry.size, a.symbol, b.symbol, y.symbol, fit_add(quant)))
+            else:
+                x = self.stored(node.x, self.layouts[node.x])
+                y = self.placement(node.y, layout)
+                self.storage(y, node.y)
+                # NCHW element e of x is element e of y
+                table = self.fresh(f"{kernel_name}_table")
+                self.program.data(table, gather_table(
+                    _nchw_order(x.geometry, node.x), _nchw_order(y.geometry, node.y)))
+                self.program.kernels.append(gather_kernel(
+                    kernel_name, x.symbol, y.symbol, table, int(np.prod(node.x.image))))
+        for name, tensor, _ in self.graph.outputs:
+            place = self.placement(tensor, self.layouts[tensor])
+            self.program.output(place.symbol, place.geometry.size)
+        return self.program
+
+
+def _node_name(label: str) -> str:
+    """The ONNX node name inside a `node 'name' (Op)` label."""
+    parts = label.split("'")
+    return parts[1] if len(parts) > 2 else "op"
+
+
+def _nchw_order(geometry: ImageGeometry, tensor: QTensor) -> np.ndarray:
+    """Byte offsets of the tensor's elements in NCHW (row-major ONNX) order."""
+    offsets = geometry.byte_offsets()  # (C, H, W)
+    if len(tensor.shape) == 4:
+        return offsets.ravel()
+    # a matrix [.., M, K] is stored as channels K over M pixels: row-major is (M, K)
+    return offsets[:, 0, :].T.ravel()
+
+
+def lower_graph(graph: QuantGraph, layout: str = "auto") -> tuple[Program, Lowering]:
+    lowering = Lowering(graph, layout)
+    return lowering.emit(), lowering
+
+
+def find_function(module: ModuleOp, name: str) -> func.FuncOp:
+    for op in module.walk():
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise DiagnosticException(f"no function @{name} to lower")
+
+
+def _check_layout(layout: str) -> None:
+    if layout not in LAYOUT_CHOICES:
+        raise DiagnosticException(
+            f"onnx-to-hvx: layout must be one of {', '.join(LAYOUT_CHOICES)}, not '{layout}'"
+        )
+
+
+@dataclass(frozen=True)
+class HvxPlanPass(ModulePass):
+    """`hvx-plan`: attach each quantized operator's execution plans as `hvx.plans`."""
+
+    name = "hvx-plan"
+    function: str = "main_graph"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        graph = read_quant_graph(find_function(op, self.function))
+        lowering = Lowering(graph, "auto")
+        lowering.compute_halos()
+        for node in graph.nodes:
+            if isinstance(node, QConv):
+                plans = lowering.conv_plans(node)
+                node.op.attributes["hvx.plans"] = ArrayAttr(
+                    [PlanAttr(p.layout, p.instruction, p.cost.packets, p.cost.cycles) for p in plans]
+                )
+
+
+@dataclass(frozen=True)
+class OnnxToHvxPass(ModulePass):
+    """`onnx-to-hvx{layout=auto|col1|col2|col4}`: the quantized model as a Hexagon program."""
+
+    name = "onnx-to-hvx"
+    layout: str = "auto"
+    function: str = "main_graph"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        _check_layout(self.layout)
+        graph = read_quant_graph(find_function(op, self.function))
+        program, lowering = lower_graph(graph, self.layout)
+        module = program.module(allocate=False)
+        io = []
+        for role, entries in (("input", graph.inputs), ("output", graph.outputs)):
+            for name, tensor, host in entries:
+                place = lowering.placement(tensor, lowering.layouts[tensor])
+                io.append(io_attribute(role, name, tensor, place, host))
+        for existing in list(op.body.block.ops):
+            existing.detach()
+            existing.erase(safe_erase=False)
+        for new in list(module.body.block.ops):
+            new.detach()
+            op.body.block.add_op(new)
+        op.attributes["hvx.io"] = ArrayAttr(io)
+
+
+def io_attribute(role: str, name: str, tensor: QTensor, place: Placement, host: bool) -> DictionaryAttr:
+    geo = place.geometry
+    return DictionaryAttr({
+        "role": StringAttr(role),
+        "name": StringAttr(name),
+        "buffer": StringAttr(place.symbol),
+        "layout": StringAttr(geo.layout.value),
+        "shape": ArrayAttr([IntAttr(d) for d in tensor.shape]),
+        "image": ArrayAttr([IntAttr(geo.channels), IntAttr(geo.height), IntAttr(geo.width)]),
+        "halo": ArrayAttr([IntAttr(geo.halo_lines), IntAttr(geo.halo_panels)]),
+        "scale": FloatAttr(float(tensor.scale), f64),
+        "zero_point": IntAttr(tensor.zero_point),
+        "signed": IntAttr(int(tensor.signed)),
+        "host_conversion": IntAttr(int(host)),
+    })
