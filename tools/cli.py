@@ -13,6 +13,7 @@ from pathlib import Path
 
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from mobile_opt.backends.hexagon.harness import ToolchainError
 from mobile_opt.backends.reference.errors import ReferenceRunError
 from mobile_opt.frontend.onnx_import import OnnxImportError
 from mobile_opt.frontend.weights import WeightStoreError
@@ -27,6 +28,7 @@ USER_ERRORS = (
     OnnxImportError,
     WeightStoreError,
     ReferenceRunError,
+    ToolchainError,
     DiagnosticException,
     ParseError,
 )

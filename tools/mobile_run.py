@@ -98,6 +98,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--fp16", action="store_true", help="store tensors as half on the device")
     parser.add_argument(
+        "--target",
+        choices=("opencl", "hexagon"),
+        default="opencl",
+        help="opencl (default) or hexagon: a quantized model on the HVX DSP path under QEMU",
+    )
+    parser.add_argument(
+        "--layout",
+        choices=("auto", "col1", "col2", "col4"),
+        default="auto",
+        help="hexagon: SIMD layout of every operator, or auto (the cheapest per operator)",
+    )
+    parser.add_argument(
+        "--packets",
+        action="store_true",
+        help="hexagon: run one packet at a time and count the packets each kernel executes",
+    )
+    parser.add_argument(
         "--repeat", type=int, default=1, metavar="N", help="run N times (default %(default)s)"
     )
     parser.add_argument(
@@ -331,6 +348,14 @@ def save_outputs(folder: Path, outputs: dict[str, np.ndarray]) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise UserError(f"--repeat expects N >= 1, got {args.repeat}")
+    if args.target == "hexagon":
+        for option, given in (("--device", args.device), ("--fp16", args.fp16),
+                              ("--reference", args.reference)):
+            if given:
+                raise UserError(f"{option} does not apply to --target hexagon")
+        return run_hexagon_mode(args)
+    if args.layout != "auto" or args.packets:
+        raise UserError("--layout and --packets apply to --target hexagon")
     if args.reference:
         given = [
             o
@@ -537,6 +562,49 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
             f"{statistics.median(walls[1:]):.3f}, min {min(walls[1:]):.3f} over {len(walls)} runs"
         )
     print(memory_line(model.plan))
+    return status
+
+
+# Hexagon ------------------------------------------------------------------------------
+def run_hexagon_mode(args: argparse.Namespace) -> int:
+    """Lower the quantized model to HVX, run it under qemu-hexagon, compare bit for bit."""
+    from mobile_opt.backends.hexagon.harness import missing_tools
+    from mobile_opt.backends.hexagon.runner import assembly, run_module
+
+    missing = missing_tools()
+    if missing:
+        raise UserError(
+            f"{missing[0]} not found: install the Hexagon toolchain with "
+            "`apt-get install qemu-user clang-19 lld-19 llvm-19`"
+        )
+    path = resolve_model(args.model)
+    universe = Universe.get_multiverse()
+    ctx = universe_context(universe)
+    module = load_module(path, parse_dims(args.dim), ctx)
+    function = find_function(module, args.function)
+    names, _ = graph_io_names(function)
+    feeds = make_inputs(function, parse_input_specs(args.input, names), args.seed)
+    spec = f"onnx-to-hvx{{layout={args.layout} function={args.function}}}"
+    if args.passes:
+        spec = f"{args.passes},{spec}"
+    run_passes(module, spec, universe, ctx)
+    outputs, execution = run_module(module, feeds, counting=args.packets)
+    if args.save_dir:
+        folder = Path(args.save_dir)
+        save_outputs(folder, outputs)
+        write_atomically(folder / "program.s", assembly(module))
+    print(f"target: hexagonv66 HVX-128 under qemu-hexagon (layout {args.layout})")
+    # the DSP computes exactly what onnxruntime does: compare bit for bit by default
+    exact = argparse.Namespace(**{**vars(args), "rtol": args.rtol or 0.0, "atol": args.atol or 0.0})
+    status = report_outputs(path, feeds, outputs, exact)
+    if execution is not None:
+        rows = [["kernel", "packets", "%"]]
+        total = execution.total_packets
+        for name, count in execution.packets.most_common(KERNEL_TABLE_ROWS):
+            rows.append([name, str(count), f"{100 * count / total:.1f}"])
+        rows.append(["total", str(total), "100.0"])
+        print("\npackets executed (qemu-hexagon -singlestep):")
+        print(format_table(rows))
     return status
 
 

@@ -27,6 +27,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.dialects.onnx.base import OnnxConstantOp, constant_array, is_none
+from mobile_opt.frontend.onnx_import import graph_io_names
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvShape
 from mobile_opt.transforms.onnx_to_texture.context import node_label
 
@@ -176,6 +177,8 @@ class _Reader:
         name = value.name_hint or f"t{len(self.tensors)}"
         qt = QTensor(name, tuple(t.get_shape()), np.float32(scale), zp, signed)
         self.tensors[value] = qt
+        if value in self.function.body.block.args:  # an 8-bit model input
+            self.graph.inputs.append((self.input_name(value), qt, False))
         return qt
 
     def weights(self, value: SSAValue, scale: SSAValue, zero: SSAValue, label: str):
@@ -294,10 +297,11 @@ class _Reader:
         return self.graph
 
     def output_name(self, index: int) -> str:
-        names = self.function.attributes.get("onnx.outputs")
-        if names is not None:
-            return names.data[index].data  # type: ignore[union-attr]
-        return f"output{index}"
+        return graph_io_names(self.function)[1][index]
+
+    def input_name(self, value: SSAValue) -> str:
+        args = list(self.function.body.block.args)
+        return graph_io_names(self.function)[0][args.index(value)]
 
     def op(self, op: Operation, outputs: list[SSAValue]) -> None:
         label = node_label(op)
@@ -309,7 +313,7 @@ class _Reader:
                 zero = _scalar(op.y_zero_point, "the input zero point", label) \
                     if not is_none(op.y_zero_point) else np.array(0)
                 qt = self.tensor(op.y, scale, zero, label)
-                self.graph.inputs.append((source.name_hint or "input", qt, True))
+                self.graph.inputs.append((self.input_name(source), qt, True))
                 return
             if source in self.dequantized:  # Q(DQ(t)) with t's parameters is t itself
                 t = self.dequantized[source]
@@ -326,8 +330,7 @@ class _Reader:
             zero = _scalar(op.x_zero_point, "the zero point", label) \
                 if not is_none(op.x_zero_point) else np.array(0)
             if op.x in self.function.body.block.args:
-                qt = self.tensor(op.x, scale, zero, label)
-                self.graph.inputs.append((op.x.name_hint or "input", qt, False))
+                self.tensor(op.x, scale, zero, label)
             qt = self.tensors.get(op.x)
             if qt is None:
                 raise QuantGraphError(f"{label}: dequantizes a tensor the DSP does not make")
