@@ -1358,7 +1358,9 @@ class RelayoutOp(IRDLOperation):
     source = prop_def(LayoutAttr)
     target = prop_def(LayoutAttr)
 
-    assembly_format = "$input $source `to` $target attr-dict `:` type($input) `->` type($output)"
+    assembly_format = (
+        "$input `from` $source `to` $target attr-dict `:` type($input) `->` type($output)"
+    )
     irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, input: SSAValue, source: SimdLayout, target: SimdLayout):

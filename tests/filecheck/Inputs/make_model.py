@@ -161,6 +161,22 @@ def unnamed_inner_dim() -> onnx.ModelProto:
     return model
 
 
+def _quantized_builders() -> dict:
+    """The DSP path's quantized models (tests/quant_models.py)."""
+    import os
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+    import quant_models as q
+
+    return {
+        "qdq_conv": lambda: q.conv_model(3, 6, 6, 8, seed=1),
+        "qdq_conv_stride2": lambda: q.conv_model(4, 9, 9, 4, stride=2, seed=2),
+        "qdq_conv_per_channel": lambda: q.conv_model(3, 6, 6, 8, per_channel=True),
+        "qlinear_matmul": lambda: q.matmul_model(8, 16, 8),
+        "qdq_add": lambda: q.add_model([1, 4, 4, 4]),
+    }
+
+
 def write(kind: str, path: str) -> None:
     if kind == "truncated":
         data = conv().SerializeToString()
@@ -183,7 +199,8 @@ def write(kind: str, path: str) -> None:
             "unnamed_dim": unnamed_dim,
             "unnamed_inner_dim": unnamed_inner_dim,
         }
-        model = builders[kind]()
+        quantized = _quantized_builders()
+        model = builders[kind]() if kind in builders else quantized[kind]()
         onnx.checker.check_model(model)  # every model is valid ONNX; the importer's limits are tested
         data = model.SerializeToString()
     with open(path, "wb") as f:
