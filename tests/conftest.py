@@ -44,3 +44,23 @@ def pocl_device():
     if os.environ.get("CI") == "true":
         pytest.fail(problem)
     pytest.skip(problem)
+
+
+@pytest.fixture(scope="session")
+def hexagon_toolchain():
+    """
+    llvm-mc-19, ld.lld-19 and qemu-hexagon. Missing tools skip the Hexagon tests
+    locally but fail them under CI=true.
+    """
+    from mobile_opt.backends.hexagon.harness import APT_PACKAGES, missing_tools
+
+    missing = missing_tools()
+    if not missing:
+        return
+    problem = (
+        f"{', '.join(missing)} not found: apt-get install "
+        + " ".join(sorted({APT_PACKAGES[m] for m in missing}))
+    )
+    if os.environ.get("CI") == "true":
+        pytest.fail(problem)
+    pytest.skip(problem)

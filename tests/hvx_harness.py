@@ -1,0 +1,56 @@
+"""Shared helpers of the DSP-path tests: run one conv/matmul kernel under QEMU."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mobile_opt.backends.hexagon.program import Program
+from mobile_opt.dialects.hvx.layouts import ImageGeometry, SimdLayout
+from mobile_opt.models.hvx_cycles import kernel_cost
+from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvShape
+from mobile_opt.transforms.onnx_to_hvx.requant import make_requantizer, reference
+
+
+def conv_reference(x, w, bias, shape: ConvShape, x_zero: int, scale: float, y_zero: int):
+    """The exact quantized convolution onnxruntime computes, in numpy."""
+    kh, kw = shape.kernel
+    sh, sw = shape.stride
+    pt, pl = shape.pads
+    oh, ow = shape.out_height, shape.out_width
+    padded = np.pad(x.astype(np.int64) - x_zero, ((0, 0), (pt, pt + kh), (pl, pl + kw)))
+    acc = np.zeros((w.shape[0], oh, ow), np.int64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = padded[:, i : i + sh * oh : sh, j : j + sw * ow : sw]
+            taps = w[:, :, i, j].astype(np.int64)
+            if shape.depthwise:
+                acc += patch * taps[:, 0, None, None]
+            else:
+                acc += np.einsum("chw,nc->nhw", patch, taps)
+    acc += np.asarray(bias, np.int64)[:, None, None]
+    return reference(acc, np.float32(scale), y_zero, 0, 255)
+
+
+def run_conv_kernel(layout: SimdLayout, shape: ConvShape, x, w, bias, x_zero, scale, y_zero):
+    """(DSP output, exact reference, packets QEMU counted, packets the model predicts)."""
+    folded = np.asarray(bias, np.int64) - x_zero * w.reshape(w.shape[0], -1).astype(np.int64).sum(1)
+    top, below, left, right = shape.input_reach()
+    in_geo = ImageGeometry(layout, shape.channels, shape.height, shape.width,
+                           max(top, below), 1 if max(left, right) else 0)
+    out_geo = ImageGeometry(layout, shape.out_channels, shape.out_height, shape.out_width)
+    generator = ConvKernelGenerator(
+        "conv", shape, layout, w, folded, make_requantizer(scale, y_zero), in_geo, out_geo,
+        "x", "y", "w",
+    )
+    plan = generator.generate()
+    program = Program()
+    program.data("x", in_geo.pack(x, x_zero))
+    program.data("w", plan.weights)
+    program.storage("y", out_geo.size, y_zero)
+    program.output("y", out_geo.size)
+    program.kernels.append(plan.func)
+    outputs, execution = program.run(counting=True)
+    predicted = kernel_cost(plan.func).packets  # the function was allocated in place
+    got = out_geo.unpack(outputs["y"])
+    expected = conv_reference(x, w, bias, shape, x_zero, scale, y_zero)
+    return got, expected, execution.packets["conv"], predicted
