@@ -571,12 +571,6 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     from mobile_opt.backends.hexagon.harness import missing_tools
     from mobile_opt.backends.hexagon.runner import assembly, run_module
 
-    missing = missing_tools()
-    if missing:
-        raise UserError(
-            f"{missing[0]} not found: install the Hexagon toolchain with "
-            "`apt-get install qemu-user clang-19 lld-19 llvm-19`"
-        )
     path = resolve_model(args.model)
     universe = Universe.get_multiverse()
     ctx = universe_context(universe)
@@ -588,6 +582,12 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     if args.passes:
         spec = f"{args.passes},{spec}"
     run_passes(module, spec, universe, ctx)
+    missing = missing_tools()
+    if missing:
+        raise UserError(
+            f"{missing[0]} not found: install the Hexagon toolchain with "
+            "`apt-get install qemu-user clang-19 lld-19 llvm-19`"
+        )
     outputs, execution = run_module(module, feeds, counting=args.packets)
     if args.save_dir:
         folder = Path(args.save_dir)

@@ -227,6 +227,9 @@ class FunctionAllocator:
                     [i for i in candidates if i * width >= LOW_LIMIT]
                     + [i for i in candidates if i * width < LOW_LIMIT]
                 )
+            if width == 1:
+                # fill half-used couples first, to leave whole even/odd couples for pairs
+                candidates.sort(key=lambda i: free(pool, i ^ 1, cls.start, cls.end))
             for index in candidates:
                 units = tuple(range(index * width, index * width + width))
                 if pool == "hexagon.scalar" and RESERVED_SCALARS & set(units):

@@ -192,6 +192,8 @@ class ConvKernelGenerator:
             raise PlanInfeasible(f"horizontal stride {shape.stride[1]} (only 1 and 2)")
         self.instruction = "vmpy" if shape.depthwise else layout.instruction
         self._plan_tiles()
+        # memd needs 8-byte aligned pairs: every group of stream words is even-sized
+        self.paired_loads = not shape.depthwise and self.tile_channels % 2 == 0
 
     # ------------------------------------------------------------------ planning
 
@@ -270,6 +272,27 @@ class ConvKernelGenerator:
     # ------------------------------------------------------------------ generation
 
     def generate(self) -> ConvPlan:
+        """
+        The kernel, with the widest channel tile and paired weight loads that the
+        registers hold: each try is allocated on a copy, and a failure narrows it.
+        """
+        from mobile_opt.transforms.hvx_regalloc import RegisterAllocationError, allocate_registers
+
+        tiles = [g for g in range(self.tile_groups, 0, -1) if self.out_geo.groups % g == 0]
+        tries = [(g, paired) for g in tiles for paired in (self.paired_loads, False)]
+        for tile_groups, paired in dict.fromkeys(tries):
+            self.tile_groups = tile_groups
+            self.tile_channels = tile_groups * self.k
+            self.paired_loads = paired and self.tile_channels % 2 == 0
+            plan = self._generate()
+            try:
+                allocate_registers(plan.func.clone())
+            except RegisterAllocationError:
+                continue
+            return plan
+        raise PlanInfeasible("the kernel needs more registers than the machine has")
+
+    def _generate(self) -> ConvPlan:
         shape, k, p = self.shape, self.k, self.p
         in_geo, out_geo = self.in_geo, self.out_geo
         b = KernelBuilder(self.name)
@@ -356,10 +379,7 @@ class ConvKernelGenerator:
                         kh_src = b(ops.AddImmOp(kh_src, lp_in * pb_in))
                         kh_loop.next(kh_src, wp, *accs)
                     _, wp, *accs = kh_loop.results
-                    biases = []
-                    for _ in range(self.tile_channels):
-                        word, wp = self._load_word(wp)
-                        biases.append(word)
+                    biases, wp = self._load_words(wp, self.tile_channels)
                     dst = self._store_tile(dst, accs, biases, requant_consts, mask)
                     step = VECTOR * (1 if shape.depthwise else 0)
                     src_group = b(ops.AddImmOp(src_group, step)) if step else src_group
@@ -402,6 +422,19 @@ class ConvKernelGenerator:
         op = ops.LoadWordPostIncOp(wp, 4, region=self.symbols[2])
         self.b.add(op)
         return op.d, op.new_base
+
+    def _load_words(self, wp: SSAValue, count: int) -> tuple[list[SSAValue], SSAValue]:
+        """`count` consecutive stream words, two at a time (`memd`) where they pair up."""
+        words = []
+        while len(words) + 2 <= count and self.paired_loads:
+            op = ops.LoadDoubleWordPostIncOp(wp, 8, region=self.symbols[2])
+            self.b.add(op)
+            words += [self.b(ops.LoOfPairOp(op.d)), self.b(ops.HiOfPairOp(op.d))]
+            wp = op.new_base
+        while len(words) < count:
+            word, wp = self._load_word(wp)
+            words.append(word)
+        return words, wp
 
     def _panel_offsets(self) -> list[int]:
         """Input panels (relative to the panel of the first output pixel) windows read."""
@@ -461,9 +494,9 @@ class ConvKernelGenerator:
         channels = self.tile_channels if not self.shape.depthwise else 1
         if self.instruction == "vrmpy":
             for item in items:
+                words, wp = self._load_words(wp, channels)
                 for t in range(channels):
-                    word, wp = self._load_word(wp)
-                    accs[t] = b(ops.VrmpyAccOp(accs[t], windows[item], word))
+                    accs[t] = b(ops.VrmpyAccOp(accs[t], windows[item], words[t]))
             return wp, accs
         if self.instruction == "vmpa":
             sequence = []
@@ -483,8 +516,9 @@ class ConvKernelGenerator:
         for index, source in enumerate(sequence):
             start_chunk = index % self.chunk == 0
             end_chunk = (index + 1) % self.chunk == 0 or index == len(sequence) - 1
+            words, wp = self._load_words(wp, channels)
             for t in range(channels):
-                word, wp = self._load_word(wp)
+                word = words[t]
                 if self.instruction == "vmpa":
                     op = ops.VmpaOp(source, word) if start_chunk else ops.VmpaAccOp(
                         products[t], source, word)

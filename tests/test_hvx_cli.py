@@ -1,0 +1,62 @@
+"""`mobile-run --target hexagon` and `mobile-opt -t hexagon-asm` from the command line."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+
+import quant_models
+from harness import assert_one_line_error, run_mobile_run
+
+
+@pytest.fixture
+def conv_model(tmp_path):
+    path = tmp_path / "conv.onnx"
+    onnx.save(quant_models.conv_model(4, 8, 8, 8, seed=2), path)
+    return path
+
+
+@pytest.mark.usefixtures("hexagon_toolchain")
+def test_mobile_run_hexagon_is_bit_exact(conv_model, tmp_path, capsys):
+    status, out, err = run_mobile_run(
+        ["--target", "hexagon", str(conv_model), "--packets", "--save-dir", str(tmp_path / "out")],
+        capsys,
+    )
+    assert status == 0, err
+    assert "y       [1, 8, 8, 8]  0            0            PASS" in out
+    assert "packets executed" in out and "k0_conv" in out
+    assert (tmp_path / "out" / "program.s").read_text().count("vrmpy") > 0
+    assert (tmp_path / "out" / "y.npy").exists()
+
+
+@pytest.mark.usefixtures("hexagon_toolchain")
+def test_mobile_run_hexagon_layout(conv_model, capsys):
+    status, out, err = run_mobile_run(["--target", "hexagon", str(conv_model), "--layout", "col1"], capsys)
+    assert status == 0, err
+    assert "(layout col1)" in out
+
+
+def test_missing_toolchain_is_named_with_its_package(conv_model, capsys, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    status, _, err = run_mobile_run(["--target", "hexagon", str(conv_model)], capsys)
+    assert_one_line_error(
+        status, err,
+        "mobile-run: error: llvm-mc-19 not found: install the Hexagon toolchain with "
+        "`apt-get install qemu-user clang-19 lld-19 llvm-19`",
+    )
+
+
+def test_opencl_options_are_refused_for_hexagon(conv_model, capsys):
+    status, _, err = run_mobile_run(["--target", "hexagon", str(conv_model), "--fp16"], capsys)
+    assert_one_line_error(status, err, "mobile-run: error: --fp16 does not apply to --target hexagon")
+
+
+def test_unsupported_model_is_one_line(tmp_path, capsys):
+    path = tmp_path / "per_channel.onnx"
+    onnx.save(quant_models.conv_model(3, 6, 6, 8, per_channel=True), path)
+    status, _, err = run_mobile_run(["--target", "hexagon", str(path)], capsys)
+    assert_one_line_error(
+        status, err,
+        f"mobile-run: error: node 'conv' (Conv): per-channel quantisation (the weight scale "
+        "has 8 values) is not supported on the DSP path",
+    )
