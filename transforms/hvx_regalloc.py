@@ -227,9 +227,15 @@ class FunctionAllocator:
                     [i for i in candidates if i * width >= LOW_LIMIT]
                     + [i for i in candidates if i * width < LOW_LIMIT]
                 )
-            if width == 1:
-                # fill half-used couples first, to leave whole even/odd couples for pairs
-                candidates.sort(key=lambda i: free(pool, i ^ 1, cls.start, cls.end))
+            def freed_at(index: int) -> float:
+                ends = [e for u in range(index * width, index * width + width)
+                        for _, e in occupied.get((pool, u), []) if e <= cls.start]
+                return max(ends, default=float("-inf"))
+
+            # the register free for longest: fewer false dependences for the packer; a
+            # single fills a half-used couple first, to keep whole couples for pairs
+            candidates.sort(key=lambda i: (
+                width == 1 and free(pool, i ^ 1, cls.start, cls.end), freed_at(i)))
             for index in candidates:
                 units = tuple(range(index * width, index * width + width))
                 if pool == "hexagon.scalar" and RESERVED_SCALARS & set(units):
