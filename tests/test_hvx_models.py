@@ -59,11 +59,12 @@ def _same(model: onnx.ModelProto, tmp_path, layout="auto", seed=0):
 
 @pytest.mark.parametrize("layout", ["col1", "col2", "col4", "auto"])
 @pytest.mark.parametrize(
-    "kind", ["conv", "conv_stride2", "depthwise", "qlinear_conv", "int8_conv"]
+    "kind", ["conv", "pointwise", "conv_stride2", "depthwise", "qlinear_conv", "int8_conv"]
 )
 def test_conv_models(kind, layout, tmp_path):
     build = {
         "conv": lambda: quant_models.conv_model(5, 9, 11, 6, seed=1),
+        "pointwise": lambda: quant_models.conv_model(12, 7, 9, 10, kernel=1, pad=0, seed=6),
         "conv_stride2": lambda: quant_models.conv_model(4, 13, 10, 8, stride=2, seed=2),
         "depthwise": lambda: quant_models.conv_model(6, 10, 12, 6, depthwise=True, seed=3),
         "qlinear_conv": lambda: quant_models.conv_model(3, 8, 8, 4, form="qlinear", seed=4),

@@ -42,7 +42,7 @@ from mobile_opt.dialects.hvx import PlanAttr
 from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS, ImageGeometry, SimdLayout
 from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
 from mobile_opt.transforms.hvx_regalloc import allocate_registers
-from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, PlanInfeasible
+from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvShape, PlanInfeasible
 from mobile_opt.transforms.onnx_to_hvx.eltwise import (
     AddQuant,
     add_kernel,
@@ -95,6 +95,7 @@ class Lowering:
     placements: dict[tuple[QTensor, SimdLayout], Placement] = field(default_factory=dict)
     plans: dict[QNode, list[Plan]] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)
+    flat: set[QTensor] = field(default_factory=set)
 
     # ------------------------------------------------------------------ geometry
 
@@ -127,10 +128,47 @@ class Lowering:
                             self.halo[t] = merged
                             changed = True
 
+    def compute_flat(self) -> None:
+        """
+        Tensors stored as one line of H·W pixels instead of H lines padded to panels:
+        those only 1×1 stride-1 convolutions (which then run as matrix products), Adds
+        and the program's edges touch, consistently along each such chain.
+        """
+        nodes = self.graph.nodes
+        flat = {t: len(t.shape) == 4 and self.halo.get(t, (0, 0)) == (0, 0)
+                for n in nodes for t in _tensors(n)}
+        for node in nodes:
+            if isinstance(node, QConv) and not _pointwise(node):
+                flat[node.y] = False
+            elif isinstance(node, QReshape):
+                flat[node.x] = flat[node.y] = False
+        changed = True
+        while changed:
+            changed = False
+            for node in nodes:
+                group = (node.x, node.y) if isinstance(node, QConv) else (
+                    (node.a, node.b, node.y) if isinstance(node, QAdd) else ())
+                if isinstance(node, QConv) and not _pointwise(node):
+                    group = ()
+                if group and not all(flat[t] for t in group) and any(flat[t] for t in group):
+                    for t in group:
+                        flat[t] = False
+                    changed = True
+        self.flat = {t for t, f in flat.items() if f}
+
     def geometry(self, tensor: QTensor, layout: SimdLayout) -> ImageGeometry:
         c, h, w = tensor.image
+        if tensor in self.flat:
+            return ImageGeometry(layout, c, 1, h * w)
         lines, panels = self.halo.get(tensor, (0, 0))
         return ImageGeometry(layout, c, h, w, lines, panels)
+
+    def conv_shape(self, node: QConv):
+        """The convolution as the kernel sees it: a flat 1×1 one is a matrix product."""
+        if node.x in self.flat and _pointwise(node):
+            shape = node.shape
+            return ConvShape(shape.channels, 1, shape.height * shape.width, shape.out_channels)
+        return node.shape
 
     def placement(self, tensor: QTensor, layout: SimdLayout) -> Placement:
         key = (tensor, layout)
@@ -149,7 +187,7 @@ class Lowering:
         except RequantError as e:
             raise QuantGraphError(f"{node.label}: {e}") from None
         return ConvKernelGenerator(
-            name, node.shape, layout, node.weights, node.folded_bias(), requant,
+            name, self.conv_shape(node), layout, node.weights, node.folded_bias(), requant,
             self.geometry(node.x, layout), self.geometry(node.y, layout), *symbols,
         )
 
@@ -246,6 +284,7 @@ class Lowering:
 
     def emit(self) -> Program:
         self.compute_halos()
+        self.compute_flat()
         chosen = self.choose_layouts()
         for name, tensor, _ in self.graph.inputs:
             place = self.placement(tensor, self.layouts.get(tensor, SimdLayout.COL4))
@@ -284,6 +323,17 @@ class Lowering:
             place = self.placement(tensor, self.layouts[tensor])
             self.program.output(place.symbol, place.geometry.size)
         return self.program
+
+
+def _pointwise(node: QConv) -> bool:
+    s = node.shape
+    return s.kernel == (1, 1) and s.stride == (1, 1) and s.pads == (0, 0) and not s.depthwise
+
+
+def _tensors(node: QNode) -> tuple[QTensor, ...]:
+    if isinstance(node, QAdd):
+        return node.a, node.b, node.y
+    return node.x, node.y
 
 
 def _node_name(label: str) -> str:
@@ -331,6 +381,7 @@ class HvxPlanPass(ModulePass):
         graph = read_quant_graph(find_function(op, self.function))
         lowering = Lowering(graph, "auto")
         lowering.compute_halos()
+        lowering.compute_flat()
         for node in graph.nodes:
             if isinstance(node, QConv):
                 plans = lowering.conv_plans(node)

@@ -1,0 +1,251 @@
+"""
+HVX kernel benchmark: GCD²'s three SIMD layouts on the DSP path's kernels.
+
+Kernels: the MatMul cubes of GCD²'s Table II (M = K = N = 32, 64, 96, 128), the first
+eight distinct Conv2D shapes of ResNet-50 (224×224 input) and two depthwise 3×3
+convolutions, all int8 (uint8 activations, int8 weights in [-64, 63] so that every
+layout, vmpa's 16-bit pair sums included, has an exact plan).
+
+For each kernel and layout (`col1`/vmpy, `col2`/vmpa, `col4`/vrmpy) it builds the
+kernel, gives the cycle model's prediction (packets and cycles, `models/hvx_cycles.py`),
+runs it under `qemu-hexagon -singlestep` counting the packets it executes, checks the
+output bit for bit against numpy, and checks that the layout with the fewest predicted
+cycles is the one with the fewest measured packets. Like GCD²'s Table II it also gives
+each layout's packets and padded data size relative to `col1`.
+
+The table is printed; rows go to `bench/results/hvx_kernels-qemu-hexagonv66.json` and a
+bar chart of relative packets to `bench/results/hvx_kernels-qemu-hexagonv66.svg`.
+
+    python3 bench/hvx_kernels.py              # everything (about ten minutes)
+    python3 bench/hvx_kernels.py --quick      # ResNet shapes at a quarter of the resolution
+
+Needs llvm-mc-19, ld.lld-19 and qemu-hexagon (apt-get install llvm-19 lld-19 qemu-user).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
+
+from hvx_harness import conv_reference  # noqa: E402
+
+from mobile_opt.backends.hexagon.program import Program  # noqa: E402
+from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS, ImageGeometry  # noqa: E402
+from mobile_opt.models.hvx_cycles import kernel_cost  # noqa: E402
+from mobile_opt.transforms.onnx_to_hvx.conv import (  # noqa: E402
+    ConvKernelGenerator,
+    ConvShape,
+    PlanInfeasible,
+)
+from mobile_opt.transforms.onnx_to_hvx.requant import make_requantizer  # noqa: E402
+
+DEVICE = "qemu-hexagonv66"
+
+
+def kernels(quick: bool) -> list[tuple[str, ConvShape]]:
+    scale = 4 if quick else 1
+    r = lambda size: max(size // scale, 7)  # noqa: E731
+    cases = [(f"matmul {n}x{n}x{n}", ConvShape(n, 1, n, n)) for n in (32, 64, 96, 128)]
+    cases += [
+        ("resnet50 conv1 7x7/2", ConvShape(3, r(224), r(224), 64, (7, 7), (2, 2), (3, 3))),
+        ("resnet50 l1 1x1 64-64", ConvShape(64, r(56), r(56), 64)),
+        ("resnet50 l1 3x3 64-64", ConvShape(64, r(56), r(56), 64, (3, 3), (1, 1), (1, 1))),
+        ("resnet50 l1 1x1 64-256", ConvShape(64, r(56), r(56), 256)),
+        ("resnet50 l1 1x1 256-64", ConvShape(256, r(56), r(56), 64)),
+        ("resnet50 l2 1x1 256-128", ConvShape(256, r(56), r(56), 128)),
+        ("resnet50 l2 3x3/2 128-128", ConvShape(128, r(56), r(56), 128, (3, 3), (2, 2), (1, 1))),
+        ("resnet50 l2 1x1 128-512", ConvShape(128, r(28), r(28), 512)),
+        ("depthwise 3x3 64@56", ConvShape(64, r(56), r(56), 64, (3, 3), (1, 1), (1, 1), True)),
+        ("depthwise 3x3/2 128@56", ConvShape(128, r(56), r(56), 128, (3, 3), (2, 2), (1, 1), True)),
+    ]
+    return cases
+
+
+@dataclass
+class Row:
+    kernel: str
+    shape: str
+    layout: str
+    instruction: str
+    predicted_packets: int | None
+    predicted_cycles: int | None
+    measured_packets: int | None
+    exact: bool | None
+    data_bytes: int | None
+    seconds: float
+    note: str = ""
+
+
+def run_one(name: str, shape: ConvShape, layout, seed: int) -> Row:
+    start = time.time()
+    if shape.kernel == (1, 1) and shape.stride == (1, 1) and not shape.depthwise:
+        # a pointwise convolution runs as a matrix product over all H·W pixels, as
+        # onnx-to-hvx stores tensors that only pointwise layers touch
+        shape = ConvShape(shape.channels, 1, shape.height * shape.width, shape.out_channels)
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 256, (shape.channels, shape.height, shape.width)).astype(np.uint8)
+    per_input = 1 if shape.depthwise else shape.channels
+    w = rng.integers(-64, 64, (shape.out_channels, per_input, *shape.kernel)).astype(np.int8)
+    bias = rng.integers(-5000, 5000, shape.out_channels)
+    x_zero, y_zero = int(rng.integers(0, 256)), int(rng.integers(0, 256))
+    scale = float(np.float32(rng.uniform(2e-4, 2e-3)))
+    folded = bias - x_zero * w.reshape(shape.out_channels, -1).astype(np.int64).sum(1)
+    top, below, left, right = shape.input_reach()
+    in_geo = ImageGeometry(layout, shape.channels, shape.height, shape.width,
+                           max(top, below), 1 if max(left, right) else 0)
+    out_geo = ImageGeometry(layout, shape.out_channels, shape.out_height, shape.out_width)
+    described = f"{shape.channels}x{shape.height}x{shape.width}->{shape.out_channels}" \
+        f"x{shape.out_height}x{shape.out_width} k{shape.kernel[0]} s{shape.stride[0]}"
+    instruction = "vmpy" if shape.depthwise else layout.instruction
+    try:
+        generator = ConvKernelGenerator(
+            "kernel", shape, layout, w, folded, make_requantizer(scale, y_zero), in_geo, out_geo,
+            "x", "y", "w",
+        )
+        plan = generator.generate()
+    except PlanInfeasible as e:
+        return Row(name, described, str(layout), instruction, None, None, None, None, None,
+                   time.time() - start, f"no plan: {e}")
+    program = Program()
+    program.data("x", in_geo.pack(x, x_zero))
+    program.data("w", plan.weights)
+    program.storage("y", out_geo.size, y_zero)
+    program.output("y", out_geo.size)
+    program.kernels.append(plan.func)
+    outputs, execution = program.run(counting=True)
+    cost = kernel_cost(plan.func)  # allocated in place by the run
+    got = out_geo.unpack(outputs["y"])
+    exact = bool(np.array_equal(got, conv_reference(x, w, bias, shape, x_zero, scale, y_zero)))
+    return Row(name, described, str(layout), plan.instruction, cost.packets, cost.cycles,
+               execution.packets["kernel"], exact, in_geo.size + out_geo.size, time.time() - start)
+
+
+def table(rows: list[Row]) -> str:
+    header = ["kernel", "layout", "instr", "pred packets", "pred cycles", "QEMU packets",
+              "rel pkts", "rel data", "exact", "best?"]
+    lines = [header]
+    for name in dict.fromkeys(r.kernel for r in rows):
+        group = [r for r in rows if r.kernel == name]
+        base = next((r for r in group if r.layout == "col1" and r.measured_packets), None)
+        ran = [r for r in group if r.measured_packets]
+        model_best = min(ran, key=lambda r: r.predicted_cycles).layout if ran else None
+        measured_best = min(ran, key=lambda r: r.measured_packets).layout if ran else None
+        for r in group:
+            rel = f"{r.measured_packets / base.measured_packets:.2f}" if base and r.measured_packets else "-"
+            reld = f"{r.data_bytes / base.data_bytes:.2f}" if base and r.data_bytes else "-"
+            mark = ""
+            if r.layout == measured_best:
+                mark = "measured" + (" = model" if model_best == measured_best else f" (model: {model_best})")
+            lines.append([r.kernel, r.layout, r.instruction,
+                          str(r.predicted_packets or "-"), str(r.predicted_cycles or "-"),
+                          str(r.measured_packets or r.note or "-"), rel, reld,
+                          {True: "yes", False: "NO", None: "-"}[r.exact], mark])
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
+
+
+def summary(rows: list[Row]) -> dict:
+    names = list(dict.fromkeys(r.kernel for r in rows))
+    agree = 0
+    for name in names:
+        ran = [r for r in rows if r.kernel == name and r.measured_packets]
+        if min(ran, key=lambda r: r.predicted_cycles).layout == min(
+                ran, key=lambda r: r.measured_packets).layout:
+            agree += 1
+    exact_prediction = all(r.predicted_packets == r.measured_packets for r in rows if r.measured_packets)
+    return {
+        "kernels": len(names),
+        "model_choice_equals_measured_best": agree,
+        "predicted_packets_equal_measured": exact_prediction,
+        "all_outputs_exact": all(r.exact for r in rows if r.exact is not None),
+    }
+
+
+def write_svg(rows: list[Row], path: Path) -> None:
+    """Grouped bars: each layout's packets relative to col1, per kernel."""
+    names = list(dict.fromkeys(r.kernel for r in rows))
+    colors = {"col1": "#4c72b0", "col2": "#dd8452", "col4": "#55a868"}
+    bar, gap, height, left = 9, 14, 260, 60
+    width = left + len(names) * (3 * bar + gap) + 20
+    values = {}
+    for name in names:
+        base = next((r.measured_packets for r in rows if r.kernel == name and r.layout == "col1"), None)
+        for r in rows:
+            if r.kernel == name and r.measured_packets and base:
+                values[(name, r.layout)] = r.measured_packets / base
+    top = max(values.values(), default=1.0) * 1.1
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 170}" '
+             'font-family="sans-serif" font-size="10">',
+             f'<text x="{left}" y="14" font-size="12">QEMU packets relative to col1 (vmpy); '
+             'lower is better</text>']
+    for i in range(0, 11):
+        v = top * i / 10
+        y = 20 + height - height * v / top
+        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 3:.1f}" text-anchor="end">{v:.2f}</text>')
+    for k, name in enumerate(names):
+        x0 = left + k * (3 * bar + gap) + gap / 2
+        for j, layout in enumerate(("col1", "col2", "col4")):
+            v = values.get((name, layout))
+            if v is None:
+                continue
+            h = height * v / top
+            parts.append(f'<rect x="{x0 + j * bar:.1f}" y="{20 + height - h:.1f}" width="{bar - 1}" '
+                         f'height="{h:.1f}" fill="{colors[layout]}"/>')
+        parts.append(f'<text transform="translate({x0 + bar:.1f},{height + 28}) rotate(60)">{name}</text>')
+    for j, layout in enumerate(("col1", "col2", "col4")):
+        parts.append(f'<rect x="{width - 230 + j * 70}" y="4" width="10" height="10" fill="{colors[layout]}"/>'
+                     f'<text x="{width - 216 + j * 70}" y="13">{layout}</text>')
+    parts.append("</svg>")
+    path.write_text("\n".join(parts) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="ResNet shapes at a quarter resolution")
+    parser.add_argument("--only", help="substring of the kernels to run")
+    parser.add_argument("--out", help="JSON path (default bench/results/hvx_kernels-<device>.json)")
+    args = parser.parse_args()
+    cases = [c for c in kernels(args.quick) if not args.only or args.only in c[0]]
+    rows: list[Row] = []
+    total = len(cases) * len(MATRIX_LAYOUTS)
+    for index, (name, shape) in enumerate(cases):
+        for layout in MATRIX_LAYOUTS:
+            done = len(rows)
+            print(f"\r[{'#' * (30 * done // total):<30}] {done}/{total} {name} {layout}   ",
+                  end="", file=sys.stderr, flush=True)
+            rows.append(run_one(name, shape, layout, seed=index))
+    print(f"\r[{'#' * 30}] {total}/{total}" + " " * 40, file=sys.stderr)
+    print(table(rows))
+    result = summary(rows)
+    print(f"\nthe model's best layout is the measured best for {result['model_choice_equals_measured_best']}"
+          f" of {result['kernels']} kernels; predicted packets equal QEMU's: "
+          f"{result['predicted_packets_equal_measured']}; outputs exact: {result['all_outputs_exact']}")
+    suffix = "-quick" if args.quick else ""
+    out = Path(args.out) if args.out else BENCH_DIR / "results" / f"hvx_kernels-{DEVICE}{suffix}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "device": f"{DEVICE} (qemu-hexagon user mode, HVX 128-byte; packets, not cycles)",
+        "host": platform.node(),
+        "date": datetime.date.today().isoformat(),
+        "summary": result,
+        "rows": [asdict(r) for r in rows],
+    }, indent=1) + "\n")
+    write_svg(rows, out.with_suffix(".svg"))
+    print(f"wrote {out} and {out.with_suffix('.svg')}")
+    return 0 if result["all_outputs_exact"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
