@@ -38,17 +38,10 @@ import numpy as np
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
 
-from hvx_harness import conv_reference  # noqa: E402
+from hvx_harness import run_conv_kernel  # noqa: E402
 
-from mobile_opt.backends.hexagon.program import Program  # noqa: E402
-from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS, ImageGeometry  # noqa: E402
-from mobile_opt.models.hvx_cycles import kernel_cost  # noqa: E402
-from mobile_opt.transforms.onnx_to_hvx.conv import (  # noqa: E402
-    ConvKernelGenerator,
-    ConvShape,
-    PlanInfeasible,
-)
-from mobile_opt.transforms.onnx_to_hvx.requant import make_requantizer  # noqa: E402
+from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS  # noqa: E402
+from mobile_opt.transforms.onnx_to_hvx.conv import ConvShape, PlanInfeasible  # noqa: E402
 
 DEVICE = "qemu-hexagonv66"
 
@@ -100,35 +93,17 @@ def run_one(name: str, shape: ConvShape, layout, seed: int) -> Row:
     bias = rng.integers(-5000, 5000, shape.out_channels)
     x_zero, y_zero = int(rng.integers(0, 256)), int(rng.integers(0, 256))
     scale = float(np.float32(rng.uniform(2e-4, 2e-3)))
-    folded = bias - x_zero * w.reshape(shape.out_channels, -1).astype(np.int64).sum(1)
-    top, below, left, right = shape.input_reach()
-    in_geo = ImageGeometry(layout, shape.channels, shape.height, shape.width,
-                           max(top, below), 1 if max(left, right) else 0)
-    out_geo = ImageGeometry(layout, shape.out_channels, shape.out_height, shape.out_width)
     described = f"{shape.channels}x{shape.height}x{shape.width}->{shape.out_channels}" \
         f"x{shape.out_height}x{shape.out_width} k{shape.kernel[0]} s{shape.stride[0]}"
-    instruction = "vmpy" if shape.depthwise else layout.instruction
     try:
-        generator = ConvKernelGenerator(
-            "kernel", shape, layout, w, folded, make_requantizer(scale, y_zero), in_geo, out_geo,
-            "x", "y", "w",
-        )
-        plan = generator.generate()
+        run = run_conv_kernel(layout, shape, x, w, bias, x_zero, scale, y_zero)
     except PlanInfeasible as e:
+        instruction = "vmpy" if shape.depthwise else layout.instruction
         return Row(name, described, str(layout), instruction, None, None, None, None, None,
                    time.time() - start, f"no plan: {e}")
-    program = Program()
-    program.data("x", in_geo.pack(x, x_zero))
-    program.data("w", plan.weights)
-    program.storage("y", out_geo.size, y_zero)
-    program.output("y", out_geo.size)
-    program.kernels.append(plan.func)
-    outputs, execution = program.run(counting=True)
-    cost = kernel_cost(plan.func)  # allocated in place by the run
-    got = out_geo.unpack(outputs["y"])
-    exact = bool(np.array_equal(got, conv_reference(x, w, bias, shape, x_zero, scale, y_zero)))
-    return Row(name, described, str(layout), plan.instruction, cost.packets, cost.cycles,
-               execution.packets["kernel"], exact, in_geo.size + out_geo.size, time.time() - start)
+    return Row(name, described, str(layout), run.instruction, run.predicted.packets,
+               run.predicted.cycles, run.counted_packets, bool(np.array_equal(run.got, run.expected)),
+               run.data_bytes, time.time() - start)
 
 
 def table(rows: list[Row]) -> str:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from mobile_opt.backends.hexagon.program import Program
 from mobile_opt.dialects.hvx.layouts import ImageGeometry, SimdLayout
-from mobile_opt.models.hvx_cycles import kernel_cost
+from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvShape
 from mobile_opt.transforms.onnx_to_hvx.requant import make_requantizer, reference
 
@@ -31,8 +33,20 @@ def conv_reference(x, w, bias, shape: ConvShape, x_zero: int, scale: float, y_ze
     return reference(acc, np.float32(scale), y_zero, 0, 255)
 
 
-def run_conv_kernel(layout: SimdLayout, shape: ConvShape, x, w, bias, x_zero, scale, y_zero):
-    """(DSP output, exact reference, packets QEMU counted, packets the model predicts)."""
+@dataclass
+class ConvRun:
+    """One conv kernel run under QEMU, with what it should have computed."""
+
+    got: np.ndarray
+    expected: np.ndarray
+    counted_packets: int
+    predicted: KernelCost
+    instruction: str
+    data_bytes: int
+
+
+def run_conv_kernel(layout: SimdLayout, shape: ConvShape, x, w, bias, x_zero, scale, y_zero) -> ConvRun:
+    """Build the kernel of `shape` in `layout` (PlanInfeasible if there is none) and run it."""
     folded = np.asarray(bias, np.int64) - x_zero * w.reshape(w.shape[0], -1).astype(np.int64).sum(1)
     top, below, left, right = shape.input_reach()
     in_geo = ImageGeometry(layout, shape.channels, shape.height, shape.width,
@@ -50,7 +64,11 @@ def run_conv_kernel(layout: SimdLayout, shape: ConvShape, x, w, bias, x_zero, sc
     program.output("y", out_geo.size)
     program.kernels.append(plan.func)
     outputs, execution = program.run(counting=True)
-    predicted = kernel_cost(plan.func).packets  # the function was allocated in place
-    got = out_geo.unpack(outputs["y"])
-    expected = conv_reference(x, w, bias, shape, x_zero, scale, y_zero)
-    return got, expected, execution.packets["conv"], predicted
+    return ConvRun(
+        out_geo.unpack(outputs["y"]),
+        conv_reference(x, w, bias, shape, x_zero, scale, y_zero),
+        execution.packets["conv"],
+        kernel_cost(plan.func),  # the function was allocated in place by the run
+        plan.instruction,
+        in_geo.size + out_geo.size,
+    )

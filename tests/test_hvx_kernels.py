@@ -28,12 +28,13 @@ def _check(layout, shape, seed, weight_range=128):
     w = rng.integers(-weight_range, weight_range, (shape.out_channels, per_input, kh, kw))
     bias = rng.integers(-5000, 5000, shape.out_channels)
     scale = float(np.float32(rng.uniform(4e-4, 1e-2)))
-    got, want, counted, predicted = run_conv_kernel(
+    run = run_conv_kernel(
         layout, shape, x, w.astype(np.int8), bias, int(rng.integers(0, 256)), scale,
         int(rng.integers(0, 256)),
     )
-    assert np.array_equal(got, want), f"{int((got != want).sum())} of {got.size} outputs differ"
-    assert counted == predicted
+    differ = int((run.got != run.expected).sum())
+    assert differ == 0, f"{differ} of {run.got.size} outputs differ"
+    assert run.counted_packets == run.predicted.packets
 
 
 @pytest.mark.parametrize("layout", MATRIX_LAYOUTS, ids=str)

@@ -372,6 +372,18 @@ def run(args: argparse.Namespace) -> int:
     return run_opencl_mode(args)
 
 
+def load_with_inputs(args: argparse.Namespace):
+    """The model file, universe, context, imported module and the inputs to feed it."""
+    path = resolve_model(args.model)
+    universe = Universe.get_multiverse()
+    ctx = universe_context(universe)
+    module = load_module(path, parse_dims(args.dim), ctx)
+    function = find_function(module, args.function)
+    names, _ = graph_io_names(function)
+    feeds = make_inputs(function, parse_input_specs(args.input, names), args.seed)
+    return path, universe, ctx, module, feeds
+
+
 def run_reference_mode(args: argparse.Namespace) -> int:
     path = resolve_model(args.model)
     universe = Universe.get_multiverse()
@@ -521,13 +533,7 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
     from mobile_opt.backends.opencl.plan import PlanError, build_plan, memory_line, plan_comment
     from mobile_opt.backends.opencl.printer import OpenCLPrintError
 
-    path = resolve_model(args.model)
-    universe = Universe.get_multiverse()
-    ctx = universe_context(universe)
-    module = load_module(path, parse_dims(args.dim), ctx)
-    function = find_function(module, args.function)
-    names, _ = graph_io_names(function)
-    feeds = make_inputs(function, parse_input_specs(args.input, names), args.seed)
+    path, universe, ctx, module, feeds = load_with_inputs(args)
     fp16 = compile_for_device(module, args, device, universe, ctx)
     try:
         plan = build_plan(module, args.function)
@@ -571,13 +577,7 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     from mobile_opt.backends.hexagon.harness import missing_tools
     from mobile_opt.backends.hexagon.runner import assembly, run_module
 
-    path = resolve_model(args.model)
-    universe = Universe.get_multiverse()
-    ctx = universe_context(universe)
-    module = load_module(path, parse_dims(args.dim), ctx)
-    function = find_function(module, args.function)
-    names, _ = graph_io_names(function)
-    feeds = make_inputs(function, parse_input_specs(args.input, names), args.seed)
+    path, universe, ctx, module, feeds = load_with_inputs(args)
     spec = f"onnx-to-hvx{{layout={args.layout} function={args.function}}}"
     if args.passes:
         spec = f"{args.passes},{spec}"

@@ -159,8 +159,7 @@ class FunctionAllocator:
                     for other in (arg, out, result):
                         uf.union(init, other)
             elif isinstance(op, ops.PAIR_VIEWS):
-                offset = 0 if isinstance(op, ops.LoOp | ops.LoOfPairOp) else 1
-                views[op.d] = (op.pair, offset)
+                views[op.d] = (op.pair, op.HALF)
             elif isinstance(op, ops.PairOp):
                 for offset, half in enumerate((op.lo, op.hi)):
                     if half in views:

@@ -243,6 +243,66 @@ class WdVuVvRt(Instruction, ABC):
         super().__init__(operands=[u, v, t], result_types=[d])
 
 
+class VxVuVv(Instruction, ABC):
+    """Vx op= f(Vu, Vv)."""
+
+    x = operand_def(VecType)
+    u = operand_def(VecType)
+    v = operand_def(VecType)
+    d = result_def(VecType)
+    TIED: ClassVar[tuple[tuple[str, str], ...]] = (("x", "d"),)
+
+    def __init__(self, x: SSAValue, u: SSAValue, v: SSAValue):
+        super().__init__(operands=[x, u, v], result_types=[x.type])
+
+
+class WdVu(Instruction, ABC):
+    """Vdd = op(Vu)."""
+
+    u = operand_def(VecType)
+    d = result_def(VecPairType)
+
+    def __init__(self, u: SSAValue):
+        super().__init__(operands=[u], result_types=[VecPairType.unallocated()])
+
+
+class QdVuVv(Instruction, ABC):
+    """Qd = compare(Vu, Vv)."""
+
+    u = operand_def(VecType)
+    v = operand_def(VecType)
+    d = result_def(PredType)
+
+    def __init__(self, u: SSAValue, v: SSAValue):
+        super().__init__(operands=[u, v], result_types=[PredType.unallocated()])
+
+
+class QxVuVv(Instruction, ABC):
+    """Qx &= compare(Vu, Vv)."""
+
+    x = operand_def(PredType)
+    u = operand_def(VecType)
+    v = operand_def(VecType)
+    d = result_def(PredType)
+    TIED: ClassVar[tuple[tuple[str, str], ...]] = (("x", "d"),)
+
+    def __init__(self, x: SSAValue, u: SSAValue, v: SSAValue):
+        super().__init__(operands=[x, u, v], result_types=[x.type])
+
+
+class VxQVu(Instruction, ABC):
+    """if (Qv) Vx op= Vu."""
+
+    q = operand_def(PredType)
+    x = operand_def(VecType)
+    u = operand_def(VecType)
+    d = result_def(VecType)
+    TIED: ClassVar[tuple[tuple[str, str], ...]] = (("x", "d"),)
+
+    def __init__(self, q: SSAValue, x: SSAValue, u: SSAValue):
+        super().__init__(operands=[q, x, u], result_types=[x.type])
+
+
 # ----------------------------------------------------------------------------
 # Multiplies (GCD²'s three instructions and their helpers)
 # ----------------------------------------------------------------------------
@@ -351,7 +411,7 @@ class VmpyeOp(VdVuVv):
 
 
 @irdl_op_definition
-class VmpyoAccOp(Instruction):
+class VmpyoAccOp(VxVuVv):
     """
     `Vx.w += vmpyo(Vu.w, Vv.h):<<1:sat:shift`: x.w[i] = sat32(((x.w[i] >> 16) +
     u.w[i]·v.h[2i+1]·2) ... see the requantiser; the high word of a 32×32 product.
@@ -359,14 +419,6 @@ class VmpyoAccOp(Instruction):
 
     name = "hvx.vmpyo_acc"
     SYNTAX: ClassVar[str] = "{d}.w += vmpyo({u}.w,{v}.h):<<1:sat:shift"
-    x = operand_def(VecType)
-    u = operand_def(VecType)
-    v = operand_def(VecType)
-    d = result_def(VecType)
-    TIED: ClassVar[tuple[tuple[str, str], ...]] = (("x", "d"),)
-
-    def __init__(self, x: SSAValue, u: SSAValue, v: SSAValue):
-        super().__init__(operands=[x, u, v], result_types=[x.type])
 
 
 # ----------------------------------------------------------------------------
@@ -463,29 +515,19 @@ class VaddWidenAccOp(WxVuVv):
 
 
 @irdl_op_definition
-class VzxtByteOp(Instruction):
+class VzxtByteOp(WdVu):
     """`Vdd.uh = vzxt(Vu.ub)`: lo.uh[i] = u.ub[2i], hi.uh[i] = u.ub[2i+1]."""
 
     name = "hvx.vzxt_b"
     SYNTAX: ClassVar[str] = "{d}.uh = vzxt({u}.ub)"
-    u = operand_def(VecType)
-    d = result_def(VecPairType)
-
-    def __init__(self, u: SSAValue):
-        super().__init__(operands=[u], result_types=[VecPairType.unallocated()])
 
 
 @irdl_op_definition
-class VzxtHalfOp(Instruction):
+class VzxtHalfOp(WdVu):
     """`Vdd.uw = vzxt(Vu.uh)`: lo.uw[i] = u.uh[2i], hi.uw[i] = u.uh[2i+1]."""
 
     name = "hvx.vzxt_h"
     SYNTAX: ClassVar[str] = "{d}.uw = vzxt({u}.uh)"
-    u = operand_def(VecType)
-    d = result_def(VecPairType)
-
-    def __init__(self, u: SSAValue):
-        super().__init__(operands=[u], result_types=[VecPairType.unallocated()])
 
 
 @irdl_op_definition
@@ -497,19 +539,11 @@ class VmpyieOp(VdVuVv):
 
 
 @irdl_op_definition
-class VmpyieAccOp(Instruction):
+class VmpyieAccOp(VxVuVv):
     """`Vx.w += vmpyie(Vu.w, Vv.uh)`."""
 
     name = "hvx.vmpyie_acc"
     SYNTAX: ClassVar[str] = "{d}.w += vmpyie({u}.w,{v}.uh)"
-    x = operand_def(VecType)
-    u = operand_def(VecType)
-    v = operand_def(VecType)
-    d = result_def(VecType)
-    TIED: ClassVar[tuple[tuple[str, str], ...]] = (("x", "d"),)
-
-    def __init__(self, x: SSAValue, u: SSAValue, v: SSAValue):
-        super().__init__(operands=[x, u, v], result_types=[x.type])
 
 
 @irdl_op_definition
@@ -521,49 +555,27 @@ class VaslWAccOp(VxVuRt):
 
 
 @irdl_op_definition
-class VcmpEqBOp(Instruction):
+class VcmpEqBOp(QdVuVv):
     """`Qd = vcmp.eq(Vu.b, Vv.b)`: byte lane i is set iff u.b[i] == v.b[i]."""
 
     name = "hvx.vcmp_eq_b"
     SYNTAX: ClassVar[str] = "{d} = vcmp.eq({u}.b,{v}.b)"
-    u = operand_def(VecType)
-    v = operand_def(VecType)
-    d = result_def(PredType)
-
-    def __init__(self, u: SSAValue, v: SSAValue):
-        super().__init__(operands=[u, v], result_types=[PredType.unallocated()])
 
 
 @irdl_op_definition
-class VcmpEqBAndOp(Instruction):
+class VcmpEqBAndOp(QxVuVv):
     """`Qx &= vcmp.eq(Vu.b, Vv.b)`."""
 
     name = "hvx.vcmp_eq_b_and"
     SYNTAX: ClassVar[str] = "{d} &= vcmp.eq({u}.b,{v}.b)"
-    x = operand_def(PredType)
-    u = operand_def(VecType)
-    v = operand_def(VecType)
-    d = result_def(PredType)
-    TIED: ClassVar[tuple[tuple[str, str], ...]] = (("x", "d"),)
-
-    def __init__(self, x: SSAValue, u: SSAValue, v: SSAValue):
-        super().__init__(operands=[x, u, v], result_types=[x.type])
 
 
 @irdl_op_definition
-class VaddBIfOp(Instruction):
+class VaddBIfOp(VxQVu):
     """`if (Qv) Vx.b += Vu.b`: byte lanes whose predicate is set add u (wrapping)."""
 
     name = "hvx.vadd_b_if"
     SYNTAX: ClassVar[str] = "if ({q}) {d}.b += {u}.b"
-    q = operand_def(PredType)
-    x = operand_def(VecType)
-    u = operand_def(VecType)
-    d = result_def(VecType)
-    TIED: ClassVar[tuple[tuple[str, str], ...]] = (("x", "d"),)
-
-    def __init__(self, q: SSAValue, x: SSAValue, u: SSAValue):
-        super().__init__(operands=[q, x, u], result_types=[x.type])
 
 
 @irdl_op_definition
@@ -593,63 +605,35 @@ class VsplatOp(Instruction):
 
 
 @irdl_op_definition
-class VcmpGtWOp(Instruction):
+class VcmpGtWOp(QdVuVv):
     """`Qd = vcmp.gt(Vu.w, Vv.w)`: the four byte lanes of word i are set iff u.w[i] > v.w[i]."""
 
     name = "hvx.vcmp_gt_w"
     SYNTAX: ClassVar[str] = "{d} = vcmp.gt({u}.w,{v}.w)"
-    u = operand_def(VecType)
-    v = operand_def(VecType)
-    d = result_def(PredType)
-
-    def __init__(self, u: SSAValue, v: SSAValue, d: PredType = PredType.unallocated()):
-        super().__init__(operands=[u, v], result_types=[d])
 
 
 @irdl_op_definition
-class VcmpEqWOp(Instruction):
+class VcmpEqWOp(QdVuVv):
     """`Qd = vcmp.eq(Vu.w, Vv.w)`: the byte lanes of word i are set iff u.w[i] == v.w[i]."""
 
     name = "hvx.vcmp_eq_w"
     SYNTAX: ClassVar[str] = "{d} = vcmp.eq({u}.w,{v}.w)"
-    u = operand_def(VecType)
-    v = operand_def(VecType)
-    d = result_def(PredType)
-
-    def __init__(self, u: SSAValue, v: SSAValue, d: PredType = PredType.unallocated()):
-        super().__init__(operands=[u, v], result_types=[d])
 
 
 @irdl_op_definition
-class VcmpGtWAndOp(Instruction):
+class VcmpGtWAndOp(QxVuVv):
     """`Qx &= vcmp.gt(Vu.w, Vv.w)`."""
 
     name = "hvx.vcmp_gt_w_and"
     SYNTAX: ClassVar[str] = "{d} &= vcmp.gt({u}.w,{v}.w)"
-    x = operand_def(PredType)
-    u = operand_def(VecType)
-    v = operand_def(VecType)
-    d = result_def(PredType)
-    TIED: ClassVar[tuple[tuple[str, str], ...]] = (("x", "d"),)
-
-    def __init__(self, x: SSAValue, u: SSAValue, v: SSAValue):
-        super().__init__(operands=[x, u, v], result_types=[x.type])
 
 
 @irdl_op_definition
-class VaddWIfOp(Instruction):
+class VaddWIfOp(VxQVu):
     """`if (Qv) Vx.w += Vu.w`: word lanes whose predicate bytes are set add u."""
 
     name = "hvx.vadd_w_if"
     SYNTAX: ClassVar[str] = "if ({q}) {d}.w += {u}.w"
-    q = operand_def(PredType)
-    x = operand_def(VecType)
-    u = operand_def(VecType)
-    d = result_def(VecType)
-    TIED: ClassVar[tuple[tuple[str, str], ...]] = (("x", "d"),)
-
-    def __init__(self, q: SSAValue, x: SSAValue, u: SSAValue):
-        super().__init__(operands=[q, x, u], result_types=[x.type])
 
 
 @irdl_op_definition
@@ -728,28 +712,31 @@ class VdealOp(WdVuVvRt):
     LOW_SCALARS: ClassVar[tuple[str, ...]] = ("t",)
 
 
+class PairView(HvxOperation, ABC):
+    """A half of a pair; allocation places it there, so it prints nothing."""
+
+    pair = operand_def(VecPairType)
+    d = result_def(VecType)
+    HALF: ClassVar[int]
+
+    def __init__(self, pair: SSAValue):
+        super().__init__(operands=[pair], result_types=[VecType.unallocated()])
+
+
 @irdl_op_definition
-class LoOp(HvxOperation):
-    """The even vector of a pair; allocation places it there, so it prints nothing."""
+class LoOp(PairView):
+    """The even vector of a pair."""
 
     name = "hvx.lo"
-    pair = operand_def(VecPairType)
-    d = result_def(VecType)
-
-    def __init__(self, pair: SSAValue):
-        super().__init__(operands=[pair], result_types=[VecType.unallocated()])
+    HALF: ClassVar[int] = 0
 
 
 @irdl_op_definition
-class HiOp(HvxOperation):
-    """The odd vector of a pair; allocation places it there, so it prints nothing."""
+class HiOp(PairView):
+    """The odd vector of a pair."""
 
     name = "hvx.hi"
-    pair = operand_def(VecPairType)
-    d = result_def(VecType)
-
-    def __init__(self, pair: SSAValue):
-        super().__init__(operands=[pair], result_types=[VecType.unallocated()])
+    HALF: ClassVar[int] = 1
 
 
 @irdl_op_definition
@@ -1139,28 +1126,31 @@ class StoreByteIndexedOp(Instruction):
         super().__init__(operands=[base, index, t], properties=props)
 
 
+class ScalarPairView(HvxOperation, ABC):
+    """A half of a scalar pair; allocation places it there, so it prints nothing."""
+
+    pair = operand_def(RegPairType)
+    d = result_def(RegType)
+    HALF: ClassVar[int]
+
+    def __init__(self, pair: SSAValue):
+        super().__init__(operands=[pair], result_types=[RegType.unallocated()])
+
+
 @irdl_op_definition
-class LoOfPairOp(HvxOperation):
-    """The even scalar of a pair; allocation places it there, so it prints nothing."""
+class LoOfPairOp(ScalarPairView):
+    """The even scalar of a pair."""
 
     name = "hvx.lo_r"
-    pair = operand_def(RegPairType)
-    d = result_def(RegType)
-
-    def __init__(self, pair: SSAValue):
-        super().__init__(operands=[pair], result_types=[RegType.unallocated()])
+    HALF: ClassVar[int] = 0
 
 
 @irdl_op_definition
-class HiOfPairOp(HvxOperation):
-    """The odd scalar of a pair; allocation places it there, so it prints nothing."""
+class HiOfPairOp(ScalarPairView):
+    """The odd scalar of a pair."""
 
     name = "hvx.hi_r"
-    pair = operand_def(RegPairType)
-    d = result_def(RegType)
-
-    def __init__(self, pair: SSAValue):
-        super().__init__(operands=[pair], result_types=[RegType.unallocated()])
+    HALF: ClassVar[int] = 1
 
 
 @irdl_op_definition
@@ -1180,7 +1170,7 @@ class SyscallOp(Instruction):
 # Structure
 # ----------------------------------------------------------------------------
 
-PAIR_VIEWS = (LoOp, HiOp, LoOfPairOp, HiOfPairOp)
+PAIR_VIEWS = (PairView, ScalarPairView)
 """Ops whose result is a half of their operand pair."""
 
 

@@ -23,6 +23,12 @@ class HexagonRegisterType(RegisterType, ABC):
     WIDTH: ClassVar[int] = 1
     POOL_SIZE: ClassVar[int] = 32
     PREFIX: ClassVar[str] = ""
+    POOL: ClassVar[str] = ""
+    """Registers of one pool alias: a pair covers two of its entries."""
+
+    @classmethod
+    def register_pool_key(cls) -> str:
+        return cls.POOL or cls.name
 
     @classmethod
     def index_by_name(cls) -> dict[str, int]:
@@ -50,10 +56,7 @@ class VecType(HexagonRegisterType):
 
     name = "hvx.vec"
     PREFIX = "v"
-
-    @classmethod
-    def register_pool_key(cls) -> str:
-        return "hvx.vector"
+    POOL = "hvx.vector"
 
 
 @irdl_attr_definition
@@ -63,10 +66,7 @@ class VecPairType(HexagonRegisterType):
     name = "hvx.vecpair"
     PREFIX = "w"
     WIDTH = 2
-
-    @classmethod
-    def register_pool_key(cls) -> str:
-        return "hvx.vector"
+    POOL = "hvx.vector"
 
     def asm_name(self) -> str:
         low = self.units[0]
@@ -88,10 +88,7 @@ class RegType(HexagonRegisterType):
 
     name = "hvx.reg"
     PREFIX = "r"
-
-    @classmethod
-    def register_pool_key(cls) -> str:
-        return "hexagon.scalar"
+    POOL = "hexagon.scalar"
 
 
 @irdl_attr_definition
@@ -101,10 +98,7 @@ class RegPairType(HexagonRegisterType):
     name = "hvx.regpair"
     PREFIX = "d"
     WIDTH = 2
-
-    @classmethod
-    def register_pool_key(cls) -> str:
-        return "hexagon.scalar"
+    POOL = "hexagon.scalar"
 
     def asm_name(self) -> str:
         low = self.units[0]

@@ -181,6 +181,11 @@ class _Reader:
             self.graph.inputs.append((self.input_name(value), qt, False))
         return qt
 
+    def operand_tensor(self, value: SSAValue, scale: SSAValue, zero: SSAValue, label: str) -> QTensor:
+        """An 8-bit operand or result of a QLinear op, with its constant parameters."""
+        return self.tensor(value, _scalar(scale, "the scale", label),
+                           _scalar(zero, "the zero point", label), label)
+
     def weights(self, value: SSAValue, scale: SSAValue, zero: SSAValue, label: str):
         """int8 weights with zero point 0 and their scale, from a constant (QDQ or operator)."""
         array = constant_array(value)
@@ -370,11 +375,9 @@ class _Reader:
 
     def conv(self, op: Operation, label: str) -> None:
         if op.name == "onnx.QLinearConv":
-            x = self.tensor(op.x, _scalar(op.x_scale, "x_scale", label),
-                            _scalar(op.x_zero_point, "x_zero_point", label), label)
+            x = self.operand_tensor(op.x, op.x_scale, op.x_zero_point, label)
             w, w_scale = self.weights(op.w, op.w_scale, op.w_zero_point, label)
-            y = self.tensor(op.y, _scalar(op.y_scale, "y_scale", label),
-                            _scalar(op.y_zero_point, "y_zero_point", label), label)
+            y = self.operand_tensor(op.y, op.y_scale, op.y_zero_point, label)
             bias = None if is_none(op.B) else np.asarray(constant_array(op.B), np.int64)
             if not is_none(op.B) and bias is None:
                 raise QuantGraphError(f"{label}: the bias must be constant")
@@ -409,11 +412,9 @@ class _Reader:
 
     def matmul(self, op: Operation, label: str) -> None:
         if op.name == "onnx.QLinearMatMul":
-            a = self.tensor(op.a, _scalar(op.a_scale, "a_scale", label),
-                            _scalar(op.a_zero_point, "a_zero_point", label), label)
+            a = self.operand_tensor(op.a, op.a_scale, op.a_zero_point, label)
             w, w_scale = self.weights(op.b, op.b_scale, op.b_zero_point, label)
-            y = self.tensor(op.y, _scalar(op.y_scale, "y_scale", label),
-                            _scalar(op.y_zero_point, "y_zero_point", label), label)
+            y = self.operand_tensor(op.y, op.y_scale, op.y_zero_point, label)
             bias, clamp = None, (0, 255)
         else:
             a = self.quantized_input(op.operands[0], label)
