@@ -17,6 +17,9 @@ old value, so a read-after-write can never share a packet (the `.new` forms that
 allow it are not emitted); it is hard. A consumer placed closer than the latency is
 legal, but stalls: that distance is soft. Write-after-read may share a packet (the
 reader sees the old value); write-after-write may not.
+
+Duplexes (two scalar sub-instructions in one word) are not modelled, so a packet with
+a constant extender is held to four words where LLVM may fit five: conservative.
 """
 
 from __future__ import annotations
