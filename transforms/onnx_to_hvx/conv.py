@@ -351,22 +351,25 @@ class ConvKernelGenerator:
         with b.loop(oh_count, kinds[0], [row_in, row_out]) as line_loop:
             row_in, row_out = line_loop.args
             pan_in, pan_out = b.copy(row_in), b.copy(row_out)
-            valid = b.fresh_const(shape.out_width * k)
-            with b.loop(out_panels, kinds[1], [pan_in, pan_out, valid]) as panel_loop:
-                pan_in, pan_out, valid = panel_loop.args
+            masked = shape.out_width % p != 0
+            valid = b.fresh_const(shape.out_width * k) if masked else None
+            with b.loop(out_panels, kinds[1], [pan_in, pan_out, *([valid] if masked else [])]) \
+                    as panel_loop:
+                pan_in, pan_out, *valid_arg = panel_loop.args
                 mask = None
-                if shape.out_width % p:
-                    lanes = b(ops.MinOp(valid, b.const(VECTOR)))
+                if masked:
+                    lanes = b(ops.MinOp(valid_arg[0], b.const(VECTOR)))
                     mask = b(ops.Vsetq2Op(lanes))
                 wp, dst = b.copy(w_base), b.copy(pan_out)
-                src_group = b.copy(pan_in)
-                with b.loop(tiles, kinds[2], [wp, dst, src_group]) as tile_loop:
-                    wp, dst, src_group = tile_loop.args
+                # a depthwise tile is one channel group: its input advances with it
+                group = [b.copy(pan_in)] if shape.depthwise else []
+                with b.loop(tiles, kinds[2], [wp, dst, *group]) as tile_loop:
+                    wp, dst, *group = tile_loop.args
                     accs = self._zero_accumulators()
-                    kh_src = b.copy(src_group if shape.depthwise else pan_in)
+                    kh_src = b.copy(group[0] if group else pan_in)
                     with b.loop(kh_count, kinds[3], [kh_src, wp, *accs]) as kh_loop:
                         kh_src, wp, *accs = kh_loop.args
-                        ptrs = [b(ops.AddImmOp(kh_src, j * pb_in)) for j in self._panel_offsets()]
+                        ptrs = [b(ops.AddImmOp(kh_src, j * pb_in)) for j in self._pointer_panels()]
                         with b.loop(iterations, kinds[4], [wp, *ptrs, *accs]) as g_loop:
                             wp, *rest = g_loop.args
                             ptrs, accs = rest[: len(ptrs)], rest[len(ptrs):]
@@ -381,13 +384,12 @@ class ConvKernelGenerator:
                     _, wp, *accs = kh_loop.results
                     biases, wp = self._load_words(wp, self.tile_channels)
                     dst = self._store_tile(dst, accs, biases, requant_consts, mask)
-                    step = VECTOR * (1 if shape.depthwise else 0)
-                    src_group = b(ops.AddImmOp(src_group, step)) if step else src_group
-                    tile_loop.next(wp, dst, src_group)
+                    group = [b(ops.AddImmOp(group[0], VECTOR))] if group else []
+                    tile_loop.next(wp, dst, *group)
                 pan_in = b(ops.AddImmOp(pan_in, sw * pb_in))
                 pan_out = b(ops.AddImmOp(pan_out, pb_out))
-                valid = b(ops.AddImmOp(valid, -p * k))
-                panel_loop.next(pan_in, pan_out, valid)
+                valid_next = [b(ops.AddImmOp(valid_arg[0], -p * k))] if masked else []
+                panel_loop.next(pan_in, pan_out, *valid_next)
             row_in = b(ops.AddImmOp(row_in, sh * lp_in * pb_in))
             row_out = b(ops.AddImmOp(row_out, lp_out * pb_out))
             line_loop.next(row_in, row_out)
@@ -443,6 +445,16 @@ class ConvKernelGenerator:
         highest = (self.p * sw - 1 + kw - 1 - pl) // self.p
         return list(range(lowest, highest + 1))
 
+    def _shared_pointer(self) -> bool:
+        """Whether one pointer reaches every panel a window needs by immediate offsets."""
+        groups = self.in_geo.groups
+        offsets = [j * groups + u for j in self._panel_offsets() for u in range(self.unroll)]
+        return all(-8 <= o <= 7 for o in offsets)
+
+    def _pointer_panels(self) -> list[int]:
+        """The panels the group loop keeps a pointer to."""
+        return [0] if self._shared_pointer() else self._panel_offsets()
+
     def _group_windows(self, ptrs: list[SSAValue], u: int) -> dict[int, SSAValue]:
         """The window of each tap kw of group u of an iteration."""
         b, p, k = self.b, self.p, self.k
@@ -452,8 +464,11 @@ class ConvKernelGenerator:
 
         def panel(j: int) -> SSAValue:
             if j not in panels:
-                q = ptrs[offsets.index(j)]
-                panels[j] = b(ops.VmemLoadOp(q, u, region=self.symbols[0]))
+                if len(ptrs) == 1:
+                    q, offset = ptrs[0], j * self.in_geo.groups + u
+                else:
+                    q, offset = ptrs[offsets.index(j)], u
+                panels[j] = b(ops.VmemLoadOp(q, offset, region=self.symbols[0]))
             return panels[j]
 
         def shifted(start: int) -> SSAValue:
