@@ -5,6 +5,8 @@ qemu-hexagon, compared bit for bit with onnxruntime on the same inputs.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnxruntime
@@ -120,3 +122,30 @@ def test_vmpa_refuses_weights_that_overflow_16_bits(tmp_path):
     module = import_onnx(path)
     with pytest.raises(Exception, match="cannot run in layout col2"):
         OnnxToHvxPass(layout="col2").apply(Context(), module)
+
+
+def test_relayout_in_the_graph_is_honoured(tmp_path):
+    """Two QLinearMatMuls with an `hvx.relayout` col1 → col4 between them, run exactly."""
+    from xdsl.parser import Parser
+    from xdsl.universe import Universe
+
+    from mobile_opt.tools.mobile_run import universe_context
+
+    source = Path(__file__).parent / "filecheck" / "transforms" / "onnx-to-hvx-relayout.mlir"
+    ctx = universe_context(Universe.get_multiverse())
+    module = Parser(ctx, source.read_text()).parse_module()
+    OnnxToHvxPass().apply(ctx, module)
+    kernels = [op.sym_name.data for op in module.walk() if op.name == "hvx.func"]
+    assert any("k1" in k for k in kernels)
+    a = np.random.default_rng(0).integers(0, 256, (8, 4)).astype(np.uint8)
+    got, _ = run_module(module, {"a": a})
+    # the same computation without the relayout, as onnxruntime runs it
+    w1, w2 = (np.array(v, np.int64) for v in (
+        [[44, 17, 1, -30], [-25, -59, -55, -62], [-42, 40, 19, 52], [0, 13, 60, 29]],
+        [[16, 5, 7, 55], [-29, 40, 21, -64], [-14, 45, 6, -60], [33, 29, 44, -42]]))
+    from mobile_opt.transforms.onnx_to_hvx.requant import reference
+
+    scale = np.float32(np.float32(np.float32(0.02) * np.float32(0.005)) / np.float32(0.02))
+    h = reference((a.astype(np.int64) - 128) @ w1, scale, 128, 0, 255)
+    y = reference((h - 128) @ w2, scale, 128, 0, 255)
+    assert np.array_equal(got["y"], y.astype(np.uint8))

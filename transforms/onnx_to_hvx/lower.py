@@ -54,6 +54,7 @@ from mobile_opt.transforms.onnx_to_hvx.quant_graph import (
     QAdd,
     QConv,
     QNode,
+    QRelayout,
     QReshape,
     QTensor,
     QuantGraph,
@@ -140,7 +141,7 @@ class Lowering:
         for node in nodes:
             if isinstance(node, QConv) and not _pointwise(node):
                 flat[node.y] = False
-            elif isinstance(node, QReshape):
+            elif isinstance(node, QReshape | QRelayout):
                 flat[node.x] = flat[node.y] = False
         changed = True
         while changed:
@@ -221,10 +222,18 @@ class Lowering:
     def choose_layouts(self) -> dict[QNode, SimdLayout]:
         chosen: dict[QNode, SimdLayout] = {}
         forced = None if self.layout_policy == "auto" else SimdLayout(self.layout_policy)
+        # a relayout placed in the graph fixes the layout its input is produced in
+        required = {n.x: n.source for n in self.graph.nodes if isinstance(n, QRelayout)}
         for node in self.graph.nodes:
             if isinstance(node, QConv):
                 plans = self.conv_plans(node)
-                if forced is not None:
+                if node.y in required:
+                    plans = [p for p in plans if p.layout is required[node.y]]
+                    if not plans:
+                        raise QuantGraphError(
+                            f"{node.label}: cannot produce {required[node.y]} for its relayout")
+                    best = plans[0]
+                elif forced is not None:
                     match = [p for p in plans if p.layout is forced]
                     if not match:
                         raise QuantGraphError(f"{node.label}: cannot run in layout {forced}")
@@ -236,6 +245,12 @@ class Lowering:
                 chosen[node] = best.layout
                 self.layouts.setdefault(node.x, best.layout)
                 self.layouts[node.y] = best.layout
+            elif isinstance(node, QRelayout):
+                if self.layouts.setdefault(node.x, node.source) != node.source:
+                    raise QuantGraphError(
+                        f"{node.label}: its input is in {self.layouts[node.x]}, not {node.source}")
+                chosen[node] = node.target
+                self.layouts[node.y] = node.target
             elif isinstance(node, QAdd):
                 layout = self.layouts.get(node.a) or self.layouts.get(node.b) or forced \
                     or SimdLayout.COL4
@@ -309,6 +324,10 @@ class Lowering:
                                  node.y.signed, node.clamp)
                 self.program.kernels.append(add_kernel(
                     kernel_name, y.geometry.size, a.symbol, b.symbol, y.symbol, fit_add(quant)))
+            elif isinstance(node, QRelayout):
+                y = self.placement(node.y, layout)
+                self.storage(y, node.y)
+                self.gather(kernel_name, self.placement(node.x, node.source), y)
             else:
                 x = self.stored(node.x, self.layouts[node.x])
                 y = self.placement(node.y, layout)

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import IntegerType, Signedness, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
+from mobile_opt.dialects.hvx.layouts import SimdLayout
 from mobile_opt.dialects.onnx.base import OnnxConstantOp, constant_array, is_none
 from mobile_opt.frontend.onnx_import import graph_io_names
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvShape
@@ -110,7 +111,20 @@ class QReshape:
     y: QTensor
 
 
-QNode = QConv | QAdd | QReshape
+@dataclass(eq=False)
+class QRelayout:
+    """`hvx.relayout`: the tensor moved from one SIMD layout to another (a later global
+    layout selection places these; the lowering honours them)."""
+
+    label: str
+    op: Operation
+    x: QTensor
+    y: QTensor
+    source: SimdLayout
+    target: SimdLayout
+
+
+QNode = QConv | QAdd | QReshape | QRelayout
 
 
 @dataclass
@@ -124,7 +138,7 @@ class QuantGraph:
     def consumers(self, tensor: QTensor) -> list[QNode]:
         result = []
         for node in self.nodes:
-            if isinstance(node, QConv | QReshape) and node.x is tensor:
+            if isinstance(node, QConv | QReshape | QRelayout) and node.x is tensor:
                 result.append(node)
             elif isinstance(node, QAdd) and tensor in (node.a, node.b):
                 result.append(node)
@@ -370,6 +384,15 @@ class _Reader:
             else:
                 raise QuantGraphError(f"{label}: input is not an 8-bit activation")
             self.graph.nodes.append(QReshape(label, op, x, y))
+            return
+        if name == "hvx.relayout":
+            x = self.tensors.get(op.input)
+            if x is None:
+                raise QuantGraphError(f"{label}: relayout of a tensor the DSP does not make")
+            y = QTensor(op.output.name_hint or f"{x.name}_{op.target.data}", x.shape, x.scale,
+                        x.zero_point, x.signed)
+            self.tensors[op.output] = y
+            self.graph.nodes.append(QRelayout(label, op, x, y, op.source.data, op.target.data))
             return
         raise QuantGraphError(f"{label}: not supported on the DSP path")
 
