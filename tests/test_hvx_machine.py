@@ -40,6 +40,8 @@ SAMPLES = {
     "hvx.memw_store": "memw(r20+#0) = r21",
     "hvx.tfri": "r22 = ##100000",
     "hvx.vcmp_gt_w": "q0 = vcmp.gt(v1.w,v2.w)",
+    "hvx.vmemu_store": "vmemu(r23+#0) = v9",
+    "hvx.vround_h": "v7.h = vround(v1.w,v2.w):sat",
 }
 
 
@@ -57,7 +59,7 @@ def _written(text: str) -> set[str]:
     post = re.search(r"\((r\d+)\+\+", text)
     if post:
         regs.add(post.group(1))
-    return regs if not text.startswith(("vmem(", "memw(")) else set()
+    return regs if not text.startswith(("vmem(", "vmemu(", "memw(")) else set()
 
 
 def _words(combo: tuple[str, ...]) -> tuple[str, ...]:

@@ -78,6 +78,7 @@ CLASSES: dict[str, InstrClass] = {
         _class("CVI_VM_LD", "01", tuple((Unit.LOAD, u) for u in HVX_CORE), 2),
         _class("CVI_VM_LDU", "0", ((Unit.LOAD, Unit.XLANE),), 3),
         _class("CVI_VM_ST", "0", tuple((Unit.STORE, u) for u in HVX_CORE), 1),
+        _class("CVI_VM_STU", "0", ((Unit.STORE, Unit.XLANE),), 1),
         # no HVX resource: register-renaming views of pairs
         _class("ALIAS", "", (), 0),
         # scalar
@@ -143,6 +144,7 @@ INSTRUCTIONS: dict[str, str] = {
     "hvx.vasr_w": "CVI_VS",
     "hvx.vasl_w": "CVI_VS",
     "hvx.vasl_w_acc": "CVI_VS",
+    "hvx.vround_h": "CVI_VS",
     "hvx.valign": "CVI_VP",
     "hvx.vshuff": "CVI_VP_VS",
     "hvx.vdeal": "CVI_VP_VS",
@@ -153,6 +155,7 @@ INSTRUCTIONS: dict[str, str] = {
     "hvx.vmem_store": "CVI_VM_ST",
     "hvx.vmem_store_pi": "CVI_VM_ST",
     "hvx.vmem_store_if": "CVI_VM_ST",
+    "hvx.vmemu_store": "CVI_VM_STU",
     # views
     "hvx.lo": "ALIAS",
     "hvx.hi": "ALIAS",

@@ -499,6 +499,17 @@ class VsatUbOp(VdVuVv):
 
 
 @irdl_op_definition
+class VroundHOp(VdVuVv):
+    """
+    `Vd.h = vround(Vu.w, Vv.w):sat`: each word rounded to its high half,
+    sat16((w + 0x8000) >> 16); d.h[2i] from v.w[i], d.h[2i+1] from u.w[i].
+    """
+
+    name = "hvx.vround_h"
+    SYNTAX: ClassVar[str] = "{d}.h = vround({u}.w,{v}.w):sat"
+
+
+@irdl_op_definition
 class VxorOp(VdVuVv):
     """`Vd = vxor(Vu, Vv)`."""
 
@@ -859,6 +870,21 @@ class VmemStoreOp(VectorMemory):
     name = "hvx.vmem_store"
     assembly_format = "operands attr-dict `:` type(operands)"
     SYNTAX: ClassVar[str] = "vmem({base}+#{offset}) = {s}"
+    MEMORY: ClassVar[str | None] = "store"
+    base = operand_def(RegType)
+    s = operand_def(VecType)
+
+    def __init__(self, base: SSAValue, s: SSAValue, offset: int = 0, region: str | None = None):
+        super().__init__(operands=[base, s], properties=_memory_props(offset, region))
+
+
+@irdl_op_definition
+class VmemuStoreOp(VectorMemory):
+    """`vmemu(Rt+#offset) = Vs`: an unaligned 128-byte store."""
+
+    name = "hvx.vmemu_store"
+    assembly_format = "operands attr-dict `:` type(operands)"
+    SYNTAX: ClassVar[str] = "vmemu({base}+#{offset}) = {s}"
     MEMORY: ClassVar[str | None] = "store"
     base = operand_def(RegType)
     s = operand_def(VecType)

@@ -76,6 +76,8 @@ hvx.func @every_instruction {
   %vsetq2_0 = hvx.vsetq2 %r : (!hvx.reg) -> !hvx.pred
   %vshuff_0 = hvx.vshuff %v, %v, %r : (!hvx.vec, !hvx.vec, !hvx.reg) -> !hvx.vecpair
   %vsplat_0 = hvx.vsplat %r : (!hvx.reg) -> !hvx.vec
+  hvx.vmemu_store %r, %v {offset = 1 : i64, region = "buf"} : !hvx.reg, !hvx.vec
+  %vround_h_0 = hvx.vround_h %v, %v : (!hvx.vec, !hvx.vec) -> !hvx.vec
   %vsub_w_0 = hvx.vsub_w %v, %v : (!hvx.vec, !hvx.vec) -> !hvx.vec
   %vtmpy_0 = hvx.vtmpy %w, %r : (!hvx.vecpair, !hvx.reg) -> !hvx.vecpair
   %vxor_0 = hvx.vxor %v, %v : (!hvx.vec, !hvx.vec) -> !hvx.vec
@@ -172,6 +174,8 @@ func.func @layouts(%t: tensor<1x8x4x4xui8>) -> tensor<1x8x4x4xui8> attributes {h
 // CHECK-NEXT:     %vsetq2 = hvx.vsetq2 %r : (!hvx.reg) -> !hvx.pred
 // CHECK-NEXT:     %vshuff = hvx.vshuff %v, %v, %r : (!hvx.vec, !hvx.vec, !hvx.reg) -> !hvx.vecpair
 // CHECK-NEXT:     %vsplat = hvx.vsplat %r : (!hvx.reg) -> !hvx.vec
+// CHECK-NEXT:     hvx.vmemu_store %r, %v {offset = 1 : i64, region = "buf"} : !hvx.reg, !hvx.vec
+// CHECK-NEXT:     %vround_h = hvx.vround_h %v, %v : (!hvx.vec, !hvx.vec) -> !hvx.vec
 // CHECK-NEXT:     %vsub_w = hvx.vsub_w %v, %v : (!hvx.vec, !hvx.vec) -> !hvx.vec
 // CHECK-NEXT:     %vtmpy = hvx.vtmpy %w, %r : (!hvx.vecpair, !hvx.reg) -> !hvx.vecpair
 // CHECK-NEXT:     %vxor = hvx.vxor %v, %v : (!hvx.vec, !hvx.vec) -> !hvx.vec
