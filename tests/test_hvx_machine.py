@@ -41,6 +41,7 @@ SAMPLES = {
     "hvx.tfri": "r22 = ##100000",
     "hvx.vcmp_gt_w": "q0 = vcmp.gt(v1.w,v2.w)",
     "hvx.vmemu_store": "vmemu(r23+#0) = v9",
+    "hvx.vmemu_load": "v6 = vmemu(r24+#0)",
     "hvx.vround_h": "v7.h = vround(v1.w,v2.w):sat",
 }
 

@@ -53,11 +53,16 @@ class InstrClass:
     resources: tuple[frozenset[Unit], ...]
     """Alternative sets of HVX resources; the instruction takes one whole set."""
     latency: int
+    reserved: frozenset[int] = frozenset()
+    """Slots the instruction keeps free of others (unaligned vector memory: slot 1)."""
 
 
-def _class(name: str, slots: str, resources: tuple[tuple[Unit, ...], ...], latency: int):
+def _class(
+    name: str, slots: str, resources: tuple[tuple[Unit, ...], ...], latency: int, reserved=""
+):
     return InstrClass(
-        name, frozenset(int(s) for s in slots), tuple(frozenset(r) for r in resources), latency
+        name, frozenset(int(s) for s in slots), tuple(frozenset(r) for r in resources), latency,
+        frozenset(int(s) for s in reserved),
     )
 
 
@@ -76,9 +81,9 @@ CLASSES: dict[str, InstrClass] = {
         _class("CVI_VP", "0123", ((Unit.XLANE,),), 2),
         _class("CVI_VP_VS", "0123", ((Unit.XLANE, Unit.SHIFT),), 2),
         _class("CVI_VM_LD", "01", tuple((Unit.LOAD, u) for u in HVX_CORE), 2),
-        _class("CVI_VM_LDU", "0", ((Unit.LOAD, Unit.XLANE),), 3),
+        _class("CVI_VM_LDU", "0", ((Unit.LOAD, Unit.XLANE),), 3, reserved="1"),
         _class("CVI_VM_ST", "0", tuple((Unit.STORE, u) for u in HVX_CORE), 1),
-        _class("CVI_VM_STU", "0", ((Unit.STORE, Unit.XLANE),), 1),
+        _class("CVI_VM_STU", "0", ((Unit.STORE, Unit.XLANE),), 1, reserved="1"),
         # no HVX resource: register-renaming views of pairs
         _class("ALIAS", "", (), 0),
         # scalar
@@ -89,13 +94,14 @@ CLASSES: dict[str, InstrClass] = {
         _class("J", "23", ((),), 1),
         _class("CR", "3", ((),), 1),
         _class("SYSTEM", "2", ((),), 1),
-        # the extra word of an instruction with a 32-bit immediate (`##`)
-        _class("EXTENDER", "0123", ((),), 0),
+        # the extra word of an instruction with a 32-bit immediate (`##`): it counts
+        # toward the four words of a packet but takes no slot
+        _class("EXTENDER", "", (), 0),
     ]
 }
 
 EXTENDER = "extender"
-"""The name `fits` takes for a constant-extender word, which needs a slot of its own."""
+"""The name `fits` takes for a constant-extender word: a word of the packet, no slot."""
 
 INSTRUCTIONS: dict[str, str] = {
     # multiplies
@@ -220,8 +226,9 @@ def fits(op_names: tuple[str, ...]) -> bool:
 
 @cache
 def _fits(op_names: tuple[str, ...]) -> bool:
-    classes = [instr_class(n) for n in op_names if instr_class(n).name != "ALIAS"]
-    if not _slots_fit([c.slots for c in classes]):
+    classes = [c for c in map(instr_class, op_names) if c.name not in ("ALIAS", "EXTENDER")]
+    slot_needs = [c.slots for c in classes] + [frozenset({r}) for c in classes for r in c.reserved]
+    if not _slots_fit(slot_needs):
         return False
     return _resources_fit([c.resources for c in classes], frozenset())
 
