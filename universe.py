@@ -37,6 +37,12 @@ def _hvx() -> Dialect:
     return HVX
 
 
+def _vliw() -> Dialect:
+    from mobile_opt.dialects.vliw import VLIW
+
+    return VLIW
+
+
 def _onnx_to_texture() -> type[ModulePass]:
     from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
 
@@ -91,11 +97,18 @@ def _onnx_to_hvx() -> type[ModulePass]:
     return OnnxToHvxPass
 
 
+def _vliw_pack() -> type[ModulePass]:
+    from mobile_opt.transforms.vliw_pack import VliwPackPass
+
+    return VliwPackPass
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "onnx": _onnx,
     "texture": _texture,
     "ocl": _ocl,
     "hvx": _hvx,
+    "vliw": _vliw,
 }
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
@@ -108,6 +121,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "hvx-regalloc": _hvx_regalloc,
     "hvx-plan": _hvx_plan,
     "onnx-to-hvx": _onnx_to_hvx,
+    "vliw-pack": _vliw_pack,
 }
 
 def _opencl() -> type[Target]:

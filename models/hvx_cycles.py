@@ -2,23 +2,31 @@
 The HVX cycle model: a static count of an allocated kernel's packets and cycles.
 
 Kernels have static control flow, so the count follows the code the assembly printer
-emits: every straight-line run of instructions is formed into packets by the same
-packer, a loop costs its body times its trip count, a hardware loop one setup packet,
-a counted loop one compare-and-branch packet per iteration, a function one return
-packet. Cycles add the stalls the machine description's latencies cause inside each
-run (`packer.cycles`); stalls across loop back-edges are not modelled.
+emits: a straight run of code is its packets (`vliw.packet`s, or what the greedy packer
+makes of loose instructions), a loop costs its body times its trip count, a hardware
+loop one setup packet, a counted loop one compare-and-branch packet per iteration, a
+function one return packet.
+
+Cycles follow GCD²'s pipeline (§IV.C, Fig. 4; `machine.py`): a thread's packets run
+one after another, each reading, executing and writing back; its execute stage is its
+longest chain of instructions, where a consumer that forwards (a soft dependence packed
+together) starts when its producer finishes.
 
     packets(kernel) = Σ_runs executions(run) · packets(run) + loop and return overhead
-    cycles(kernel)  = Σ_runs executions(run) · cycles(run)  + the same overhead
+    cycles(packet)  = READ_WRITE_STAGES + longest latency chain through forwarded reads
+    cycles(kernel)  = Σ over executed packets, overhead packets at READ_WRITE_STAGES + 1
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.ir import Block
+from xdsl.ir import Block, Operation
 
-from mobile_opt.backends.hexagon.packer import cycles, instructions_of, pack
+from mobile_opt.backends.hexagon import machine
+from mobile_opt.backends.hexagon.packer import Packet, run_packets
+from mobile_opt.backends.hexagon.packets import packet_time
 from mobile_opt.dialects.hvx import ops
 
 
@@ -37,9 +45,17 @@ class KernelCost:
 ZERO = KernelCost(0, 0)
 
 
-def _run_cost(run: list) -> KernelCost:
-    packets = pack(instructions_of(run))
-    return KernelCost(len(packets), cycles(packets))
+def packet_cycles(packets: Sequence[Packet]) -> int:
+    return sum(map(packet_time, packets))
+
+
+OVERHEAD = KernelCost(1, machine.READ_WRITE_STAGES + 1)
+"""A loop-setup, branch or return packet: one single-cycle instruction."""
+
+
+def _run_cost(run: list[Operation]) -> KernelCost:
+    packets = run_packets(run)
+    return KernelCost(len(packets), packet_cycles(packets))
 
 
 def block_cost(block: Block) -> KernelCost:
@@ -58,12 +74,12 @@ def loop_cost(loop: ops.LoopOp) -> KernelCost:
     trip = loop.trip.value.data
     body = block_cost(loop.body.block)
     if loop.kind.data == "counted":
-        return (body + KernelCost(1, 1)).times(trip)
+        return (body + OVERHEAD).times(trip)
     if body.packets == 0:
-        body = KernelCost(1, 1)  # the printer's `nop` that carries :endloop
-    return KernelCost(1, 1) + body.times(trip)
+        body = OVERHEAD  # the printer's `nop` that carries :endloop
+    return OVERHEAD + body.times(trip)
 
 
 def kernel_cost(func: ops.FuncOp) -> KernelCost:
     """Packets and cycles of one call of an allocated kernel, its return included."""
-    return block_cost(func.body.block) + KernelCost(1, 1)
+    return block_cost(func.body.block) + OVERHEAD

@@ -45,7 +45,9 @@ class ConvRun:
     data_bytes: int
 
 
-def run_conv_kernel(layout: SimdLayout, shape: ConvShape, x, w, bias, x_zero, scale, y_zero) -> ConvRun:
+def run_conv_kernel(
+    layout: SimdLayout, shape: ConvShape, x, w, bias, x_zero, scale, y_zero, packing: str = "greedy"
+) -> ConvRun:
     """Build the kernel of `shape` in `layout` (PlanInfeasible if there is none) and run it."""
     folded = np.asarray(bias, np.int64) - x_zero * w.reshape(w.shape[0], -1).astype(np.int64).sum(1)
     top, below, left, right = shape.input_reach()
@@ -63,7 +65,7 @@ def run_conv_kernel(layout: SimdLayout, shape: ConvShape, x, w, bias, x_zero, sc
     program.storage("y", out_geo.size, y_zero)
     program.output("y", out_geo.size)
     program.kernels.append(plan.func)
-    outputs, execution = program.run(counting=True)
+    outputs, execution = program.run(counting=True, packing=packing)
     return ConvRun(
         out_geo.unpack(outputs["y"]),
         conv_reference(x, w, bias, shape, x_zero, scale, y_zero),

@@ -231,10 +231,10 @@ class FunctionAllocator:
                         for _, e in occupied.get((pool, u), []) if e <= cls.start]
                 return max(ends, default=float("-inf"))
 
-            # the register free for longest: fewer false dependences for the packer; a
-            # single fills a half-used couple first, to keep whole couples for pairs
+            # the register free for longest: fewer false dependences for the packer; among
+            # those, a single fills a half-used couple first, to keep whole couples for pairs
             candidates.sort(key=lambda i: (
-                width == 1 and free(pool, i ^ 1, cls.start, cls.end), freed_at(i)))
+                freed_at(i), width == 1 and free(pool, i ^ 1, cls.start, cls.end)))
             for index in candidates:
                 units = tuple(range(index * width, index * width + width))
                 if pool == "hexagon.scalar" and RESERVED_SCALARS & set(units):

@@ -25,8 +25,10 @@ ASSEMBLER = "llvm-mc-19"
 LINKER = "ld.lld-19"
 EMULATOR = "qemu-hexagon"
 SYMBOLS = "llvm-nm-19"
+COMPILER = "clang-19"
 
-APT_PACKAGES = {ASSEMBLER: "llvm-19", LINKER: "lld-19", EMULATOR: "qemu-user", SYMBOLS: "llvm-19"}
+APT_PACKAGES = {ASSEMBLER: "llvm-19", LINKER: "lld-19", EMULATOR: "qemu-user", SYMBOLS: "llvm-19",
+                COMPILER: "clang-19"}
 
 ASSEMBLER_FLAGS = ["-arch=hexagon", "-mcpu=hexagonv66", "-mhvx", "-mattr=+hvx-length128b"]
 
@@ -70,15 +72,39 @@ def assemble(asm: str, folder: Path) -> Path:
     return obj
 
 
-def link(obj: Path) -> Path:
-    executable = obj.with_suffix("")
-    _run([tool(LINKER), "--no-rosegment", str(obj), "-o", str(executable)], "ld.lld", 120)
+def _clang_command(output: str) -> list[str]:
+    from mobile_opt.backends.hexagon.c_printer import CLANG_FLAGS
+
+    include = _run([tool(COMPILER), "-print-resource-dir"], "clang", 60).stdout.decode().strip()
+    # freestanding: the compiler's own headers only (stdint.h, the HVX intrinsics)
+    return [tool(COMPILER), *CLANG_FLAGS, "-nostdinc", "-isystem", f"{include}/include",
+            output, "-x", "c", "-"]
+
+
+def compile_c(source: str, folder: Path) -> Path:
+    """C text (`c_printer`) to an object file in `folder`."""
+    obj = folder / "kernels.o"
+    _run([*_clang_command("-c"), "-o", str(obj)], "clang", 300, input=source.encode())
+    return obj
+
+
+def compile_c_to_assembly(source: str) -> str:
+    """What `clang -S` makes of the C text."""
+    return _run([*_clang_command("-S"), "-o", "-"], "clang", 300, input=source.encode()).stdout.decode()
+
+
+def link(*objects: Path) -> Path:
+    executable = objects[0].with_suffix("")
+    _run([tool(LINKER), "--no-rosegment", *map(str, objects), "-o", str(executable)], "ld.lld", 120)
     return executable
 
 
-def build(asm: str, folder: Path) -> Path:
-    """Assembly text to a linked executable in `folder`."""
-    return link(assemble(asm, folder))
+def build(asm: str, folder: Path, c_source: str | None = None) -> Path:
+    """Assembly text (and C text, compiled by clang) to a linked executable in `folder`."""
+    objects = [assemble(asm, folder)]
+    if c_source is not None:
+        objects.append(compile_c(c_source, folder))
+    return link(*objects)
 
 
 def run(executable: Path, timeout: float = 600) -> bytes:

@@ -11,12 +11,17 @@ permute the cross-lane unit; vector loads and stores take the load or store port
 (Facts from the slot and type annotations of LLVM's Hexagon intrinsics and QEMU's
 instruction attributes; the tables below are ours.)
 
-Latencies are in packets: the number of packets after the producer's packet at which a
-consumer reads the result without stalling. A consumer in the same packet reads the
-old value, so a read-after-write can never share a packet (the `.new` forms that would
-allow it are not emitted); it is hard. A consumer placed closer than the latency is
-legal, but stalls: that distance is soft. Write-after-read may share a packet (the
-reader sees the old value); write-after-write may not.
+Timing follows GCD²'s pipeline (§IV.C, Fig. 4): a packet reads its registers, executes
+and writes them back, one stage after another, and a thread's packets do not overlap,
+so every result is ready for the next packet. `latency` is an instruction's execute
+stage in cycles; a packet takes `READ_WRITE_STAGES` plus its longest execute stage.
+A consumer in the producer's packet reads the old value, unless it forwards: a `.cur`
+vector load feeds every HVX instruction of its packet, and a store may take a value
+made in its packet as `.new`. Those read-after-writes are the soft dependences: legal
+in one packet, whose consumer then executes after its producer (the packet grows by
+the chain). Every other read-after-write is hard: the consumer goes in a later packet.
+A write after a read may share a packet (the reader sees the old value), memory
+included; a write after a write may not.
 
 Duplexes (two scalar sub-instructions in one word) are not modelled, so a packet with
 a constant extender is held to four words where LLVM may fit five: conservative.
@@ -198,21 +203,71 @@ def instr_class(op_name: str) -> InstrClass:
 
 
 class Dependence(Enum):
-    NONE = "none"
+    """What a dependence between two instructions allows of their packets."""
+
+    ORDER = "order"
+    """The later one may share the earlier one's packet (a write after a read)."""
     SOFT = "soft"
-    """Legal in consecutive packets, but the consumer stalls until the result is ready."""
+    """
+    May share a packet, the consumer reading the new value through forwarding
+    (`.cur`/`.new`), at the cost of `FORWARD_STALL` cycles; otherwise in a later
+    packet, with the producer's latency.
+    """
     HARD = "hard"
-    """The two cannot share a packet."""
+    """The later one goes in a later packet."""
 
 
-def register_dependence(kind: str) -> Dependence:
-    """`raw`, `war` or `waw` between two instructions on a register."""
-    return {"raw": Dependence.HARD, "war": Dependence.NONE, "waw": Dependence.HARD}[kind]
+class Forwarding(Enum):
+    """How a consumer reads, in the same packet, a register its producer writes there."""
+
+    CURRENT = "cur"
+    """`Vd.cur = vmem(...)`: every HVX instruction of the packet sees the loaded vector."""
+    NEW = "new"
+    """`vmem(...) = Vs.new` / `memw(...) = Rt.new`: a store of a value made in the packet."""
 
 
-def stall(producer: str, distance: int) -> int:
-    """Cycles a consumer `distance` packets after `producer` waits for its result."""
-    return max(0, instr_class(producer).latency - distance)
+READ_WRITE_STAGES = 2
+"""A packet's register read and write-back stages, around its execute stage."""
+
+ALIGNED_VECTOR_LOADS = frozenset({"hvx.vmem_load", "hvx.vmem_load_pi"})
+NEW_VALUE_VECTOR_STORES = {"hvx.vmem_store": "s", "hvx.vmem_store_pi": "s"}
+"""Stores whose data operand (named here) may be `.new`: aligned and unpredicated."""
+NEW_VALUE_SCALAR_STORES = {"hvx.memw_store": "t", "hvx.memb_store_rr": "t"}
+SCALAR_PRODUCER_CLASSES = frozenset({"ALU32", "XTYPE", "LD"})
+
+
+def is_hvx(op_name: str) -> bool:
+    return instr_class(op_name).name.startswith("CVI_")
+
+
+def forwarding(producer: str, consumer: str, operand: str, scalar_result: bool) -> Forwarding | None:
+    """
+    Whether `consumer` may read through `operand`, in the producer's packet, what
+    `producer` writes (`scalar_result`: a single scalar register, not a pair or an
+    incremented base). None: the read sees the old value, so they cannot share a packet.
+    (Checked against llvm-mc-19: `tests/test_hvx_machine.py`.)
+    """
+    if producer in ALIGNED_VECTOR_LOADS and is_hvx(consumer):
+        return Forwarding.CURRENT
+    if NEW_VALUE_VECTOR_STORES.get(consumer) == operand and is_hvx(producer):
+        return Forwarding.NEW
+    if (
+        NEW_VALUE_SCALAR_STORES.get(consumer) == operand
+        and scalar_result
+        and instr_class(producer).name in SCALAR_PRODUCER_CLASSES
+    ):
+        return Forwarding.NEW
+    return None
+
+
+def scalar_new_store_alone(op_name: str) -> bool:
+    """A scalar new-value store leaves no slot for another store in its packet."""
+    return op_name in NEW_VALUE_SCALAR_STORES
+
+
+def latency(op_name: str) -> int:
+    """Cycles of the instruction's execute stage."""
+    return instr_class(op_name).latency
 
 
 def fits(op_names: tuple[str, ...]) -> bool:
@@ -234,10 +289,41 @@ def _fits(op_names: tuple[str, ...]) -> bool:
 
 
 def _slots_fit(slot_sets: list[frozenset[int]]) -> bool:
+    return _slot_order(tuple(slot_sets)) is not None
+
+
+@cache
+def _slot_order(slot_sets: tuple[frozenset[int], ...]) -> tuple[int, ...] | None:
     for order in permutations(range(4), len(slot_sets)):
         if all(slot in allowed for slot, allowed in zip(order, slot_sets)):
-            return True
-    return False
+            return order
+    return None
+
+
+def assign_slots(op_names: tuple[str, ...]) -> tuple[int, ...] | None:
+    """
+    A slot for each instruction of a packet that fits (pair views and extender words
+    get none and are left out), or None where it does not fit.
+    """
+    if not fits(op_names):
+        return None
+    classes = [c for c in map(instr_class, op_names) if c.name not in ("ALIAS", "EXTENDER")]
+    reserved = [frozenset({r}) for c in classes for r in c.reserved]
+    order = _slot_order(tuple([c.slots for c in classes] + reserved))
+    assert order is not None
+    return order[: len(classes)]
+
+
+def slots_valid(op_names: tuple[str, ...], slots: tuple[int, ...]) -> bool:
+    """Whether these slots (one per instruction that takes one) are a legal assignment."""
+    classes = [c for c in map(instr_class, op_names) if c.name not in ("ALIAS", "EXTENDER")]
+    reserved = {r for c in classes for r in c.reserved}
+    return (
+        len(slots) == len(classes)
+        and len(set(slots)) == len(slots)
+        and all(slot in c.slots for slot, c in zip(slots, classes))
+        and not reserved & set(slots)
+    )
 
 
 def _resources_fit(choices: list[tuple[frozenset[Unit], ...]], taken: frozenset[Unit]) -> bool:

@@ -2,8 +2,10 @@
 `-t hexagon-asm`: allocated `hvx` code as Hexagon assembly for `llvm-mc -arch=hexagon
 -mcpu=hexagonv66 -mhvx -mhvx-length=128b`.
 
-Every straight-line run of instructions is formed into `{ ... }` packets by the packer
-(`packing=greedy`, the default, or `packing=single`: one instruction a packet).
+`vliw.packet`s print as `{ ... }` packets, a read forwarded inside one with its `.cur`
+or `.new` mark. Loose instructions (code `vliw-pack` did not pack) are formed into
+packets here (`packing=greedy`, the default, or `packing=single`: one instruction a
+packet).
 `loop0`/`loop1` loops become hardware loops whose last packet carries `:endloopN`; a
 counted loop ends with a compare-and-branch on its counter. A function returns with
 `jumpr r31`, except `_start`, which ends in its exit system call. Buffers with weight
@@ -24,7 +26,8 @@ from xdsl.ir import Block, Operation
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
-from mobile_opt.backends.hexagon.packer import Packet, instructions_of, pack
+from mobile_opt.backends.hexagon.packer import Packet, run_packets
+from mobile_opt.backends.hexagon.packets import current_loads, forwarded_reads, new_operands
 from mobile_opt.dialects.hvx import ops
 
 ENTRY = "_start"
@@ -57,7 +60,11 @@ class HexagonAsmPrinter:
 
     def packets(self, packets: list[Packet], endloop: str = "") -> None:
         for i, packet in enumerate(packets):
-            body = "; ".join(inst.assembly_line().strip() for inst in packet.instructions)
+            reads = forwarded_reads(packet)
+            current = current_loads(reads)
+            body = "; ".join(
+                inst.packet_line(new_operands(reads, inst), inst in current) for inst in packet
+            )
             suffix = f":{endloop}" if endloop and i == len(packets) - 1 else ""
             self.line(f"    {{ {body} }}{suffix}")
 
@@ -74,7 +81,7 @@ class HexagonAsmPrinter:
             if isinstance(run, ops.LoopOp):
                 self.loop(run)
                 continue
-            packets = pack(instructions_of(run), one_per_packet=self.single)
+            packets = run_packets(run, one_per_packet=self.single)
             if run is trailing and endloop:
                 if not packets:
                     self.line(f"    {{ nop }}:{endloop}")
@@ -110,6 +117,7 @@ class HexagonAsmPrinter:
     def buffer(self, buffer: ops.BufferOp) -> None:
         name, size = buffer.sym_name.data, buffer.size.value.data
         self.line("    .p2align 7")
+        self.line(f"    .globl {name}")  # kernels compiled from C refer to it
         self.line(f"{name}:")
         if buffer.file is not None:
             self.line(f'    .incbin "{buffer.file.data}"')

@@ -11,18 +11,17 @@ from the derived-weight store.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from io import StringIO
 from pathlib import Path
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.hexagon import harness
-from mobile_opt.backends.hexagon.printer import HexagonAsmPrinter
+from mobile_opt.backends.hexagon.c_printer import kernels_as_c
+from mobile_opt.backends.hexagon.runner import assembly
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.registers import RegType
 from mobile_opt.frontend.weights import save_derived_weight
-from mobile_opt.transforms.hvx_regalloc import allocate_registers
 from mobile_opt.transforms.onnx_to_hvx.builder import KernelBuilder
 
 VECTOR = 128
@@ -101,29 +100,35 @@ class Program:
         self._fill_kernels = fills
         return b.func
 
-    def module(self, allocate: bool = True) -> ModuleOp:
+    def module(self, with_kernels: bool = True) -> ModuleOp:
         entry = self.entry()
-        body = [*self.buffers, entry, *self._fill_kernels, *self.kernels]
-        module = ModuleOp(body)
-        if allocate:
-            for op in module.walk():
-                if isinstance(op, ops.FuncOp):
-                    allocate_registers(op)
-        return module
+        kernels = self.kernels if with_kernels else []
+        return ModuleOp([*self.buffers, entry, *self._fill_kernels, *kernels])
 
-    def assembly(self, single: bool = False) -> str:
-        text = StringIO()
-        HexagonAsmPrinter(text, single=single).module(self.module())
-        return text.getvalue()
-
-    def run(self, counting: bool = False, single: bool = False, keep: Path | None = None):
-        """Build and run under QEMU: the output buffers' bytes (and packet counts)."""
-        asm = self.assembly(single)
+    def run(
+        self,
+        counting: bool = False,
+        packing: str = "greedy",
+        keep: Path | None = None,
+        kernels_in_c: bool = False,
+    ):
+        """
+        Build and run under QEMU: the output buffers' bytes (and packet counts). The
+        kernels are allocated (and packed, `runner.allocate_and_pack`) in place, or,
+        `kernels_in_c`, printed as C with intrinsics and compiled by clang instead.
+        """
+        asm = assembly(self.module(with_kernels=not kernels_in_c), packing)
+        c_source = None
+        if kernels_in_c:
+            c_source = kernels_as_c(self.kernels, [b.sym_name.data for b in self.buffers])
         with harness.scratch_folder() as folder:
-            executable = harness.build(asm, Path(folder))
+            executable = harness.build(asm, Path(folder), c_source)
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
                 (keep / "program.s").write_text(asm)
+                if c_source is not None:
+                    (keep / "kernels.c").write_text(c_source)
+                    (keep / "kernels.s").write_text(harness.compile_c_to_assembly(c_source))
             if counting:
                 execution = harness.run_counting(executable)
                 raw = execution.output

@@ -95,21 +95,32 @@ def ports(module: ModuleOp) -> list[Port]:
     return [Port.from_attribute(entry) for entry in io.data]  # type: ignore[arg-type]
 
 
-def allocate_all(module: ModuleOp) -> None:
+PRINTER_PACKINGS = ("greedy", "single")
+"""Packings the printer does itself; the others are `vliw-pack` algorithms."""
+
+
+def allocate_and_pack(module: ModuleOp, packing: str = "greedy") -> None:
+    """Allocate every function not yet allocated; pack with `vliw-pack` if asked to."""
+    from xdsl.context import Context
+
+    from mobile_opt.transforms.vliw_pack import VliwPackPass
+
     for func in module.walk():
         if isinstance(func, ops.FuncOp) and any(
             isinstance(v.type, HexagonRegisterType) and not v.type.is_allocated
             for op in func.walk() for v in op.results
         ):
             allocate_registers(func)
+    if packing not in PRINTER_PACKINGS:
+        VliwPackPass(algorithm=packing).apply(Context(), module)
 
 
-def assembly(module: ModuleOp, single: bool = False) -> str:
+def assembly(module: ModuleOp, packing: str = "greedy") -> str:
     from io import StringIO
 
-    allocate_all(module)
+    allocate_and_pack(module, packing)
     text = StringIO()
-    HexagonAsmPrinter(text, single=single).module(module)
+    HexagonAsmPrinter(text, single=packing == "single").module(module)
     return text.getvalue()
 
 
@@ -117,13 +128,13 @@ def run_module(
     module: ModuleOp,
     inputs: dict[str, np.ndarray],
     counting: bool = False,
-    single: bool = False,
+    packing: str = "greedy",
     keep: Path | None = None,
 ) -> tuple[dict[str, np.ndarray], harness.Execution | None]:
     """Run the program; outputs by graph output name (and packet counts if `counting`)."""
     all_ports = ports(module)
     buffers = {b.sym_name.data: b for b in module.walk() if isinstance(b, ops.BufferOp)}
-    asm = assembly(module, single)
+    asm = assembly(module, packing)
     with harness.scratch_folder() as scratch:
         folder = Path(keep) if keep is not None else Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)

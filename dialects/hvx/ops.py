@@ -97,6 +97,23 @@ class Instruction(HvxOperation, OneLineAssemblyPrintable, ABC):
     def assembly_line(self) -> str | None:
         return "    " + self.SYNTAX.format(**self.asm_fields())
 
+    def packet_line(self, new: set[str] = frozenset(), current: bool = False) -> str:
+        """
+        The instruction inside a packet: operands in `new` read the value another
+        instruction of the packet makes (`.new`); `current` marks a load whose vector
+        the packet reads (`.cur`).
+        """
+        if not new and not current:
+            line = self.assembly_line()
+            assert line is not None
+            return line.strip()
+        fields = self.asm_fields()
+        for name in new:
+            fields[name] += ".new"
+        if current:
+            fields["d"] += ".cur"
+        return self.SYNTAX.format(**fields)
+
     def needs_extender(self) -> bool:
         """Whether the encoding needs a constant-extender word (a 32-bit immediate)."""
         return False

@@ -421,7 +421,7 @@ class OnnxToHvxPass(ModulePass):
         _check_layout(self.layout)
         graph = read_quant_graph(find_function(op, self.function))
         program, lowering = lower_graph(graph, self.layout)
-        module = program.module(allocate=False)
+        module = program.module()
         io = []
         for role, entries in (("input", graph.inputs), ("output", graph.outputs)):
             for name, tensor, host in entries:

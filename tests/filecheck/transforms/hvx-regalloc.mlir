@@ -1,7 +1,8 @@
 // RUN: mobile-opt %s -p hvx-regalloc | filecheck %s
 
 // Accumulators, post-incremented pointers and loop values keep one register;
-// pair views are the halves of their pair; valign's shift lives in r0..r7.
+// pair views are the halves of their pair; valign's shift lives in r0..r7; a
+// new value takes the register free longest (v2, not the v1 just freed).
 
 hvx.func @kernel {
   %base = hvx.address {symbol = @buf} : !hvx.reg
@@ -29,8 +30,8 @@ hvx.func @kernel {
 // CHECK-NEXT: %ptr, %acc = hvx.loop iter(%base, %zero : !hvx.reg<r8>, !hvx.vec<v0>) {
 // CHECK-NEXT: ^bb0(%p: !hvx.reg<r8>, %a: !hvx.vec<v0>):
 // CHECK-NEXT:   %x, %next = hvx.vmem_load_pi %p {offset = 1 : i64} : (!hvx.reg<r8>) -> (!hvx.vec<v1>, !hvx.reg<r8>)
-// CHECK-NEXT:   %y = hvx.valign %x, %a, %shift : (!hvx.vec<v1>, !hvx.vec<v0>, !hvx.reg<r0>) -> !hvx.vec<v1>
-// CHECK-NEXT:   %s = hvx.vrmpy_acc %a, %y, %w : (!hvx.vec<v0>, !hvx.vec<v1>, !hvx.reg<r9>) -> !hvx.vec<v0>
+// CHECK-NEXT:   %y = hvx.valign %x, %a, %shift : (!hvx.vec<v1>, !hvx.vec<v0>, !hvx.reg<r0>) -> !hvx.vec<v2>
+// CHECK-NEXT:   %s = hvx.vrmpy_acc %a, %y, %w : (!hvx.vec<v0>, !hvx.vec<v2>, !hvx.reg<r9>) -> !hvx.vec<v0>
 // CHECK-NEXT:   hvx.yield %next, %s : !hvx.reg<r8>, !hvx.vec<v0>
 // CHECK-NEXT: } {kind = "loop0", trip = 8 : i64} -> !hvx.reg<r8>, !hvx.vec<v0>
 // CHECK-NEXT: %prod = hvx.vmpy %acc, %w : (!hvx.vec<v0>, !hvx.reg<r9>) -> !hvx.vecpair<w{{[0-9]+}}>

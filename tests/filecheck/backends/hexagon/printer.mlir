@@ -43,6 +43,7 @@ hvx.func @kernel {
 // CHECK-NEXT:     { jumpr r31 }
 // CHECK:      .bss
 // CHECK-NEXT:     .p2align 7
+// CHECK-NEXT:     .globl buf
 // CHECK-NEXT: buf:
 // CHECK-NEXT:     .space 1024
 
