@@ -97,6 +97,12 @@ def _onnx_to_hvx() -> type[ModulePass]:
     return OnnxToHvxPass
 
 
+def _hvx_unroll() -> type[ModulePass]:
+    from mobile_opt.transforms.hvx_unroll import HvxUnrollPass
+
+    return HvxUnrollPass
+
+
 def _vliw_pack() -> type[ModulePass]:
     from mobile_opt.transforms.vliw_pack import VliwPackPass
 
@@ -121,6 +127,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "hvx-regalloc": _hvx_regalloc,
     "hvx-plan": _hvx_plan,
     "onnx-to-hvx": _onnx_to_hvx,
+    "hvx-unroll": _hvx_unroll,
     "vliw-pack": _vliw_pack,
 }
 

@@ -74,3 +74,42 @@ def run_conv_kernel(
         plan.instruction,
         in_geo.size + out_geo.size,
     )
+
+
+def elementwise_sum_program(vectors: int, seed: int = 0):
+    """
+    GCD²'s Fig. 5 kernel, `R = A + B + C` on uint8 arrays into int16: per vector, three
+    loads, zero-extension to halfwords, two adds per half, two stores. The program
+    and the bytes R must hold.
+    """
+    from mobile_opt.dialects.hvx import ops
+    from mobile_opt.transforms.onnx_to_hvx.builder import KernelBuilder
+
+    rng = np.random.default_rng(seed)
+    a, b, c = (rng.integers(0, 256, vectors * 128).astype(np.uint8) for _ in range(3))
+    builder = KernelBuilder("sum3")
+    pointers = [builder(ops.AddressOp(name)) for name in ("a", "b", "c", "r")]
+    with builder.loop(vectors, "loop0", pointers) as loop:
+        *sources, out = loop.args
+        widened, advanced = [], []
+        for pointer, name in zip(sources, "abc"):
+            load = ops.VmemLoadPostIncOp(pointer, 1, region=name)
+            builder.add(load)
+            advanced.append(load.new_base)
+            widened.append(builder(ops.VzxtByteOp(load.d)))
+        for half in (ops.LoOp, ops.HiOp):
+            x, y, z = (builder(half(w)) for w in widened)
+            total = builder(ops.VaddHOp(builder(ops.VaddHOp(x, y)), z))
+            store = ops.VmemStorePostIncOp(out, total, 1, region="r")
+            builder.add(store)
+            out = store.new_base
+        loop.next(*advanced, out)
+    program = Program()
+    for name, values in zip("abc", (a, b, c)):
+        program.data(name, values)
+    program.storage("r", vectors * 256)
+    program.output("r", vectors * 256)
+    program.kernels.append(builder.func)
+    total = (a.astype(np.int16) + b + c).reshape(vectors, 64, 2)
+    expected = np.stack([total[:, :, 0], total[:, :, 1]], 1).astype("<i2").view(np.uint8).ravel()
+    return program, expected

@@ -1,4 +1,8 @@
-"""`mobile-translate --import-onnx model.onnx -o model.mlir`: write the imported IR."""
+"""
+`mobile-translate --import-onnx model.onnx -o model.mlir`: write the imported IR.
+`mobile-translate --import-hexagon-asm program.s`: Hexagon assembly as `-t hexagon-asm`
+prints it, back into `hvx`/`vliw` IR.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +15,16 @@ from xdsl.printer import Printer
 
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.frontend.weights import INLINE_LIMIT
-from mobile_opt.tools.cli import parse_dims, run_tool, write_atomically
+from mobile_opt.tools.cli import UserError, parse_dims, run_tool, write_atomically
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mobile-translate", description=__doc__)
-    parser.add_argument("--import-onnx", metavar="MODEL", required=True, help="ONNX file to import")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--import-onnx", metavar="MODEL", help="ONNX file to import")
+    source.add_argument(
+        "--import-hexagon-asm", metavar="ASM", help="Hexagon assembly (.s) to import"
+    )
     parser.add_argument("-o", "--output", help="output .mlir (default: standard output)")
     parser.add_argument("--dim", action="append", metavar="NAME=N", help="static size for a symbolic dim")
     parser.add_argument(
@@ -28,11 +36,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def import_hexagon_asm(path: str):
+    from mobile_opt.backends.hexagon.asm_parser import parse_program
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
+    return parse_program(text, source=path)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
     def body() -> None:
-        module = import_onnx(args.import_onnx, dims=parse_dims(args.dim), inline_limit=args.inline_limit)
+        if args.import_hexagon_asm:
+            module = import_hexagon_asm(args.import_hexagon_asm)
+        else:
+            module = import_onnx(
+                args.import_onnx, dims=parse_dims(args.dim), inline_limit=args.inline_limit
+            )
         text = StringIO()
         Printer(stream=text).print_op(module)
         text.write("\n")

@@ -88,6 +88,9 @@ INTRINSICS: dict[str, tuple[str, tuple[str, ...]]] = {
     "hvx.hi": ("Q6_V_hi_W", ("pair",)),
     "hvx.pair": ("Q6_W_vcombine_VV", ("hi", "lo")),
     "hvx.min": ("Q6_R_min_RR", ("s", "t")),
+    "hvx.vassign": ("Q6_V_equals_V", ("u",)),
+    "hvx.vand_qr": ("Q6_V_vand_QR", ("q", "t")),
+    "hvx.vand_vr": ("Q6_Q_vand_VR", ("u", "t")),
 }
 
 POST_INCREMENT = (ops.VmemLoadPostIncOp, ops.VmemStorePostIncOp, ops.LoadWordPostIncOp,
@@ -280,6 +283,14 @@ SCALAR_AND_MEMORY: dict[str, Callable[[HexagonCPrinter, Operation], None]] = {
         f"*(uint8_t *)({p.name(op.base)} + {p.name(op.index)}) = (uint8_t){p.name(op.t)};"),
     "hvx.lo_r": lambda p, op: p.declare(op.d, f"(int32_t){p.name(op.pair)}"),
     "hvx.hi_r": lambda p, op: p.declare(op.d, f"(int32_t)({p.name(op.pair)} >> 32)"),
+    "hvx.valign_i": lambda p, op: p.declare(
+        op.d, f"Q6_V_valign_VVI({p.name(op.u)}, {p.name(op.v)}, {op.shift.value.data})"),
+    "hvx.vlalign_i": lambda p, op: p.declare(
+        op.d, f"Q6_V_vlalign_VVI({p.name(op.u)}, {p.name(op.v)}, {op.shift.value.data})"),
+    "hvx.tfr": lambda p, op: p.declare(op.d, f"(int32_t){p.name(op.s)}"),
+    "hvx.memd_load": lambda p, op: p.declare(
+        op.d, f"*(const int64_t *)({p.name(op.base)} + {op.offset.value.data})"),
+    "hvx.nop": lambda p, op: None,  # nothing to compute
 }
 
 

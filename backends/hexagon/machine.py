@@ -187,6 +187,15 @@ INSTRUCTIONS: dict[str, str] = {
     "hvx.memb_store_rr": "ST",
     "hvx.call": "J",
     "hvx.syscall": "SYSTEM",
+    # what clang emits in the kernels' loops (classes from LLVM's HexagonDepInstrInfo.td)
+    "hvx.vassign": "CVI_VA",
+    "hvx.vand_qr": "CVI_VX_LATE",
+    "hvx.vand_vr": "CVI_VX_LATE",
+    "hvx.valign_i": "CVI_VP",
+    "hvx.vlalign_i": "CVI_VP",
+    "hvx.tfr": "ALU32",
+    "hvx.memd_load": "LD",
+    "hvx.nop": "ALU32",
     EXTENDER: "EXTENDER",
 }
 """Each instruction op's class."""

@@ -692,6 +692,47 @@ class Vsetq2Op(Instruction):
         super().__init__(operands=[t], result_types=[d])
 
 
+@irdl_op_definition
+class VassignOp(Instruction):
+    """`Vd = Vu`: a copy of u."""
+
+    name = "hvx.vassign"
+    SYNTAX: ClassVar[str] = "{d} = {u}"
+    u = operand_def(VecType)
+    d = result_def(VecType)
+
+    def __init__(self, u: SSAValue, d: VecType = VecType.unallocated()):
+        super().__init__(operands=[u], result_types=[d])
+
+
+@irdl_op_definition
+class VandPredOp(Instruction):
+    """`Vd = vand(Qu, Rt)`: byte lane i is t.ub[i%4] where the predicate is set, else 0."""
+
+    name = "hvx.vand_qr"
+    SYNTAX: ClassVar[str] = "{d} = vand({q},{t})"
+    q = operand_def(PredType)
+    t = operand_def(RegType)
+    d = result_def(VecType)
+
+    def __init__(self, q: SSAValue, t: SSAValue, d: VecType = VecType.unallocated()):
+        super().__init__(operands=[q, t], result_types=[d])
+
+
+@irdl_op_definition
+class VandToPredOp(Instruction):
+    """`Qd = vand(Vu, Rt)`: byte lane i is set iff u.ub[i] & t.ub[i%4] is not zero."""
+
+    name = "hvx.vand_vr"
+    SYNTAX: ClassVar[str] = "{d} = vand({u},{t})"
+    u = operand_def(VecType)
+    t = operand_def(RegType)
+    d = result_def(PredType)
+
+    def __init__(self, u: SSAValue, t: SSAValue, d: PredType = PredType.unallocated()):
+        super().__init__(operands=[u, t], result_types=[d])
+
+
 # ----------------------------------------------------------------------------
 # Shifts and permutes
 # ----------------------------------------------------------------------------
@@ -795,6 +836,42 @@ class VcombineOp(Instruction):
 
     def __init__(self, u: SSAValue, v: SSAValue):
         super().__init__(operands=[u, v], result_types=[VecPairType.unallocated()])
+
+
+class VdVuVvImm(Instruction, ABC):
+    """Vd = op(Vu, Vv, #shift), shift in 0..7."""
+
+    u = operand_def(VecType)
+    v = operand_def(VecType)
+    shift = prop_def(IntegerAttr[I64])
+    d = result_def(VecType)
+
+    def __init__(self, u: SSAValue, v: SSAValue, shift: int, d: VecType = VecType.unallocated()):
+        super().__init__(operands=[u, v], properties={"shift": _imm(shift)}, result_types=[d])
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not 0 <= self.shift.value.data <= 7:
+            raise VerifyException(f"{self.name}: shift {self.shift.value.data} outside [0, 7]")
+
+
+@irdl_op_definition
+class ValignImmOp(VdVuVvImm):
+    """`Vd = valign(Vu, Vv, #shift)`: bytes shift .. shift + 127 of the 256-byte u:v (v low)."""
+
+    name = "hvx.valign_i"
+    SYNTAX: ClassVar[str] = "{d} = valign({u},{v},#{shift})"
+
+
+@irdl_op_definition
+class VlalignImmOp(VdVuVvImm):
+    """
+    `Vd = vlalign(Vu, Vv, #shift)`: bytes 128 - shift .. 255 - shift of the 256-byte
+    u:v (v low): d.ub[i] = v.ub[128 - shift + i] for i < shift, else u.ub[i - shift].
+    """
+
+    name = "hvx.vlalign_i"
+    SYNTAX: ClassVar[str] = "{d} = vlalign({u},{v},#{shift})"
 
 
 # ----------------------------------------------------------------------------
@@ -1209,6 +1286,52 @@ class SyscallOp(Instruction):
         super().__init__(operands=[args], result_types=[[result]])
 
 
+@irdl_op_definition
+class TransferOp(Instruction):
+    """`Rd = Rs`: a copy of s."""
+
+    name = "hvx.tfr"
+    SYNTAX: ClassVar[str] = "{d} = {s}"
+    s = operand_def(RegType)
+    d = result_def(RegType)
+
+    def __init__(self, s: SSAValue, d: RegType = RegType.unallocated()):
+        super().__init__(operands=[s], result_types=[d])
+
+
+@irdl_op_definition
+class LoadDoubleWordOp(ScalarMemory):
+    """`Rdd = memd(Rs+#offset)`: the 8 bytes at s + offset (little-endian, lo first)."""
+
+    name = "hvx.memd_load"
+    SYNTAX: ClassVar[str] = "{d} = memd({base}+#{offset})"
+    MEMORY: ClassVar[str | None] = "load"
+    ALIGN: ClassVar[int] = 8
+    base = operand_def(RegType)
+    d = result_def(RegPairType)
+
+    def __init__(self, base: SSAValue, offset: int = 0, region: str | None = None):
+        super().__init__(
+            operands=[base], result_types=[RegPairType.unallocated()],
+            properties=_memory_props(offset, region),
+        )
+
+    def needs_extender(self) -> bool:
+        return not -1024 <= self.offset.value.data < 1024
+
+
+@irdl_op_definition
+class NopOp(Instruction):
+    """`nop`: does nothing (it fills a slot)."""
+
+    name = "hvx.nop"
+    assembly_format = "attr-dict"
+    SYNTAX: ClassVar[str] = "nop"
+
+    def __init__(self):
+        super().__init__()
+
+
 # ----------------------------------------------------------------------------
 # Structure
 # ----------------------------------------------------------------------------
@@ -1412,3 +1535,30 @@ class RelayoutOp(IRDLOperation):
             raise VerifyException("hvx.relayout: source and target layouts are the same")
         if SimdLayout.ROW in (self.source.data, self.target.data):
             raise VerifyException("hvx.relayout: moves between col1, col2 and col4")
+
+
+@irdl_op_definition
+class ArgOp(HvxOperation):
+    """
+    A register live on entry to its function, holding what the caller put there (code
+    imported from assembly reads registers it never wrote). It prints nothing.
+    """
+
+    name = "hvx.arg"
+    d = result_def(HexagonRegisterType)
+
+    assembly_format = "attr-dict `:` type($d)"
+
+    def __init__(self, d: HexagonRegisterType):
+        super().__init__(result_types=[d])
+
+    def verify_(self) -> None:
+        reg = self.d.type
+        assert isinstance(reg, HexagonRegisterType)
+        if not reg.is_allocated:
+            raise VerifyException(f"hvx.arg: the register must be allocated, not {reg}")
+        if not isinstance(self.parent_op(), FuncOp):
+            raise VerifyException("hvx.arg: must be in the body of an hvx.func")
+        previous = self.prev_op
+        if previous is not None and not isinstance(previous, ArgOp):
+            raise VerifyException("hvx.arg: must come before the other ops of its function")

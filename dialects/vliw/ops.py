@@ -34,20 +34,6 @@ from mobile_opt.dialects.hvx.registers import HexagonRegisterType
 
 
 @irdl_op_definition
-class EndOp(IRDLOperation):
-    """Ends a packet, giving every result its ops made, in order."""
-
-    name = "vliw.end"
-    values = var_operand_def(HexagonRegisterType)
-    traits = traits_def(IsTerminator(), HasParent("vliw.packet"))
-
-    assembly_format = "attr-dict ($values^ `:` type($values))?"
-
-    def __init__(self, *values: SSAValue):
-        super().__init__(operands=[values])
-
-
-@irdl_op_definition
 class PacketOp(IRDLOperation):
     """
     `{ i0; i1; ... }`: instructions that issue in one cycle, `slots[k]` the slot of
@@ -111,3 +97,17 @@ class PacketOp(IRDLOperation):
                 f"vliw.packet: slots {list(slots)} are not a legal assignment for "
                 f"{', '.join(op.name for op in members)}"
             )
+
+
+@irdl_op_definition
+class EndOp(IRDLOperation):
+    """Ends a packet, giving every result its ops made, in order."""
+
+    name = "vliw.end"
+    values = var_operand_def(HexagonRegisterType)
+    traits = traits_def(IsTerminator(), HasParent(PacketOp))
+
+    assembly_format = "attr-dict ($values^ `:` type($values))?"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])

@@ -277,6 +277,7 @@ class ConvKernelGenerator:
         registers hold: each try is allocated on a copy, and a failure narrows it.
         """
         from mobile_opt.transforms.hvx_regalloc import RegisterAllocationError, allocate_registers
+        from mobile_opt.transforms.hvx_unroll import record_output_shape
 
         tiles = [g for g in range(self.tile_groups, 0, -1) if self.out_geo.groups % g == 0]
         tries = [(g, paired) for g in tiles for paired in (self.paired_loads, False)]
@@ -289,6 +290,8 @@ class ConvKernelGenerator:
                 allocate_registers(plan.func.clone())
             except RegisterAllocationError:
                 continue
+            shape = self.shape
+            record_output_shape(plan.func, shape.out_height * shape.out_width, shape.out_channels)
             return plan
         raise PlanInfeasible("the kernel needs more registers than the machine has")
 

@@ -998,3 +998,54 @@ func.func @f() attributes {p = #hvx.plan<col4, vrmpy, 10 packets, 5 cycles>} {
 %v = hvx.vzero : !hvx.vec<v40>
 
 // CHECK: Invalid register name v40 for register type hvx.vec.
+
+// -----
+
+// A register live on entry is a named register.
+hvx.func @f {
+  %r = hvx.arg : !hvx.reg
+}
+
+// CHECK: hvx.arg: the register must be allocated, not !hvx.reg
+
+// -----
+
+// Only a function has registers live on entry.
+%r = hvx.arg : !hvx.reg<r0>
+
+// CHECK: hvx.arg: must be in the body of an hvx.func
+
+// -----
+
+// Registers live on entry come before the function's code.
+hvx.func @f {
+  %v = hvx.vzero : !hvx.vec<v0>
+  %r = hvx.arg : !hvx.reg<r0>
+}
+
+// CHECK: hvx.arg: must come before the other ops of its function
+
+// -----
+
+// hvx.arg gives a register, nothing else.
+hvx.func @f {
+  %r = hvx.arg : i32
+}
+
+// CHECK: i32 should be of attribute subclassing `HexagonRegisterType`
+
+// -----
+
+// An immediate vector alignment shifts by 0..7 bytes.
+%v = hvx.vzero : !hvx.vec<v0>
+%a = hvx.valign_i %v, %v {shift = 8 : i64} : (!hvx.vec<v0>, !hvx.vec<v0>) -> !hvx.vec<v1>
+
+// CHECK: hvx.valign_i: shift 8 outside [0, 7]
+
+// -----
+
+// memd reads 8-byte aligned double words.
+%r = hvx.tfri {value = 7 : i64} : !hvx.reg<r0>
+%d = hvx.memd_load %r {offset = 4 : i64} : (!hvx.reg<r0>) -> !hvx.regpair<d1>
+
+// CHECK: hvx.memd_load: offset must be a multiple of 8
