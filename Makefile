@@ -1,7 +1,7 @@
 # `make test` is the one command that installs what the tests need and runs them all;
 # `.ci/run` calls exactly it.
 PYTHON ?= python3
-HEXAGON_TOOLS = llvm-mc-19 ld.lld-19 llvm-nm-19 qemu-hexagon
+HEXAGON_TOOLS = clang-19 llvm-mc-19 ld.lld-19 llvm-nm-19 qemu-hexagon
 HEXAGON_PACKAGES = qemu-user clang-19 lld-19 llvm-19
 
 .PHONY: install install-test install-hexagon test lit pytest

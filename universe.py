@@ -149,10 +149,17 @@ def _hexagon_asm() -> type[Target]:
     return HexagonAsmTarget
 
 
+def _hexagon_c() -> type[Target]:
+    from mobile_opt.backends.hexagon.c_printer import HexagonCTarget
+
+    return HexagonCTarget
+
+
 TARGETS: dict[str, Callable[[], type[Target]]] = {
     "opencl": _opencl,
     "opencl-plan": _opencl_plan,
     "hexagon-asm": _hexagon_asm,
+    "hexagon-c": _hexagon_c,
 }
 
 MOBILE_OPT_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES, all_targets=TARGETS)

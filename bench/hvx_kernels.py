@@ -38,7 +38,7 @@ import numpy as np
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
 
-from hvx_harness import run_conv_kernel  # noqa: E402
+from hvx_harness import ConvCase, run_conv_kernel  # noqa: E402
 
 from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS  # noqa: E402
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvShape, PlanInfeasible  # noqa: E402
@@ -65,6 +65,16 @@ def kernels(quick: bool) -> list[tuple[str, ConvShape]]:
     return cases
 
 
+def executed_shape(shape: ConvShape) -> ConvShape:
+    """
+    A pointwise convolution runs as a matrix product over all H·W pixels, as onnx-to-hvx
+    stores tensors that only pointwise layers touch.
+    """
+    if shape.kernel == (1, 1) and shape.stride == (1, 1) and not shape.depthwise:
+        return ConvShape(shape.channels, 1, shape.height * shape.width, shape.out_channels)
+    return shape
+
+
 @dataclass
 class Row:
     kernel: str
@@ -82,21 +92,13 @@ class Row:
 
 def run_one(name: str, shape: ConvShape, layout, seed: int) -> Row:
     start = time.time()
-    if shape.kernel == (1, 1) and shape.stride == (1, 1) and not shape.depthwise:
-        # a pointwise convolution runs as a matrix product over all H·W pixels, as
-        # onnx-to-hvx stores tensors that only pointwise layers touch
-        shape = ConvShape(shape.channels, 1, shape.height * shape.width, shape.out_channels)
-    rng = np.random.default_rng(seed)
-    x = rng.integers(0, 256, (shape.channels, shape.height, shape.width)).astype(np.uint8)
-    per_input = 1 if shape.depthwise else shape.channels
-    w = rng.integers(-64, 64, (shape.out_channels, per_input, *shape.kernel)).astype(np.int8)
-    bias = rng.integers(-5000, 5000, shape.out_channels)
-    x_zero, y_zero = int(rng.integers(0, 256)), int(rng.integers(0, 256))
-    scale = float(np.float32(rng.uniform(2e-4, 2e-3)))
+    shape = executed_shape(shape)
+    case = ConvCase.random(shape, seed)
     described = f"{shape.channels}x{shape.height}x{shape.width}->{shape.out_channels}" \
         f"x{shape.out_height}x{shape.out_width} k{shape.kernel[0]} s{shape.stride[0]}"
     try:
-        run = run_conv_kernel(layout, shape, x, w, bias, x_zero, scale, y_zero)
+        run = run_conv_kernel(layout, shape, case.x, case.w, case.bias, case.x_zero,
+                              case.scale, case.y_zero)
     except PlanInfeasible as e:
         instruction = "vmpy" if shape.depthwise else layout.instruction
         return Row(name, described, str(layout), instruction, None, None, None, None, None,

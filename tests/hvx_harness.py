@@ -9,7 +9,7 @@ import numpy as np
 from mobile_opt.backends.hexagon.program import Program
 from mobile_opt.dialects.hvx.layouts import ImageGeometry, SimdLayout
 from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
-from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvShape
+from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvPlan, ConvShape
 from mobile_opt.transforms.onnx_to_hvx.requant import make_requantizer, reference
 
 
@@ -45,34 +45,85 @@ class ConvRun:
     data_bytes: int
 
 
-def run_conv_kernel(
-    layout: SimdLayout, shape: ConvShape, x, w, bias, x_zero, scale, y_zero, packing: str = "greedy"
-) -> ConvRun:
-    """Build the kernel of `shape` in `layout` (PlanInfeasible if there is none) and run it."""
-    folded = np.asarray(bias, np.int64) - x_zero * w.reshape(w.shape[0], -1).astype(np.int64).sum(1)
+@dataclass
+class ConvCase:
+    """A quantized conv/matmul kernel's data: what a kernel of its shape computes on."""
+
+    shape: ConvShape
+    x: np.ndarray
+    w: np.ndarray
+    bias: np.ndarray
+    x_zero: int
+    scale: float
+    y_zero: int
+
+    @staticmethod
+    def random(shape: ConvShape, seed: int) -> ConvCase:
+        """
+        uint8 activations, int8 weights in [-64, 63] (so that every layout, vmpa's 16-bit
+        pair sums included, has an exact plan) and a scale that needs few corrections.
+        """
+        rng = np.random.default_rng(seed)
+        x = rng.integers(0, 256, (shape.channels, shape.height, shape.width)).astype(np.uint8)
+        per_input = 1 if shape.depthwise else shape.channels
+        w = rng.integers(-64, 64, (shape.out_channels, per_input, *shape.kernel)).astype(np.int8)
+        bias = rng.integers(-5000, 5000, shape.out_channels)
+        x_zero, y_zero = int(rng.integers(0, 256)), int(rng.integers(0, 256))
+        scale = float(np.float32(rng.uniform(2e-4, 2e-3)))
+        return ConvCase(shape, x, w, bias, x_zero, scale, y_zero)
+
+    def expected(self) -> np.ndarray:
+        return conv_reference(self.x, self.w, self.bias, self.shape, self.x_zero, self.scale,
+                              self.y_zero)
+
+
+@dataclass
+class ConvProgram:
+    """A conv kernel built in one layout, in a program that runs it on its case's data."""
+
+    program: Program
+    plan: ConvPlan
+    out_geo: ImageGeometry
+    data_bytes: int
+
+
+def conv_program(layout: SimdLayout, case: ConvCase) -> ConvProgram:
+    """Build the kernel of `case` in `layout` (PlanInfeasible if there is none)."""
+    shape, w = case.shape, case.w
+    folded = np.asarray(case.bias, np.int64) - case.x_zero * w.reshape(w.shape[0], -1).astype(
+        np.int64).sum(1)
     top, below, left, right = shape.input_reach()
     in_geo = ImageGeometry(layout, shape.channels, shape.height, shape.width,
                            max(top, below), 1 if max(left, right) else 0)
     out_geo = ImageGeometry(layout, shape.out_channels, shape.out_height, shape.out_width)
     generator = ConvKernelGenerator(
-        "conv", shape, layout, w, folded, make_requantizer(scale, y_zero), in_geo, out_geo,
-        "x", "y", "w",
+        "conv", shape, layout, w, folded, make_requantizer(case.scale, case.y_zero), in_geo,
+        out_geo, "x", "y", "w",
     )
     plan = generator.generate()
     program = Program()
-    program.data("x", in_geo.pack(x, x_zero))
+    program.data("x", in_geo.pack(case.x, case.x_zero))
     program.data("w", plan.weights)
-    program.storage("y", out_geo.size, y_zero)
+    program.storage("y", out_geo.size, case.y_zero)
     program.output("y", out_geo.size)
     program.kernels.append(plan.func)
-    outputs, execution = program.run(counting=True, packing=packing)
+    return ConvProgram(program, plan, out_geo, in_geo.size + out_geo.size)
+
+
+def run_conv_kernel(
+    layout: SimdLayout, shape: ConvShape, x, w, bias, x_zero, scale, y_zero, packing: str = "greedy"
+) -> ConvRun:
+    """Build the kernel of `shape` in `layout` (PlanInfeasible if there is none) and run it."""
+    case = ConvCase(shape, x, w, np.asarray(bias), x_zero, scale, y_zero)
+    built = conv_program(layout, case)
+    outputs, execution = built.program.run(counting=True, packing=packing)
     return ConvRun(
-        out_geo.unpack(outputs["y"]),
-        conv_reference(x, w, bias, shape, x_zero, scale, y_zero),
+        built.out_geo.unpack(outputs["y"]),
+        case.expected(),
         execution.packets["conv"],
-        kernel_cost(plan.func),  # the function was allocated in place by the run
-        plan.instruction,
-        in_geo.size + out_geo.size,
+        kernel_cost(built.plan.func),  # the function was allocated in place by the run
+        built.plan.instruction,
+        built.data_bytes,
     )
 
 

@@ -33,7 +33,22 @@ def test_mobile_run_hexagon_is_bit_exact(conv_model, tmp_path, capsys):
 def test_mobile_run_hexagon_layout(conv_model, capsys):
     status, out, err = run_mobile_run(["--target", "hexagon", str(conv_model), "--layout", "col1"], capsys)
     assert status == 0, err
-    assert "(layout col1)" in out
+    assert "(layout col1, packing sda)" in out
+
+
+@pytest.mark.usefixtures("hexagon_toolchain")
+@pytest.mark.parametrize("packing", ["single", "greedy", "soft-to-hard", "list"])
+def test_mobile_run_hexagon_packing(conv_model, packing, tmp_path, capsys):
+    status, out, err = run_mobile_run(
+        ["--target", "hexagon", str(conv_model), "--packing", packing, "--save-dir", str(tmp_path)],
+        capsys,
+    )
+    assert status == 0, err
+    assert f"packing {packing})" in out and "PASS" in out
+    # a counted loop's compare-and-branch is one packet whatever the packing
+    packets = [line for line in (tmp_path / "program.s").read_text().splitlines()
+               if "{" in line and "jump" not in line]
+    assert any(";" in line for line in packets) == (packing != "single")
 
 
 def test_missing_toolchain_is_named_with_its_package(conv_model, capsys, monkeypatch):

@@ -15,20 +15,24 @@ from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-from hvx_harness import elementwise_sum_program, run_conv_kernel
+from hvx_harness import ConvCase, conv_program, elementwise_sum_program, run_conv_kernel
 from mobile_opt.backends.hexagon.dependences import DependenceGraph
 from mobile_opt.backends.hexagon.program import Program
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS
 from mobile_opt.dialects.vliw import PacketOp
 from mobile_opt.models.hvx_cycles import kernel_cost
+from mobile_opt.transforms.hvx_addresses import POST_INCREMENT_FORMS, fold_addresses
 from mobile_opt.transforms.hvx_regalloc import allocate_registers
+from mobile_opt.transforms.hvx_unroll import innermost_loops, unroll_function
 from mobile_opt.transforms.onnx_to_hvx.builder import KernelBuilder
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvShape
 from mobile_opt.transforms.vliw_pack import ALGORITHMS, VliwPackPass
 from mobile_opt.transforms.vliw_pack.schedulers import check_schedule, list_schedule, sda
 
 pytestmark = pytest.mark.usefixtures("hexagon_toolchain")
+
+POST_INCREMENT = tuple(POST_INCREMENT_FORMS)
 
 KERNELS = {
     "matmul": ConvShape(24, 1, 40, 12),
@@ -213,3 +217,49 @@ def test_packing_needs_allocated_registers():
     func = RandomBlock("block", "out", 1, 5).b.func
     with pytest.raises(Exception, match="run hvx-regalloc first"):
         VliwPackPass().apply(Context(), ModuleOp([func]))
+
+
+@pytest.mark.parametrize("layout", MATRIX_LAYOUTS, ids=str)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_unrolled_kernels_with_folded_addresses_stay_exact(kernel, layout):
+    """hvx-unroll's copies and the offsets their pointer steps fold into, packed by SDA."""
+    shape = KERNELS[kernel]
+    case = ConvCase.random(shape, seed=3)
+    built = conv_program(layout, case)
+    before = sum(isinstance(op, POST_INCREMENT) for op in built.plan.func.walk())
+    factor = unroll_function(built.plan.func, 0)
+    assert factor > 1
+    for loop in innermost_loops(built.plan.func.body.block):
+        # one pointer chain a loop body at most: the steps became offsets
+        steps = [op for op in loop.body.block.ops if isinstance(op, POST_INCREMENT)]
+        assert len(steps) <= before
+    outputs, execution = built.program.run(counting=True, packing="sda")
+    assert np.array_equal(built.out_geo.unpack(outputs["y"]), case.expected())
+    assert execution.packets["conv"] == kernel_cost(built.plan.func).packets
+
+
+def test_folded_addresses_keep_the_pointers_that_leave_the_block():
+    """A chain of post-increment loads: offsets off the first pointer, one add for the last."""
+    b = KernelBuilder("chain")
+    pointer = b(ops.AddressOp("a"))
+    with b.loop(2, "loop0", [pointer]) as loop:
+        (p,) = loop.args
+        values = []
+        for _ in range(3):
+            load = ops.VmemLoadPostIncOp(p, 1, region="a")
+            b.add(load)
+            values.append(load.d)
+            p = load.new_base
+        b.add(ops.VmemStoreOp(p, b(ops.VaddWOp(values[0], values[2])), 0, region="a"))
+        loop.next(p)
+    body = next(op for op in b.func.walk() if isinstance(op, ops.LoopOp)).body.block
+    fold_addresses(body)
+    names = [op.name for op in body.ops]
+    assert names.count("hvx.vmem_load") == 3 and "hvx.vmem_load_pi" not in names
+    assert [op.offset.value.data for op in body.ops if isinstance(op, ops.VmemLoadOp)] == [0, 1, 2]
+    store = next(op for op in body.ops if isinstance(op, ops.VmemStoreOp))
+    assert store.base is body.args[0] and store.offset.value.data == 3
+    (step,) = [op for op in body.ops if isinstance(op, ops.AddImmOp)]
+    assert step.s is body.args[0] and step.value.value.data == 3 * 128
+    assert body.last_op.operands[0] is step.d
+    b.func.verify()

@@ -115,6 +115,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="hexagon: run one packet at a time and count the packets each kernel executes",
     )
     parser.add_argument(
+        "--packing",
+        choices=("sda", "soft-to-hard", "soft-to-none", "list", "greedy", "single"),
+        default="sda",
+        help="hexagon: VLIW packing of the kernels: a vliw-pack algorithm (default sda, GCD²'s "
+        "soft-dependency-aware packer, tuned per block), the printer's greedy packer, or one "
+        "instruction a packet",
+    )
+    parser.add_argument(
         "--repeat", type=int, default=1, metavar="N", help="run N times (default %(default)s)"
     )
     parser.add_argument(
@@ -575,10 +583,11 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
 def run_hexagon_mode(args: argparse.Namespace) -> int:
     """Lower the quantized model to HVX, run it under qemu-hexagon, compare bit for bit."""
     from mobile_opt.backends.hexagon.harness import missing_tools
-    from mobile_opt.backends.hexagon.runner import assembly, run_module
+    from mobile_opt.backends.hexagon.runner import PRINTER_PACKINGS, assembly, run_module
 
     path, universe, ctx, module, feeds = load_with_inputs(args)
-    spec = f"onnx-to-hvx{{layout={args.layout} function={args.function}}}"
+    # kernels unrolled by output shape, their pointer steps folded into offsets, for the packer
+    spec = f"onnx-to-hvx{{layout={args.layout} function={args.function}}},hvx-unroll"
     if args.passes:
         spec = f"{args.passes},{spec}"
     run_passes(module, spec, universe, ctx)
@@ -588,12 +597,14 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
             f"{missing[0]} not found: install the Hexagon toolchain with "
             "`apt-get install qemu-user clang-19 lld-19 llvm-19`"
         )
-    outputs, execution = run_module(module, feeds, counting=args.packets)
+    outputs, execution = run_module(module, feeds, counting=args.packets, packing=args.packing)
     if args.save_dir:
         folder = Path(args.save_dir)
         save_outputs(folder, outputs)
-        write_atomically(folder / "program.s", assembly(module))
-    print(f"target: hexagonv66 HVX-128 under qemu-hexagon (layout {args.layout})")
+        printed = args.packing if args.packing in PRINTER_PACKINGS else "greedy"  # keeps packets
+        write_atomically(folder / "program.s", assembly(module, printed))
+    print(f"target: hexagonv66 HVX-128 under qemu-hexagon (layout {args.layout}, "
+          f"packing {args.packing})")
     # the DSP computes exactly what onnxruntime does: compare bit for bit by default
     exact = argparse.Namespace(**{**vars(args), "rtol": args.rtol or 0.0, "atol": args.atol or 0.0})
     status = report_outputs(path, feeds, outputs, exact)

@@ -15,6 +15,7 @@ the kernel generator records it (`hvx.output = [M, N]`: output pixels × channel
   slots busy, so more copies buy little (1–3% in the cycle model) for the code.
 (`bench/sda.py` compares this choice with the best of 1, 2 and 4 by the cycle model.)
 If the unrolled kernel does not fit the registers, the next smaller bound is used.
+The unrolled bodies' pointer steps then fold into offsets (`hvx_addresses.py`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.dialects.hvx import ops
+from mobile_opt.dialects.hvx.registers import HexagonRegisterType
+from mobile_opt.transforms.hvx_addresses import fold_addresses
 
 OUTPUT_ATTRIBUTE = "hvx.output"
 FACTORS = {"skinny": 4, "square": 4, "fat": 2}
@@ -123,6 +126,8 @@ def _unroll_all(func: ops.FuncOp, most: int) -> None:
     for loop in innermost_loops(func.body.block):
         trip = loop.trip.value.data
         unroll_loop(loop, max(d for d in range(1, most + 1) if trip % d == 0))
+    for loop in innermost_loops(func.body.block):
+        fold_addresses(loop.body.block)
 
 
 def unroll_function(func: ops.FuncOp, factor: int) -> int:
@@ -154,8 +159,11 @@ class HvxUnrollPass(ModulePass):
         for func in op.walk():
             if not isinstance(func, ops.FuncOp):
                 continue
-            if any(getattr(v.type, "is_allocated", False) for inner in func.walk()
-                   for v in inner.results):
+            registers = [v.type for inner in func.walk() for v in inner.results
+                         if isinstance(v.type, HexagonRegisterType)]
+            if registers and all(r.is_allocated for r in registers):
+                if not innermost_loops(func.body.block):
+                    continue  # nothing to unroll (an entry whose registers are all pinned)
                 raise DiagnosticException(
                     f"hvx-unroll: @{func.sym_name.data} is already allocated (unroll before hvx-regalloc)"
                 )

@@ -264,7 +264,7 @@ def parse_assembly(text: str, source: str = "<input>") -> AsmFile:
         if node.data == "packet":
             endloop = None
             children = list(node.children)
-            if children and isinstance(children[-1], Token):
+            while children and isinstance(children[-1], Token):
                 endloop = str(children.pop())[1:]
             instructions = [instruction(c) for c in children]  # type: ignore[arg-type]
             packet = AsmPacket(instructions, endloop, line)

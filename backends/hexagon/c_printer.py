@@ -225,8 +225,10 @@ def _vector_address(printer: HexagonCPrinter, op: ops.VectorMemory) -> str:
 
 def _vector_load(printer: HexagonCPrinter, op: Operation) -> None:
     pointer = "HVX_UVector" if isinstance(op, ops.VmemuLoadOp) else "HVX_Vector"
-    printer.declare(op.d, f"*(const {pointer} *){_vector_address(printer, op)}")
-    if isinstance(op, ops.VmemLoadPostIncOp):
+    post = isinstance(op, ops.VmemLoadPostIncOp)  # loads at the base, then steps it
+    at = printer.name(op.base) if post else _vector_address(printer, op)
+    printer.declare(op.d, f"*(const {pointer} *){at}")
+    if post:
         printer.declare(op.new_base, _vector_address(printer, op))
 
 
@@ -236,8 +238,10 @@ def _vector_store(printer: HexagonCPrinter, op: Operation) -> None:
                      f"{printer.name(op.s)});")
         return
     pointer = "HVX_UVector" if isinstance(op, ops.VmemuStoreOp) else "HVX_Vector"
-    printer.line(f"*({pointer} *){_vector_address(printer, op)} = {printer.name(op.s)};")
-    if isinstance(op, ops.VmemStorePostIncOp):
+    post = isinstance(op, ops.VmemStorePostIncOp)  # stores at the base, then steps it
+    at = printer.name(op.base) if post else _vector_address(printer, op)
+    printer.line(f"*({pointer} *){at} = {printer.name(op.s)};")
+    if post:
         printer.declare(op.new_base, _vector_address(printer, op))
 
 

@@ -118,7 +118,8 @@ class DependenceGraph:
                         continue
                     result = sources.get(i)
                     soft = result is not None and machine.forwarding(
-                        self.instructions[i].name, inst.name, operand, is_scalar_result(result)
+                        self.instructions[i].name, inst.name, operand, is_scalar_result(result),
+                        result.index == 0,
                     ) is not None
                     self._edge(i, j, Dependence.SOFT if soft else Dependence.HARD,
                                machine.latency(self.instructions[i].name))

@@ -249,14 +249,18 @@ def is_hvx(op_name: str) -> bool:
     return instr_class(op_name).name.startswith("CVI_")
 
 
-def forwarding(producer: str, consumer: str, operand: str, scalar_result: bool) -> Forwarding | None:
+def forwarding(
+    producer: str, consumer: str, operand: str, scalar_result: bool, first_result: bool = True
+) -> Forwarding | None:
     """
     Whether `consumer` may read through `operand`, in the producer's packet, what
     `producer` writes (`scalar_result`: a single scalar register, not a pair or an
-    incremented base). None: the read sees the old value, so they cannot share a packet.
+    incremented base; `first_result`: the producer's first result, not the incremented
+    base of a post-increment access, which `.cur` does not forward). None: the read
+    sees the old value, so they cannot share a packet.
     (Checked against llvm-mc-19: `tests/test_hvx_machine.py`.)
     """
-    if producer in ALIGNED_VECTOR_LOADS and is_hvx(consumer):
+    if producer in ALIGNED_VECTOR_LOADS and is_hvx(consumer) and first_result:
         return Forwarding.CURRENT
     if NEW_VALUE_VECTOR_STORES.get(consumer) == operand and is_hvx(producer):
         return Forwarding.NEW

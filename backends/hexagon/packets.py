@@ -96,7 +96,8 @@ def forwarded_reads(members: Sequence[ops.Instruction]) -> list[ForwardedRead]:
             for producer, result in producers(value):
                 if producer in inside and producer is not consumer:
                     kind = machine.forwarding(
-                        producer.name, consumer.name, operand, is_scalar_result(result)
+                        producer.name, consumer.name, operand, is_scalar_result(result),
+                        result.index == 0,
                     )
                     reads.append(ForwardedRead(producer, consumer, operand, kind))
     return reads

@@ -103,7 +103,11 @@ class Program:
     def module(self, with_kernels: bool = True) -> ModuleOp:
         entry = self.entry()
         kernels = self.kernels if with_kernels else []
-        return ModuleOp([*self.buffers, entry, *self._fill_kernels, *kernels])
+        for kernel in kernels:  # from an earlier run's module: the kernels stay the same objects
+            if kernel.parent is not None:
+                kernel.detach()
+        buffers = [b.clone() for b in self.buffers]
+        return ModuleOp([*buffers, entry, *self._fill_kernels, *kernels])
 
     def run(
         self,

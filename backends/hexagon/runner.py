@@ -112,7 +112,8 @@ def allocate_and_pack(module: ModuleOp, packing: str = "greedy") -> None:
         ):
             allocate_registers(func)
     if packing not in PRINTER_PACKINGS:
-        VliwPackPass(algorithm=packing).apply(Context(), module)
+        # SDA tries its small w/p grid per block: the cycle model keeps the fastest
+        VliwPackPass(algorithm=packing, tune=packing == "sda").apply(Context(), module)
 
 
 def assembly(module: ModuleOp, packing: str = "greedy") -> str:

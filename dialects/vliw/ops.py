@@ -80,6 +80,14 @@ class PacketOp(IRDLOperation):
                 raise VerifyException(f"vliw.packet: {op.name} is not an instruction")
             if op.regions:
                 raise VerifyException(f"vliw.packet: {op.name} has regions")
+        defined: set[SSAValue] = set()
+        inner = set(self.inner_values())
+        for op in inside:  # program order: the forwarding rules and the cycle model rely on it
+            if any(v in inner and v not in defined for v in op.operands):
+                raise VerifyException(
+                    f"vliw.packet: {op.name} reads a value the packet defines after it"
+                )
+            defined.update(op.results)
         terminator = self.body.block.last_op
         if not isinstance(terminator, EndOp):
             raise VerifyException("vliw.packet: the body must end with vliw.end")

@@ -1,0 +1,352 @@
+"""
+SDA VLIW packing benchmark: GCD²'s soft-dependency-aware packer against its ablations,
+a list scheduler and LLVM 19's own Hexagon packetizer, on the DSP path's kernels.
+
+Kernels: the int8 MatMul cubes (32/64/96/128), ResNet-50's first eight Conv2D shapes,
+two depthwise 3×3 convolutions (the kernels of `bench/hvx_kernels.py`, each in the layout
+the cycle model picks), and GCD² Fig. 5's element-wise `R = A + B + C`. Each kernel is
+unrolled by `hvx-unroll`'s output-shape heuristic, then:
+
+- packed by `vliw-pack` with `sda` (its w/p grid tuned per block by the cycle model),
+  `soft-to-hard`, `soft-to-none` and `list`. For each: the packets of the hot loop's body
+  (the innermost loop that executes the most packets) and their modelled cycles (GCD²'s
+  pipeline, `models/hvx_cycles.py`), the whole kernel's modelled cycles, and the packets
+  QEMU executes, the output checked bit for bit;
+- printed as C with HVX intrinsics (`-t hexagon-c`, the same unrolled loops, LLVM's own
+  unrolling off) and compiled with `clang-19 -O3 -mcpu=hexagonv66 -mhvx
+  -mhvx-length=128b`: its hot loop's packets counted in the `-S` output (read with the
+  Lark grammar), and the packets QEMU executes, the output checked bit for bit.
+
+It also compares the unroll heuristic's factor with the best of 1, 2 and 4 by SDA's
+modelled kernel cycles. The geometric means are of per-kernel ratios.
+
+    python3 bench/sda.py                # everything (about ten minutes)
+    python3 bench/sda.py --only matmul  # kernels whose name contains "matmul"
+
+Results go to `bench/results/sda-qemu-hexagonv66.json` and a chart to `.svg` beside it.
+Needs clang-19, llvm-mc-19, ld.lld-19 and qemu-hexagon (apt-get install clang-19 llvm-19
+lld-19 qemu-user).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
+
+from hvx_harness import ConvCase, conv_program, elementwise_sum_program  # noqa: E402
+from hvx_kernels import executed_shape, kernels  # noqa: E402
+
+from mobile_opt.backends.hexagon.asm_parser import innermost_loops, parse_assembly  # noqa: E402
+from mobile_opt.backends.hexagon.program import Program  # noqa: E402
+from mobile_opt.backends.hexagon.runner import allocate_and_pack  # noqa: E402
+from mobile_opt.dialects.hvx import ops  # noqa: E402
+from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS  # noqa: E402
+from mobile_opt.models.hvx_cycles import block_cost, kernel_cost  # noqa: E402
+from mobile_opt.transforms.hvx_regalloc import allocate_registers  # noqa: E402
+from mobile_opt.transforms.hvx_unroll import unroll_function  # noqa: E402
+from mobile_opt.transforms.onnx_to_hvx.conv import PlanInfeasible  # noqa: E402
+from mobile_opt.transforms.vliw_pack import VliwPackPass  # noqa: E402
+
+DEVICE = "qemu-hexagonv66"
+PACKERS = ("sda", "soft-to-hard", "soft-to-none", "list")
+UNROLL_FACTORS = (1, 2, 4)
+
+
+@dataclass
+class Case:
+    """A kernel in a program that runs it, and how to check what it wrote."""
+
+    name: str
+    shape: str
+    layout: str
+    program: Program
+    kernel: ops.FuncOp
+    output: str
+    check: Callable[[np.ndarray], bool]
+
+    def run(self, packing: str, keep: Path | None = None) -> tuple[bool, int]:
+        """Exact output? and packets QEMU executed in the kernel, packed by `packing`
+        (a `vliw-pack` algorithm, or "llvm": the kernel as C through clang)."""
+        self.program.kernels = [self.kernel.clone()]
+        outputs, execution = self.program.run(
+            counting=True, packing="greedy" if packing == "llvm" else packing,
+            keep=keep, kernels_in_c=packing == "llvm",
+        )
+        return self.check(outputs[self.output]), execution.packets[self.kernel.sym_name.data]
+
+
+def conv_case(name: str, shape, seed: int) -> Case:
+    shape = executed_shape(shape)
+    case = ConvCase.random(shape, seed)
+    best: tuple[int, object] | None = None
+    for layout in MATRIX_LAYOUTS:  # the layout the cycle model picks, as onnx-to-hvx does
+        try:
+            func = conv_program(layout, case).plan.func
+        except PlanInfeasible:
+            continue
+        allocate_registers(func)
+        cycles = kernel_cost(func).cycles
+        if best is None or cycles < best[0]:
+            best = (cycles, layout)
+    assert best is not None, name
+    layout = best[1]
+    built = conv_program(layout, case)
+    expected = case.expected()
+    described = f"{shape.channels}x{shape.height}x{shape.width}->{shape.out_channels}" \
+        f"x{shape.out_height}x{shape.out_width} k{shape.kernel[0]} s{shape.stride[0]}"
+    return Case(name, described, str(layout), built.program, built.plan.func, "y",
+                lambda raw: bool(np.array_equal(built.out_geo.unpack(raw), expected)))
+
+
+def elementwise_case(vectors: int) -> Case:
+    program, expected = elementwise_sum_program(vectors)
+    return Case("elementwise R=A+B+C (Fig. 5)", f"{vectors * 128} uint8 -> int16", "row",
+                program, program.kernels[0], "r", lambda raw: bool(np.array_equal(raw, expected)))
+
+
+def all_cases(only: str | None) -> list[Callable[[], Case]]:
+    makers: list[tuple[str, Callable[[], Case]]] = [
+        (name, lambda name=name, shape=shape, seed=seed: conv_case(name, shape, seed))
+        for seed, (name, shape) in enumerate(kernels(quick=False))
+    ]
+    makers.append(("elementwise R=A+B+C (Fig. 5)", lambda: elementwise_case(256)))
+    return [make for name, make in makers if not only or only in name]
+
+
+# ----------------------------------------------------------------------------
+# Measuring
+# ----------------------------------------------------------------------------
+
+
+def hot_block(func: ops.FuncOp) -> Block:
+    """The body of the innermost loop that executes the most packets (or the function's)."""
+
+    def executions(loop: ops.LoopOp) -> int:
+        n, op = 1, loop
+        while isinstance(op, ops.LoopOp):
+            n *= op.trip.value.data
+            op = op.parent_op()
+        return n
+
+    innermost = [op for op in func.walk() if isinstance(op, ops.LoopOp)
+                 and not any(isinstance(inner, ops.LoopOp) for inner in op.body.block.ops)]
+    if not innermost:
+        return func.body.block
+    hot = max(innermost, key=lambda loop: executions(loop) * block_cost(loop.body.block).packets)
+    return hot.body.block
+
+
+def packed(kernel: ops.FuncOp, algorithm: str) -> ops.FuncOp:
+    """An allocated, packed copy of `kernel`."""
+    func = kernel.clone()
+    module = ModuleOp([func])
+    allocate_registers(func)
+    VliwPackPass(algorithm=algorithm, tune=algorithm == "sda").apply(None, module)  # type: ignore[arg-type]
+    func.detach()
+    return func
+
+
+@dataclass
+class Packing:
+    body_packets: int
+    body_cycles: int
+    kernel_cycles: int
+    qemu_packets: int
+    exact: bool
+
+
+@dataclass
+class LlvmPacking:
+    body_packets: int
+    body_instructions: int
+    qemu_packets: int
+    exact: bool
+
+
+@dataclass
+class Row:
+    kernel: str
+    shape: str
+    layout: str
+    unroll: int
+    body_instructions: int
+    packings: dict[str, Packing] = field(default_factory=dict)
+    llvm: LlvmPacking | None = None
+    unroll_cycles: dict[int, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def measure(case: Case) -> Row:
+    start = time.time()
+    original = case.kernel.clone()
+    factor = unroll_function(case.kernel, 0)
+    row = Row(case.name, case.shape, case.layout, factor, 0)
+    for algorithm in PACKERS:
+        func = packed(case.kernel, algorithm)
+        body = hot_block(func)
+        cost = block_cost(body)
+        exact, executed = case.run(algorithm)
+        row.packings[algorithm] = Packing(cost.packets, cost.cycles, kernel_cost(func).cycles,
+                                          executed, exact)
+        row.body_instructions = sum(1 for op in body.walk() if isinstance(op, ops.Instruction))
+    with tempfile.TemporaryDirectory() as folder:
+        exact, executed = case.run("llvm", keep=Path(folder))
+        asm = parse_assembly((Path(folder) / "kernels.s").read_text(), "kernels.s")
+    name = case.kernel.sym_name.data
+    loops = innermost_loops(asm, name)
+    loop = list(max(loops, key=len)) if loops else asm.function(name).packets()
+    row.llvm = LlvmPacking(len(loop), sum(len(p.instructions) for p in loop), executed, exact)
+    for most in UNROLL_FACTORS:
+        func = original.clone()
+        if unroll_function(func, most) == most:  # else the registers do not hold it
+            row.unroll_cycles[most] = kernel_cost(packed(func, "sda")).cycles
+    row.seconds = time.time() - start
+    return row
+
+
+# ----------------------------------------------------------------------------
+# Reporting
+# ----------------------------------------------------------------------------
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
+
+
+def summary(rows: list[Row]) -> dict:
+    sda = [r.packings["sda"] for r in rows]
+    llvm = [r.llvm for r in rows]
+    hard = [r.packings["soft-to-hard"] for r in rows]
+    best_unroll = [min(r.unroll_cycles.values()) for r in rows]
+    return {
+        "kernels": len(rows),
+        "all_outputs_exact": all(p.exact for r in rows for p in [*r.packings.values(), r.llvm]),
+        "sda_over_llvm_body_packets_geomean": geomean(
+            [s.body_packets / l.body_packets for s, l in zip(sda, llvm)]),
+        "sda_over_llvm_executed_packets_geomean": geomean(
+            [s.qemu_packets / l.qemu_packets for s, l in zip(sda, llvm)]),
+        "soft_to_hard_over_sda_body_cycles_geomean": geomean(
+            [h.body_cycles / s.body_cycles for h, s in zip(hard, sda)]),
+        "soft_to_hard_over_sda_kernel_cycles_geomean": geomean(
+            [h.kernel_cycles / s.kernel_cycles for h, s in zip(hard, sda)]),
+        "soft_to_none_over_sda_body_cycles_geomean": geomean(
+            [r.packings["soft-to-none"].body_cycles / s.body_cycles for r, s in zip(rows, sda)]),
+        "list_over_sda_body_cycles_geomean": geomean(
+            [r.packings["list"].body_cycles / s.body_cycles for r, s in zip(rows, sda)]),
+        "unroll_heuristic_over_best_kernel_cycles_geomean": geomean(
+            [r.unroll_cycles.get(r.unroll, r.packings["sda"].kernel_cycles) / b
+             for r, b in zip(rows, best_unroll)]),
+        "unroll_heuristic_is_best": sum(
+            r.unroll_cycles.get(r.unroll) == b for r, b in zip(rows, best_unroll)),
+    }
+
+
+def table(rows: list[Row]) -> str:
+    columns = ["kernel", "layout", "unroll", "instrs"]
+    columns += [f"{a} pk/cyc" for a in PACKERS] + ["llvm pk", "sda/llvm", "hard/sda cyc",
+                                                   "QEMU sda", "QEMU llvm"]
+    lines = []
+    for r in rows:
+        s, h = r.packings["sda"], r.packings["soft-to-hard"]
+        cells = [r.kernel, r.layout, str(r.unroll), str(r.body_instructions)]
+        cells += [f"{r.packings[a].body_packets}/{r.packings[a].body_cycles}" for a in PACKERS]
+        cells += [str(r.llvm.body_packets), f"{s.body_packets / r.llvm.body_packets:.2f}",
+                  f"{h.body_cycles / s.body_cycles:.2f}", str(s.qemu_packets),
+                  str(r.llvm.qemu_packets)]
+        lines.append(cells)
+    widths = [max(len(c), *(len(line[i]) for line in lines)) for i, c in enumerate(columns)]
+    fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
+    return "\n".join([fmt(columns), fmt(["-" * w for w in widths]), *map(fmt, lines)])
+
+
+def write_svg(rows: list[Row], path: Path) -> None:
+    """Grouped bars: each packer's hot-loop packets relative to LLVM's, per kernel."""
+    series = [("sda", "#55a868"), ("soft-to-hard", "#dd8452"), ("soft-to-none", "#8172b2"),
+              ("list", "#4c72b0")]
+    bar, gap, height, left = 7, 14, 260, 60
+    width = left + len(rows) * (len(series) * bar + gap) + 20
+    values = {(r.kernel, a): r.packings[a].body_packets / r.llvm.body_packets
+              for r in rows for a, _ in series}
+    top = max([1.2, *values.values()]) * 1.05
+    y_of = lambda v: 30 + height - height * v / top  # noqa: E731
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 190}" '
+             'font-family="sans-serif" font-size="10">',
+             f'<text x="{left}" y="14" font-size="12">hot-loop packets relative to LLVM 19 '
+             '(clang -O3); lower is better, dashed: the 0.80 target</text>']
+    for i in range(11):
+        v = top * i / 10
+        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y_of(v):.1f}" y2="{y_of(v):.1f}" '
+                     'stroke="#ddd"/>')
+        parts.append(f'<text x="{left - 6}" y="{y_of(v) + 3:.1f}" text-anchor="end">{v:.2f}</text>')
+    for v, style in ((1.0, ""), (0.8, ' stroke-dasharray="4 3"')):
+        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y_of(v):.1f}" y2="{y_of(v):.1f}" '
+                     f'stroke="#c44"{style}/>')
+    for k, r in enumerate(rows):
+        x0 = left + k * (len(series) * bar + gap) + gap / 2
+        for j, (algorithm, color) in enumerate(series):
+            v = values[(r.kernel, algorithm)]
+            parts.append(f'<rect x="{x0 + j * bar:.1f}" y="{y_of(v):.1f}" width="{bar - 1}" '
+                         f'height="{y_of(0) - y_of(v):.1f}" fill="{color}"/>')
+        parts.append(f'<text transform="translate({x0 + bar:.1f},{height + 38}) rotate(60)">'
+                     f'{r.kernel}</text>')
+    for j, (algorithm, color) in enumerate(series):
+        parts.append(f'<rect x="{left + 330 + j * 90}" y="18" width="10" height="10" fill="{color}"/>'
+                     f'<text x="{left + 344 + j * 90}" y="27">{algorithm}</text>')
+    parts.append("</svg>")
+    path.write_text("\n".join(parts) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", help="substring of the kernels to run")
+    parser.add_argument("--out", help="JSON path (default bench/results/sda-<device>.json)")
+    args = parser.parse_args()
+    makers = all_cases(args.only)
+    rows: list[Row] = []
+    for index, make in enumerate(makers):
+        print(f"\r[{'#' * (30 * index // len(makers)):<30}] {index}/{len(makers)}   ",
+              end="", file=sys.stderr, flush=True)
+        case = make()
+        print(f"\r[{'#' * (30 * index // len(makers)):<30}] {index}/{len(makers)} {case.name}   ",
+              end="", file=sys.stderr, flush=True)
+        rows.append(measure(case))
+    print(f"\r[{'#' * 30}] {len(makers)}/{len(makers)}" + " " * 40, file=sys.stderr)
+    print(table(rows))
+    result = summary(rows)
+    print()
+    for key, value in result.items():
+        print(f"{key}: {value:.3f}" if isinstance(value, float) else f"{key}: {value}")
+    out = Path(args.out) if args.out else BENCH_DIR / "results" / f"sda-{DEVICE}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "device": f"{DEVICE} (qemu-hexagon user mode, HVX 128-byte; packets, and cycles of "
+                  "GCD²'s pipeline model)",
+        "llvm": "clang-19 -O3 -mcpu=hexagonv66 -mhvx -mhvx-length=128b",
+        "host": platform.node(),
+        "date": datetime.date.today().isoformat(),
+        "summary": result,
+        "rows": [asdict(r) for r in rows],
+    }, indent=1) + "\n")
+    write_svg(rows, out.with_suffix(".svg"))
+    print(f"wrote {out} and {out.with_suffix('.svg')}")
+    return 0 if result["all_outputs_exact"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
