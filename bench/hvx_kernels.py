@@ -188,6 +188,20 @@ def write_svg(rows: list[Row], path: Path) -> None:
     path.write_text("\n".join(parts) + "\n")
 
 
+def save_results(out: Path, device: str, result: dict, rows: list, write_svg, **extra) -> None:
+    """The summary and rows as JSON at `out`, their chart beside it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "device": device, **extra,
+        "host": platform.node(),
+        "date": datetime.date.today().isoformat(),
+        "summary": result,
+        "rows": [asdict(r) for r in rows],
+    }, indent=1) + "\n")
+    write_svg(rows, out.with_suffix(".svg"))
+    print(f"wrote {out} and {out.with_suffix('.svg')}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="ResNet shapes at a quarter resolution")
@@ -211,16 +225,8 @@ def main() -> int:
           f"{result['predicted_packets_equal_measured']}; outputs exact: {result['all_outputs_exact']}")
     suffix = "-quick" if args.quick else ""
     out = Path(args.out) if args.out else BENCH_DIR / "results" / f"hvx_kernels-{DEVICE}{suffix}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({
-        "device": f"{DEVICE} (qemu-hexagon user mode, HVX 128-byte; packets, not cycles)",
-        "host": platform.node(),
-        "date": datetime.date.today().isoformat(),
-        "summary": result,
-        "rows": [asdict(r) for r in rows],
-    }, indent=1) + "\n")
-    write_svg(rows, out.with_suffix(".svg"))
-    print(f"wrote {out} and {out.with_suffix('.svg')}")
+    save_results(out, f"{DEVICE} (qemu-hexagon user mode, HVX 128-byte; packets, not cycles)",
+                 result, rows, write_svg)
     return 0 if result["all_outputs_exact"] else 1
 
 

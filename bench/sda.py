@@ -31,15 +31,12 @@ lld-19 qemu-user).
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import math
-import platform
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +47,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
 
 from hvx_harness import ConvCase, conv_program, elementwise_sum_program  # noqa: E402
-from hvx_kernels import executed_shape, kernels  # noqa: E402
+from hvx_kernels import executed_shape, kernels, save_results  # noqa: E402
 
 from mobile_opt.backends.hexagon.asm_parser import innermost_loops, parse_assembly  # noqa: E402
 from mobile_opt.backends.hexagon.program import Program  # noqa: E402
@@ -333,18 +330,9 @@ def main() -> int:
     for key, value in result.items():
         print(f"{key}: {value:.3f}" if isinstance(value, float) else f"{key}: {value}")
     out = Path(args.out) if args.out else BENCH_DIR / "results" / f"sda-{DEVICE}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({
-        "device": f"{DEVICE} (qemu-hexagon user mode, HVX 128-byte; packets, and cycles of "
-                  "GCD²'s pipeline model)",
-        "llvm": "clang-19 -O3 -mcpu=hexagonv66 -mhvx -mhvx-length=128b",
-        "host": platform.node(),
-        "date": datetime.date.today().isoformat(),
-        "summary": result,
-        "rows": [asdict(r) for r in rows],
-    }, indent=1) + "\n")
-    write_svg(rows, out.with_suffix(".svg"))
-    print(f"wrote {out} and {out.with_suffix('.svg')}")
+    save_results(out, f"{DEVICE} (qemu-hexagon user mode, HVX 128-byte; packets, and cycles of "
+                 "GCD²'s pipeline model)", result, rows, write_svg,
+                 llvm="clang-19 -O3 -mcpu=hexagonv66 -mhvx -mhvx-length=128b")
     return 0 if result["all_outputs_exact"] else 1
 
 

@@ -294,6 +294,40 @@ def test_old_values_under_qemu():
         assert np.array_equal(run(flat, packing), expected_bytes), packing
 
 
+CUR_POST_INCREMENT_BLOCK = """\
+    { r1 = ##out; r2 = ##inp }
+    { v5 = vmem(r2+#0); r1 = add(r1,#128) }
+    { vmem(r1+#0) = v5 }
+    { v0.cur = vmem(r1++#1); v6.w = vadd(v0.w,v0.w); vmem(r1+#2) = v6.new }
+    { vmem(r1+#0) = v0 }
+"""
+
+
+@toolchain
+def test_cur_forwards_the_vector_not_the_new_base():
+    """A `.cur` post-increment load: its vector is new in its packet, its base is old."""
+    module = parse_block(CUR_POST_INCREMENT_BLOCK, "kernel", "block.s")
+    func = only_func(module)
+    packet = packets_of(func)[3]
+    load, add, store = packet.instructions()
+    assert add.u.owner is load and store.s.owner is add  # .cur, then .new
+    assert isinstance(maker(store.base), ops.AddImmOp)  # r1 as the packet before left it
+    with pytest.raises(NotSupported, match="overwrites first"):
+        dissolve_packets(func.clone().body.block)  # the store needs r1 before and v6 after
+    inp = np.random.default_rng(2).integers(0, 256, 128).astype(np.uint8)
+    program = Program()
+    program.data("inp", inp)
+    program.storage("out", 5 * 128)
+    program.output("out", 5 * 128)
+    func.detach()
+    program.kernels.append(func)
+    out = program.run()[0]["out"].reshape(5, 128)
+    doubled = (inp.view("<i4").astype(np.int64) * 2 & 0xFFFFFFFF).astype("<u4").view(np.uint8)
+    assert not out[0].any() and not out[4].any()
+    assert (out[1] == inp).all() and (out[2] == inp).all()
+    assert (out[3] == doubled).all()  # stored at the old base + 2 vectors
+
+
 @toolchain
 def test_random_programs_keep_their_meaning_dissolved(tmp_path):
     """

@@ -20,6 +20,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from xdsl.ir import SSAValue
 
 from mobile_opt.backends.hexagon import harness, machine
 from mobile_opt.backends.hexagon.asm_parser import dissolve_packets, parse_block
@@ -156,12 +157,19 @@ def independent(*lines: str) -> list[ops.Instruction]:
     return members
 
 
-def forwarding_of(read: ForwardedRead) -> machine.Forwarding | None:
-    """What `machine.forwarding` says of the read."""
+def result_read(read: ForwardedRead) -> SSAValue:
+    """The producer's result the consumer reads."""
     value = getattr(read.consumer, read.operand)
     (result,) = [r for p, r in producers(value) if p is read.producer]
+    return result
+
+
+def forwarding_of(read: ForwardedRead) -> machine.Forwarding | None:
+    """What `machine.forwarding` says of the read."""
+    result = result_read(read)
     return machine.forwarding(
-        read.producer.name, read.consumer.name, read.operand, is_scalar_result(result)
+        read.producer.name, read.consumer.name, read.operand, is_scalar_result(result),
+        first_result=result.index == 0,
     )
 
 
@@ -169,8 +177,8 @@ def packet_text(members: list[ops.Instruction], reads: list[ForwardedRead], lega
     """
     The packet as text. Legal: as our printer writes it (the marks of the machine's
     forwarding kinds). Illegal: each read of a new value with the mark it would need:
-    the machine's kind where it has one, else `.cur` on a vector load that makes the
-    value, `.new` on the consumer's operand for any other producer.
+    the machine's kind where it has one, else `.cur` on a vector load whose vector is
+    read, `.new` on the consumer's operand for any other value.
     """
     if legal:
         current = current_loads(reads)
@@ -180,7 +188,7 @@ def packet_text(members: list[ops.Instruction], reads: list[ForwardedRead], lega
     def is_current(read: ForwardedRead) -> bool:
         if read.kind is not None:
             return read.kind is CUR
-        return read.producer.name in VECTOR_LOADS
+        return read.producer.name in VECTOR_LOADS and result_read(read).index == 0
 
     current = {r.producer for r in reads if is_current(r)}
     new = [(r.consumer, r.operand) for r in reads if not is_current(r)]
@@ -250,8 +258,10 @@ PINNED = [
     (("v0 = vmem(r2++#1)", "v21:20.h = vmpy(v0.ub,r4.b)"), [CUR], True),
     (("v0 = vmem(r2+#0)", "vmem(r1+#0) = v0"), [CUR], True),
     (("v0 = vmem(r2+#0)", "v21:20.h = vmpa(v1:0.ub,r4.b)"), [CUR], True),
-    # ... an unaligned one's does not
+    # ... an unaligned one's does not, nor does a post-increment's new base
     (("v0 = vmemu(r2+#0)", "v20.w = vadd(v0.w,v11.w)"), [None], False),
+    (("v0 = vmem(r2++#1)", "vmem(r2+#0) = v10"), [None], False),
+    (("v0 = vmem(r2++#1)", "v20 = vsplat(r2)"), [None], False),
     # an HVX result stored by an aligned, unpredicated vector store (.new) ...
     (("v0.w = vadd(v10.w,v11.w)", "vmem(r1+#0) = v0"), [NEW], True),
     (("v1:0.h = vmpy(v10.ub,r4.b)", "vmem(r1++#1) = v1"), [NEW], True),
@@ -296,9 +306,15 @@ def test_pinned_forwarding_rules(tmp_path):
                in zip(texts, PINNED, llvm_accepts(texts, tmp_path))]
     assert not disagreements(results), "\n".join(disagreements(results))
     # the printer writes the marks the machine chose
-    assert texts[0] == "{ v0.cur = vmem(r2+#0); v20.w = vadd(v0.w,v11.w) }"
-    assert texts[5] == "{ v0.w = vadd(v10.w,v11.w); vmem(r1+#0) = v0.new }"
-    assert texts[11] == "{ r3 = add(r4,#1); memw(r1+#0) = r3.new }"
+    text_of = {lines: text for (lines, _, _), text in zip(PINNED, texts)}
+    assert text_of[("v0 = vmem(r2+#0)", "v20.w = vadd(v0.w,v11.w)")] == (
+        "{ v0.cur = vmem(r2+#0); v20.w = vadd(v0.w,v11.w) }")
+    assert text_of[("v0.w = vadd(v10.w,v11.w)", "vmem(r1+#0) = v0")] == (
+        "{ v0.w = vadd(v10.w,v11.w); vmem(r1+#0) = v0.new }")
+    assert text_of[("r3 = add(r4,#1)", "memw(r1+#0) = r3")] == (
+        "{ r3 = add(r4,#1); memw(r1+#0) = r3.new }")
+    assert text_of[("v0 = vmem(r2++#1)", "vmem(r2+#0) = v10")] == (
+        "{ v0 = vmem(r2++#1); vmem(r2.new+#0) = v10 }")
     assert texts[-1] == (
         "{ v0.cur = vmem(r2+#0); v20.w = vadd(v0.w,v11.w); vmem(r1+#0) = v20.new }")
 

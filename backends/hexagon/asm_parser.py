@@ -700,7 +700,8 @@ def plan_packet(packet: AsmPacket, source: str = "<input>") -> PacketPlan:
                     raise DiagnosticException(
                         f"{where}: two instructions of the packet write {reg.asm_name()}")
                 writer[unit] = i
-    current = {i for i, d in enumerate(decoded) if d.marks.get("d") == "cur"}
+    # the vectors of `.cur` loads (not the new base of a post-incrementing one)
+    current = {u for d in decoded if d.marks.get("d") == "cur" for u in units(d.registers["d"])}
     forwarded: dict[tuple[int, str], set[Unit]] = {}
     edges: set[tuple[int, int]] = set()
     old_reads: set[tuple[int, int]] = set()  # (reader, writer): the read sees the old value
@@ -713,7 +714,7 @@ def plan_packet(packet: AsmPacket, source: str = "<input>") -> PacketPlan:
                         f"{where}: {reg.asm_name()}.new: no instruction of the packet writes it")
                 new = set(regs)
             elif machine.is_hvx(d.op.name):  # a .cur load's vector reaches every HVX reader
-                new = {u for u in regs if writer[u] in current}
+                new = {u for u in regs if u in current}
             else:
                 new = set()
             if new:

@@ -258,7 +258,7 @@ def forwarding(
     incremented base; `first_result`: the producer's first result, not the incremented
     base of a post-increment access, which `.cur` does not forward). None: the read
     sees the old value, so they cannot share a packet.
-    (Checked against llvm-mc-19: `tests/test_hvx_machine.py`.)
+    (Checked against llvm-mc-19: `tests/test_hvx_forwarding.py`.)
     """
     if producer in ALIGNED_VECTOR_LOADS and is_hvx(consumer) and first_result:
         return Forwarding.CURRENT

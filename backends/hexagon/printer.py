@@ -29,6 +29,7 @@ from xdsl.utils.target import Target
 from mobile_opt.backends.hexagon.packer import Packet, run_packets
 from mobile_opt.backends.hexagon.packets import current_loads, forwarded_reads, new_operands
 from mobile_opt.dialects.hvx import ops
+from mobile_opt.dialects.hvx.registers import require_allocated
 
 ENTRY = "_start"
 
@@ -134,13 +135,7 @@ class HexagonAsmPrinter:
         if not funcs:
             raise DiagnosticException("hexagon-asm: the module has no hvx.func to print")
         for func in funcs:
-            for op in func.walk():
-                for value in (*op.operands, *op.results):
-                    if not getattr(value.type, "is_allocated", True):
-                        raise DiagnosticException(
-                            f"hexagon-asm: @{func.sym_name.data} has unallocated registers "
-                            "(run hvx-regalloc first)"
-                        )
+            require_allocated(func, "hexagon-asm")
         self.line("    .text")
         for func in funcs:
             self.function(func)

@@ -109,3 +109,15 @@ RESERVED_SCALARS = frozenset({29, 30, 31})
 """sp, fp and lr: never allocated."""
 
 REGISTER_TYPES = (VecType, VecPairType, PredType, RegType, RegPairType)
+
+
+def require_allocated(func, who: str) -> None:
+    """A one-line error unless every register `func` (an `hvx.func`) uses is allocated."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    for op in func.walk():
+        for value in (*op.operands, *op.results):
+            if not getattr(value.type, "is_allocated", True):
+                raise DiagnosticException(
+                    f"{who}: @{func.sym_name.data} has unallocated registers (run hvx-regalloc first)"
+                )

@@ -22,6 +22,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.backends.hexagon.dependences import DependenceGraph
 from mobile_opt.dialects.hvx import ops
+from mobile_opt.dialects.hvx.registers import require_allocated
 from mobile_opt.models.hvx_cycles import packet_cycles
 
 from .rewrite import apply_packets, straight_runs
@@ -71,13 +72,7 @@ class VliwPackPass(ModulePass):
             raise DiagnosticException(f"vliw-pack: w must be within [0, 1], not {self.w}")
         for func in op.walk():
             if isinstance(func, ops.FuncOp):
-                for inner in func.walk():
-                    for value in (*inner.operands, *inner.results):
-                        if not getattr(value.type, "is_allocated", True):
-                            raise DiagnosticException(
-                                f"vliw-pack: @{func.sym_name.data} has unallocated registers "
-                                "(run hvx-regalloc first)"
-                            )
+                require_allocated(func, "vliw-pack")
                 self.pack_block(func.body.block)
 
     def pack_block(self, block: Block) -> None:
