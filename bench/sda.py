@@ -46,7 +46,7 @@ from xdsl.ir import Block
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
 
-from hvx_harness import ConvCase, conv_program, elementwise_sum_program  # noqa: E402
+from hvx_harness import ConvCase, ConvProgram, conv_program, elementwise_sum_program  # noqa: E402
 from hvx_kernels import executed_shape, kernels, save_results  # noqa: E402
 
 from mobile_opt.backends.hexagon.asm_parser import innermost_loops, parse_assembly  # noqa: E402
@@ -56,9 +56,9 @@ from mobile_opt.dialects.hvx import ops  # noqa: E402
 from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS  # noqa: E402
 from mobile_opt.models.hvx_cycles import block_cost, kernel_cost  # noqa: E402
 from mobile_opt.transforms.hvx_regalloc import allocate_registers  # noqa: E402
+from mobile_opt.transforms import hvx_unroll  # noqa: E402
 from mobile_opt.transforms.hvx_unroll import unroll_function  # noqa: E402
 from mobile_opt.transforms.onnx_to_hvx.conv import PlanInfeasible  # noqa: E402
-from mobile_opt.transforms.vliw_pack import VliwPackPass  # noqa: E402
 
 DEVICE = "qemu-hexagonv66"
 PACKERS = ("sda", "soft-to-hard", "soft-to-none", "list")
@@ -77,33 +77,37 @@ class Case:
     output: str
     check: Callable[[np.ndarray], bool]
 
-    def run(self, packing: str, keep: Path | None = None) -> tuple[bool, int]:
-        """Exact output? and packets QEMU executed in the kernel, packed by `packing`
-        (a `vliw-pack` algorithm, or "llvm": the kernel as C through clang)."""
-        self.program.kernels = [self.kernel.clone()]
+    def run(self, packing: str, keep: Path | None = None) -> tuple[bool, int, ops.FuncOp]:
+        """
+        Exact output? packets QEMU executed in the kernel, and the kernel as it ran, packed
+        by `packing` (a `vliw-pack` algorithm, or "llvm": the kernel as C through clang).
+        """
+        kernel = self.kernel.clone()  # the run allocates and packs it in place
+        self.program.kernels = [kernel]
         outputs, execution = self.program.run(
             counting=True, packing="greedy" if packing == "llvm" else packing,
             keep=keep, kernels_in_c=packing == "llvm",
         )
-        return self.check(outputs[self.output]), execution.packets[self.kernel.sym_name.data]
+        executed = execution.packets[self.kernel.sym_name.data]
+        return self.check(outputs[self.output]), executed, kernel
 
 
 def conv_case(name: str, shape, seed: int) -> Case:
     shape = executed_shape(shape)
     case = ConvCase.random(shape, seed)
-    best: tuple[int, object] | None = None
+    best: tuple[int, object, ConvProgram] | None = None
     for layout in MATRIX_LAYOUTS:  # the layout the cycle model picks, as onnx-to-hvx does
         try:
-            func = conv_program(layout, case).plan.func
+            candidate = conv_program(layout, case)
         except PlanInfeasible:
             continue
-        allocate_registers(func)
-        cycles = kernel_cost(func).cycles
+        allocated = candidate.plan.func.clone()  # the kernel itself stays unallocated
+        allocate_registers(allocated)
+        cycles = kernel_cost(allocated).cycles
         if best is None or cycles < best[0]:
-            best = (cycles, layout)
+            best = (cycles, layout, candidate)
     assert best is not None, name
-    layout = best[1]
-    built = conv_program(layout, case)
+    _, layout, built = best
     expected = case.expected()
     described = f"{shape.channels}x{shape.height}x{shape.width}->{shape.out_channels}" \
         f"x{shape.out_height}x{shape.out_width} k{shape.kernel[0]} s{shape.stride[0]}"
@@ -141,8 +145,7 @@ def hot_block(func: ops.FuncOp) -> Block:
             op = op.parent_op()
         return n
 
-    innermost = [op for op in func.walk() if isinstance(op, ops.LoopOp)
-                 and not any(isinstance(inner, ops.LoopOp) for inner in op.body.block.ops)]
+    innermost = hvx_unroll.innermost_loops(func.body.block)
     if not innermost:
         return func.body.block
     hot = max(innermost, key=lambda loop: executions(loop) * block_cost(loop.body.block).packets)
@@ -150,11 +153,9 @@ def hot_block(func: ops.FuncOp) -> Block:
 
 
 def packed(kernel: ops.FuncOp, algorithm: str) -> ops.FuncOp:
-    """An allocated, packed copy of `kernel`."""
+    """An allocated copy of `kernel`, packed as a run packs it."""
     func = kernel.clone()
-    module = ModuleOp([func])
-    allocate_registers(func)
-    VliwPackPass(algorithm=algorithm, tune=algorithm == "sda").apply(None, module)  # type: ignore[arg-type]
+    allocate_and_pack(ModuleOp([func]), algorithm)
     func.detach()
     return func
 
@@ -195,15 +196,14 @@ def measure(case: Case) -> Row:
     factor = unroll_function(case.kernel, 0)
     row = Row(case.name, case.shape, case.layout, factor, 0)
     for algorithm in PACKERS:
-        func = packed(case.kernel, algorithm)
-        body = hot_block(func)
-        cost = block_cost(body)
-        exact, executed = case.run(algorithm)
+        exact, executed, func = case.run(algorithm)
+        cost = block_cost(hot_block(func))
         row.packings[algorithm] = Packing(cost.packets, cost.cycles, kernel_cost(func).cycles,
                                           executed, exact)
-        row.body_instructions = sum(1 for op in body.walk() if isinstance(op, ops.Instruction))
+    body = hot_block(func)  # the same instructions whichever packer formed its packets
+    row.body_instructions = sum(1 for op in body.walk() if isinstance(op, ops.Instruction))
     with tempfile.TemporaryDirectory() as folder:
-        exact, executed = case.run("llvm", keep=Path(folder))
+        exact, executed, _ = case.run("llvm", keep=Path(folder))
         asm = parse_assembly((Path(folder) / "kernels.s").read_text(), "kernels.s")
     name = case.kernel.sym_name.data
     loops = innermost_loops(asm, name)

@@ -497,26 +497,24 @@ class Decoded:
     marks: dict[str, str]
     properties: dict[str, Attribute]
 
-    def operands(self) -> list[tuple[str, HexagonRegisterType]]:
-        """The operands' registers; a tied one (an accumulator) is its result's register."""
-        tied = dict(self.op.TIED)
+    def _named(self, definitions, tied: dict[str, str]) -> list[tuple[str, HexagonRegisterType]]:
+        """The registers of the fields `definitions` name; a tied one has its twin's."""
         out = []
-        for name, _ in self.op.get_irdl_definition().operands:
+        for name, _ in definitions:
             reg = self.registers.get(name) or self.registers.get(tied.get(name, ""))
             if reg is not None:
                 out.append((name, reg))
         return out
 
+    def operands(self) -> list[tuple[str, HexagonRegisterType]]:
+        """The operands' registers; a tied one (an accumulator) is its result's register."""
+        return self._named(self.op.get_irdl_definition().operands, dict(self.op.TIED))
+
     def results(self) -> list[tuple[str, HexagonRegisterType]]:
         if self.op is ops.SyscallOp:
             return [("result", RegType.from_name("r0"))]
         tied = {result: operand for operand, result in self.op.TIED}
-        out = []
-        for name, _ in self.op.get_irdl_definition().results:
-            reg = self.registers.get(name) or self.registers.get(tied.get(name, ""))
-            if reg is not None:
-                out.append((name, reg))
-        return out
+        return self._named(self.op.get_irdl_definition().results, tied)
 
     def build(self, operands: Sequence[SSAValue]) -> ops.Instruction:
         if self.op is ops.SyscallOp:
