@@ -1131,6 +1131,18 @@ class ScalarMemory(Instruction, ABC):
     offset = prop_def(IntegerAttr[I64], default_value=_imm(0))
     region = opt_prop_def(StringAttr)
     ALIGN: ClassVar[int] = 4
+    OFFSET_BITS: ClassVar[int | None] = 11
+    """
+    Signed bits of the encoded offset, which counts ALIGN-byte units (`#s11:2` for memw,
+    `#s11:3` for memd); beyond them an extender word carries it. None: a post-increment
+    step, which has no extended form.
+    """
+
+    def needs_extender(self) -> bool:
+        if self.OFFSET_BITS is None:
+            return False
+        limit = 2 ** (self.OFFSET_BITS - 1) * self.ALIGN
+        return not -limit <= self.offset.value.data < limit
 
     def verify_(self) -> None:
         super().verify_()
@@ -1162,6 +1174,7 @@ class LoadWordPostIncOp(ScalarMemory):
     name = "hvx.memw_load_pi"
     SYNTAX: ClassVar[str] = "{d} = memw({base}++#{offset})"
     MEMORY: ClassVar[str | None] = "load"
+    OFFSET_BITS: ClassVar[int | None] = None
     TIED: ClassVar[tuple[tuple[str, str], ...]] = (("base", "new_base"),)
     base = operand_def(RegType)
     d = result_def(RegType)
@@ -1182,6 +1195,7 @@ class LoadDoubleWordPostIncOp(ScalarMemory):
     SYNTAX: ClassVar[str] = "{d} = memd({base}++#{offset})"
     MEMORY: ClassVar[str | None] = "load"
     ALIGN: ClassVar[int] = 8
+    OFFSET_BITS: ClassVar[int | None] = None
     TIED: ClassVar[tuple[tuple[str, str], ...]] = (("base", "new_base"),)
     base = operand_def(RegType)
     d = result_def(RegPairType)
@@ -1315,10 +1329,6 @@ class LoadDoubleWordOp(ScalarMemory):
             operands=[base], result_types=[RegPairType.unallocated()],
             properties=_memory_props(offset, region),
         )
-
-    def needs_extender(self) -> bool:
-        return not -1024 <= self.offset.value.data < 1024
-
 
 @irdl_op_definition
 class NopOp(Instruction):
