@@ -1,0 +1,58 @@
+"""
+Device profiles: what `mobile-probe` measured on a device, as the JSON file passes
+read (identity, image limits, compute, caches, bandwidths, TMModel constants, and the
+raw sweeps behind them). Presets of mobile GPUs carry the figures their papers
+publish, marked `"source": "published"`, with null where a paper gives none.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mobile_opt.models.tmmodel import FEATURES, TextureConstants
+
+SCHEMA = "mobile-opt device profile 1"
+PROFILE_DIR = Path(__file__).resolve().parents[3] / "tools" / "profiles"
+"""Shipped profiles and presets: `tools/profiles/<name>.json`."""
+
+
+class ProfileError(Exception):
+    """A profile file is missing, malformed, or lacks what a pass needs; one line."""
+
+
+def load_profile(name_or_path: str) -> dict:
+    """A profile by path, or by the name of a shipped one (`pocl`, `adreno740`, ...)."""
+    path = Path(name_or_path)
+    if not path.suffix and not path.exists():
+        path = PROFILE_DIR / f"{name_or_path}.json"
+    if not path.is_file():
+        shipped = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.json"))) or "none"
+        raise ProfileError(f"{name_or_path}: no such device profile (shipped: {shipped})")
+    try:
+        profile = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ProfileError(f"{path}: not a device profile: {e.msg} at line {e.lineno}") from None
+    if not isinstance(profile, dict) or profile.get("schema") != SCHEMA:
+        raise ProfileError(f"{path}: not a device profile (no \"schema\": \"{SCHEMA}\")")
+    return profile
+
+
+def texture_constants(profile: dict) -> TextureConstants:
+    """TMModel's constants from a profile; a ProfileError names what is missing."""
+    name = profile.get("identity", {}).get("name", "profile")
+    tm, compute = profile.get("tmmodel") or {}, profile.get("compute") or {}
+    needed = {
+        "tmmodel.beta": tm.get("beta"), "tmmodel.thrash_factor": tm.get("thrash_factor"),
+        "tmmodel.cache_lines": tm.get("cache_lines"), "compute.cores": compute.get("cores"),
+        "compute.registers_per_core": compute.get("registers_per_core"),
+        "compute.warp_size": compute.get("warp_size"),
+    }
+    missing = [k for k, v in needed.items() if v is None]
+    if missing:
+        raise ProfileError(f"{name}: the profile has no {', '.join(missing)} (run mobile-probe)")
+    if list(tm.get("features", [])) != list(FEATURES):
+        raise ProfileError(f"{name}: β was fitted to other features than this model's")
+    return TextureConstants(tuple(tm["beta"]), float(tm["thrash_factor"]),
+                            int(tm["cache_lines"]), int(compute["cores"]),
+                            int(compute["registers_per_core"]), int(compute["warp_size"]))

@@ -1,0 +1,62 @@
+"""
+A micro-benchmark's measurements: named series of (x, y) points, how to chart them,
+and the reading of a step in a latency curve that most probes rest on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from mobile_opt.tools.png_chart import Chart
+
+
+@dataclass
+class Sweep:
+    name: str
+    """File stem of its plot: `registers` gives `registers.png`."""
+    title: str
+    x_label: str
+    y_label: str
+    series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    log_x: bool = False
+    log_y: bool = False
+    marks: list[tuple[float, str]] = field(default_factory=list)
+
+    def chart(self) -> Chart:
+        return Chart(self.title, self.x_label, self.y_label, self.series, self.log_x,
+                     self.log_y, self.marks)
+
+    def to_json(self) -> dict:
+        return {"title": self.title, "x": self.x_label, "y": self.y_label,
+                "series": {k: [list(p) for p in v] for k, v in self.series.items()}}
+
+
+def plateau_end(points: Sequence[tuple[float, float]], rise: float = 1.3) -> float | None:
+    """
+    The last x of the first plateau: the x before the first point whose y exceeds
+    `rise` times the plateau's level (the least y seen so far). None when the curve
+    never rises that much (no step within the sweep).
+    """
+    level = float("inf")
+    previous = None
+    for x, y in points:
+        level = min(level, y)
+        if previous is not None and y > rise * level:
+            return previous
+        previous = x
+    return None
+
+
+def steps(points: Sequence[tuple[float, float]], rise: float = 1.3) -> list[float]:
+    """
+    The x before every step up by `rise` over the level of the plateau before it; a
+    step must hold at the next point too, so one noisy point is not a step.
+    """
+    found, level = [], float("inf")
+    for i, (x, y) in enumerate(points):
+        if i and y > rise * level and all(v > rise * level for _, v in points[i + 1 : i + 2]):
+            found.append(points[i - 1][0])
+            level = y
+        level = min(level, y)
+    return found

@@ -1,0 +1,11 @@
+#!/bin/bash
+# Set-up shared by the scripts that run on the lent NVIDIA machine: its python3 has torch,
+# onnx and onnxruntime; pyopencl, xdsl and their pure-Python dependencies come as wheels
+# carried in .gpu_wheels/, and the OpenCL ICD loader may need to be shown the driver.
+python3 -m pip install -q --no-index --no-deps .gpu_wheels/*.whl
+if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
+    mkdir -p /tmp/opencl-vendors
+    echo libnvidia-opencl.so.1 > /tmp/opencl-vendors/nvidia.icd
+    export OCL_ICD_VENDORS=/tmp/opencl-vendors
+fi
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

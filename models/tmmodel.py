@@ -1,0 +1,127 @@
+"""
+TMModel (Guan et al., ICS '25, §4): the analytic cost of a texture kernel
+configuration from a device profile's measured constants.
+
+- **Thread level** (eq. 1): a thread's texture access latency `L_t = <β, H>`, where `H`
+  describes its access trace by cross-block strides: for each assumed texture block
+  shape, the share of its steps that leave a block along x and along y (plus a
+  constant term). β comes from the random 2D stride pointer chase (`mobile-probe`).
+- **Warp level** (eqs. 2, 3): the texture cache holds `C` lines; threads that each keep
+  `s` lines in reuse (a pattern's reuse distance) thrash it once `|W|·s > C`, and every
+  further cache's worth multiplies latency by `D`:
+  `L_w = Σ_i L_t(H_i) · D^ceil((Σ_i |W_i|·s_i − C) / C)` over a kernel's inputs.
+- **Work-group level** (eqs. 4–6): a core runs `R / footprint` threads at once
+  (`footprint`: registers per thread, from the kernel IR); a work group of `|G|`
+  threads gives an occupancy of `R / (footprint·|G|)` groups per core (below one, a
+  group runs in several rounds); the output needs `WGs = Π_j ceil(O_j / (T_j·G_j))`
+  groups, run in `L_g = ceil(WGs / (SPs · occupancy))` rounds.
+- **Kernel** (eq. 7): `L = L_w · L_g`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+BLOCK_SHAPES: tuple[tuple[int, int], ...] = ((2, 2), (4, 4), (8, 8), (16, 16))
+"""
+Texture block shapes (width, height in pixels) assumed by the cross-block features.
+Crossings along x depend only on a shape's width and along y only on its height, so
+the shapes are square: a second shape of the same width would repeat a feature.
+"""
+
+FEATURES: tuple[str, ...] = ("constant", *(f"{axis}{w}x{h}" for w, h in BLOCK_SHAPES
+                                            for axis in ("x", "y")))
+
+
+def cross_block_features(trace: np.ndarray) -> np.ndarray:
+    """
+    `H` of an access trace ((n, 2) pixel coordinates x, y in access order): 1, then for
+    each block shape the share of steps that cross a block boundary along x, along y.
+    """
+    trace = np.asarray(trace, dtype=np.int64)
+    if len(trace) < 2:
+        return np.array([1.0] + [0.0] * (len(FEATURES) - 1))
+    before, after = trace[:-1], trace[1:]
+    features = [1.0]
+    for w, h in BLOCK_SHAPES:
+        features.append(float(np.mean(before[:, 0] // w != after[:, 0] // w)))
+        features.append(float(np.mean(before[:, 1] // h != after[:, 1] // h)))
+    return np.array(features)
+
+
+@dataclass(frozen=True)
+class TextureConstants:
+    """What the model reads from a device profile."""
+
+    beta: tuple[float, ...]
+    """ns per access, one weight per entry of `FEATURES`."""
+    thrash_factor: float
+    """D: the latency factor per cache's worth of lines beyond the cache."""
+    cache_lines: int
+    """C: lines the texture cache holds."""
+    cores: int
+    """SPs."""
+    registers_per_core: int
+    """R: 32-bit registers one core shares among its threads."""
+    warp_size: int
+
+
+@dataclass(frozen=True)
+class InputAccess:
+    """One input of a kernel as a warp reads it."""
+
+    features: np.ndarray
+    """H of one thread's trace."""
+    reuse_lines: int
+    """s: cache lines a thread keeps in reuse (0 for a coalesced column walk)."""
+    accesses: int
+    """Texture reads per thread."""
+
+
+def thread_latency(constants: TextureConstants, features: np.ndarray) -> float:
+    """Eq. 1: ns per access of one thread."""
+    return max(float(np.dot(constants.beta, features)), 1e-3)
+
+
+def thrashing_exponent(constants: TextureConstants, warp_threads: int,
+                       inputs: Sequence[InputAccess]) -> int:
+    lines = sum(warp_threads * i.reuse_lines for i in inputs)
+    return max(0, math.ceil((lines - constants.cache_lines) / constants.cache_lines))
+
+
+def warp_latency(constants: TextureConstants, warp_threads: int,
+                 inputs: Sequence[InputAccess]) -> float:
+    """Eqs. 2–3: ns one warp spends reading its inputs (per-thread accesses included)."""
+    factor = constants.thrash_factor ** thrashing_exponent(constants, warp_threads, inputs)
+    return sum(thread_latency(constants, i.features) * i.accesses for i in inputs) * factor
+
+
+def occupancy(constants: TextureConstants, footprint: int, group_threads: int) -> float:
+    """Eq. 4: work groups one core runs at once (a fraction: a group needs several rounds)."""
+    return constants.registers_per_core / (max(footprint, 1) * group_threads)
+
+
+def work_groups(output: Sequence[int], tile: Sequence[int], group: Sequence[int]) -> int:
+    """Eq. 5: groups covering the output, each thread computing a tile of it."""
+    return math.prod(math.ceil(o / (t * g)) for o, t, g in zip(output, tile, group))
+
+
+def occupancy_groups(constants: TextureConstants, groups: int, footprint: int,
+                     group_threads: int) -> int:
+    """Eq. 6: rounds of concurrently running groups over all cores."""
+    return math.ceil(groups / (constants.cores * occupancy(constants, footprint, group_threads)))
+
+
+def kernel_cost(constants: TextureConstants, inputs: Sequence[InputAccess],
+                output: Sequence[int], tile: Sequence[int], group: Sequence[int],
+                warp_shape: Sequence[int], footprint: int) -> float:
+    """Eq. 7: the modelled cost (ns-like units) of one configuration."""
+    group_threads = math.prod(group)
+    warp_threads = min(math.prod(warp_shape), constants.warp_size, group_threads)
+    rounds = occupancy_groups(constants, work_groups(output, tile, group), footprint,
+                              group_threads)
+    return warp_latency(constants, warp_threads, inputs) * rounds

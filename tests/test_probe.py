@@ -1,0 +1,181 @@
+"""
+`mobile-probe`: the readings of its curves and fits on synthetic data whose answer is
+known, its micro-benchmark kernels on PoCL (the pointer chase really follows the walk
+it was given), the profile and plots it writes, and its one-line errors.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mobile_opt.backends.opencl.devices import choose_device
+from mobile_opt.backends.opencl.probe import tmprobe
+from mobile_opt.backends.opencl.probe.archprobe import IMAGE_CHASE
+from mobile_opt.backends.opencl.probe.profile import (
+    SCHEMA,
+    ProfileError,
+    load_profile,
+    texture_constants,
+)
+from mobile_opt.backends.opencl.probe.runner import Runner
+from mobile_opt.backends.opencl.probe.sweep import plateau_end, steps
+from mobile_opt.models.tmmodel import FEATURES, cross_block_features
+from mobile_opt.tools import mobile_probe
+from mobile_opt.tools.png_chart import Chart, render
+
+# ---------------------------------------------------------------- readings
+
+
+def test_plateau_and_steps():
+    curve = [(1, 1.0), (2, 1.1), (3, 1.0), (4, 2.0), (5, 2.1), (6, 1.9), (7, 4.5), (8, 4.4)]
+    assert plateau_end(curve) == 3
+    assert steps(curve) == [3, 6]
+    assert plateau_end([(1, 1.0), (2, 1.1)]) is None
+    assert steps([(1, 1.0), (2, 5.0), (3, 1.0), (4, 1.0)]) == []  # one noisy point
+
+
+@pytest.mark.parametrize("thrash, lines", [(1.6, 64), (2.5, 16), (1.2, 256)])
+def test_thrashing_fit_recovers_eq2(thrash, lines):
+    rng = np.random.default_rng(0)
+    samples = []
+    for reuse in (1, 2, 4, 8):
+        for n in (1, 2, 4, 8, 16, 32, 64, 128):
+            exponent = max(0, -(-(n * reuse - lines) // lines))
+            samples.append((n, reuse, thrash**exponent * float(np.exp(rng.normal(0, 0.01)))))
+    d, c, residual = tmprobe.fit_thrashing(samples)
+    assert c == lines and d == pytest.approx(thrash, rel=0.02) and residual < 1e-3
+
+
+def test_beta_fit_recovers_eq1():
+    rng = np.random.default_rng(1)
+    truth = rng.uniform(1, 20, len(FEATURES))
+    traces = [tmprobe.random_walk(rng, 256, 256, 400) for _ in range(40)]
+    features = np.array([cross_block_features(t) for t in traces])
+    latency = features @ truth * (1 + rng.normal(0, 0.005, len(traces)))
+    beta, error, held_out = tmprobe.fit_beta(features, latency)
+    assert error < 0.01 and held_out < 0.05
+    assert np.allclose(features @ beta, features @ truth, rtol=0.02)
+
+
+def test_cross_block_features_of_known_walks():
+    row = np.array([(x, 0) for x in range(64)])
+    features = dict(zip(FEATURES, cross_block_features(row)))
+    assert features["constant"] == 1
+    for w in (2, 4, 8, 16):
+        assert features[f"x{w}x{w}"] == pytest.approx((64 // w - 1) / 63)
+        assert features[f"y{w}x{w}"] == 0
+    diagonal = np.array([(k, k) for k in range(33)])
+    values = dict(zip(FEATURES, cross_block_features(diagonal)))
+    assert values["x4x4"] == values["y4x4"] == pytest.approx(8 / 32)
+
+
+def test_random_walk_is_one_chain():
+    rng = np.random.default_rng(3)
+    trace = tmprobe.random_walk(rng, 64, 48, 2000)
+    assert len({tuple(p) for p in trace}) == len(trace)
+    pixels = tmprobe.chase_image(trace, 64, 48)
+    at = tuple(trace[0])
+    for k in range(1, len(trace)):
+        at = tuple(pixels[at[1], at[0], :2])
+        assert at == tuple(trace[k])
+
+
+# ---------------------------------------------------------------- on PoCL
+
+
+def test_pointer_chase_kernel_follows_the_walk(pocl_device):
+    runner = Runner(choose_device("pocl"))
+    rng = np.random.default_rng(4)
+    trace = tmprobe.random_walk(rng, 128, 64, 3000)
+    image = runner.image(tmprobe.chase_image(trace, 128, 64))
+    kernel = runner.kernel(IMAGE_CHASE, "chase")
+    out = runner.buffer(nbytes=4)
+    for count in (1, 7, 2999, 3000):
+        runner.time(kernel, (1,), (1,), image, out, np.int32(count))
+        x, y = trace[count % len(trace)]
+        assert runner.read(out, np.int32, 1)[0] == x + y
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    idat = data.index(b"IDAT")
+    length = struct.unpack(">I", data[idat - 4 : idat])[0]
+    raw = zlib.decompress(data[idat + 4 : idat + 4 + length])
+    assert len(raw) == height * (1 + 3 * width)
+    return width, height
+
+
+def test_chart_is_a_png():
+    chart = Chart("t", "x", "y", {"a": [(1, 1), (2, 4), (4, 3)]}, log_x=True)
+    assert _png_size(render(chart, 300, 200).png()) == (300, 200)
+
+
+def test_quick_probe_writes_profile_and_plots(pocl_device, tmp_path, capsys):
+    out, plots = tmp_path / "pocl.json", tmp_path / "plots"
+    with pytest.raises(SystemExit) as exit:
+        mobile_probe.main(["--device", "pocl", "--quick", "-o", str(out), "--plots", str(plots)])
+    assert exit.value.code == 0
+    profile = load_profile(str(out))
+    assert profile["schema"] == SCHEMA and profile["identity"]["source"] == "measured"
+    compute = profile["compute"]
+    assert compute["warp_size"] >= 1 and compute["cores"] >= 1
+    assert compute["registers_per_core"] > 0
+    assert set(profile["bandwidth_gbs"]) == {"buffer", "texture", "local", "constant"}
+    assert all(v > 0 for v in profile["bandwidth_gbs"].values())
+    tm = profile["tmmodel"]
+    assert tm["features"] == list(FEATURES) and len(tm["beta"]) == len(FEATURES)
+    assert tm["cache_lines"] >= 1 and tm["thrash_factor"] >= 1
+    assert texture_constants(profile).warp_size == compute["warp_size"]
+    pngs = sorted(p.stem for p in plots.glob("*.png"))
+    assert pngs == sorted(profile["sweeps"])
+    for png in plots.glob("*.png"):
+        _png_size(png.read_bytes())
+    assert "TMModel" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--device", "no-such-device"], "no OpenCL device matches 'no-such-device'"),
+    (["--only", "warp,bogus"], "--only: no probe bogus"),
+])
+def test_bad_options_are_one_line(pocl_device, tmp_path, capsys, args, message):
+    out = tmp_path / "p.json"
+    with pytest.raises(SystemExit) as exit:
+        mobile_probe.main([*args, "-o", str(out), "--quick"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit.value.code == 1 and message in err[-1] and err[-1].startswith("mobile-probe: error")
+    assert not out.exists()
+
+
+def test_missing_output_folder(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit:
+        mobile_probe.main(["-o", str(tmp_path / "none" / "p.json"), "--quick"])
+    assert exit.value.code == 1 and "does not exist" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- profiles
+
+
+def test_shipped_profiles_load():
+    for name in ("adreno640", "adreno740", "mali-g76"):
+        profile = load_profile(name)
+        assert profile["identity"]["source"] == "published"
+        assert profile["identity"]["citation"]
+
+
+def test_profile_errors_are_one_line(tmp_path):
+    with pytest.raises(ProfileError, match="no such device profile"):
+        load_profile("nonesuch")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(ProfileError, match="not a device profile"):
+        load_profile(str(bad))
+    bad.write_text(json.dumps({"schema": SCHEMA, "identity": {"name": "x"}}))
+    with pytest.raises(ProfileError, match="no tmmodel.beta"):
+        texture_constants(load_profile(str(bad)))

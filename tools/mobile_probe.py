@@ -1,0 +1,195 @@
+"""
+`mobile-probe --device SEL -o profile.json [--plots DIR] [--quick]`: measure an OpenCL
+device with ArchProbe's (Romou §3.1) and TMModel's (§3) micro-benchmarks and write
+its device profile (`backends/opencl/probe/profile.py`), the file `texture-tile` and
+the other GPU passes read. `--plots DIR` also writes a PNG of every sweep. `--quick`
+runs short sweeps (a first look, and the tests); `--only` runs some probes (the
+others are left out of the profile).
+
+The device is chosen as `mobile-run --device` chooses it: `pocl` (default), `gpu`,
+`cpu` or a substring of a platform or device name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import pyopencl as cl
+
+from mobile_opt.backends.opencl.devices import DeviceError, choose_device
+from mobile_opt.backends.opencl.probe import archprobe, tmprobe
+from mobile_opt.backends.opencl.probe.archprobe import Effort
+from mobile_opt.backends.opencl.probe.profile import SCHEMA
+from mobile_opt.backends.opencl.probe.runner import ProbeError, Runner
+from mobile_opt.backends.opencl.probe.sweep import Sweep
+from mobile_opt.tools.cli import UserError, run_tool, write_atomically
+from mobile_opt.tools.png_chart import render
+from mobile_opt.tools.progress import ProgressBar
+
+PROBES = ("warp", "alus", "registers", "buffer-cache", "image-cache", "bandwidth",
+          "stride-chase", "scalability", "occupancy")
+
+
+def measure(runner: Runner, effort: Effort, only: set[str], bar: ProgressBar):
+    """Run the probes; returns the results by probe and every sweep."""
+    results: dict[str, dict] = {}
+    sweeps: list[Sweep] = []
+    warp = 1
+
+    def run(name: str, probe) -> None:
+        nonlocal warp
+        if name not in only:
+            return
+        bar.start_step(name)
+        found, result = probe()
+        sweeps.extend(found if isinstance(found, list) else [found])
+        results[name] = result
+        if name == "warp":
+            warp = result["warp_size"]
+
+    tick = bar.note
+    run("warp", lambda: archprobe.probe_warp(runner, effort, tick))
+    run("alus", lambda: archprobe.probe_alus(runner, effort, warp, tick))
+    run("registers", lambda: archprobe.probe_registers(runner, effort, tick))
+    run("buffer-cache", lambda: archprobe.probe_buffer_cache(runner, effort, tick))
+    run("image-cache", lambda: archprobe.probe_image_cache(runner, effort, tick))
+    run("bandwidth", lambda: archprobe.probe_bandwidths(runner, effort, tick))
+    run("stride-chase", lambda: tmprobe.probe_stride_chase(runner, effort, tick))
+    run("scalability", lambda: tmprobe.probe_scalability(runner, effort, warp, tick))
+    run("occupancy", lambda: tmprobe.probe_occupancy(runner, effort, warp, tick))
+    return results, sweeps
+
+
+def assemble(runner: Runner, results: dict[str, dict], sweeps: list[Sweep], seconds: float,
+             quick: bool) -> dict:
+    """The profile JSON from the probes' results."""
+    device = runner.device
+    info = runner.info
+    registers = results.get("registers", {})
+    alus = results.get("alus", {})
+    warp = results.get("warp", {})
+    per_item = registers.get("registers_per_item")
+    register_file = registers.get("register_file")
+    estimated = register_file is None and registers != {}
+    if estimated:  # no step within the sweep: at least what was swept, for every lane
+        register_file = (per_item or registers["registers_swept_to"]) * alus.get(
+            "alus_per_core", device.max_work_group_size)
+    chase = results.get("stride-chase", {})
+    scaling = results.get("scalability", {})
+    return {
+        "schema": SCHEMA,
+        "identity": {
+            "name": info.name, "platform": info.platform, "kind": info.kind,
+            "driver": device.driver_version, "opencl": device.version,
+            "source": "measured", "effort": "quick" if quick else "full",
+            "date": datetime.date.today().isoformat(), "host": platform.node(),
+            "probe_seconds": round(seconds, 1),
+        },
+        "image": {"max_width": info.max_image_width, "max_height": info.max_image_height,
+                  "fp16": info.fp16},
+        "compute": {
+            "cores": device.max_compute_units,
+            "warp_size": warp.get("warp_size"),
+            "alus_per_core": alus.get("alus_per_core"),
+            "registers_per_item": per_item,
+            "registers_per_core": register_file,
+            "registers_per_core_estimated": estimated,
+            "max_work_group_size": device.max_work_group_size,
+            "local_memory_bytes": device.local_mem_size,
+        },
+        "caches": {"texture": results.get("image-cache"), "buffer": results.get("buffer-cache")},
+        "bandwidth_gbs": results.get("bandwidth"),
+        "tmmodel": {
+            "features": chase.get("features"), "beta": chase.get("beta"),
+            "fit_error": chase.get("fit_error"), "held_out_error": chase.get("held_out_error"),
+            "thrash_factor": scaling.get("thrash_factor"),
+            "cache_lines": scaling.get("cache_lines"),
+            "thrash_fit_residual": scaling.get("fit_residual"),
+            "single_thread_ns": scaling.get("single_thread_ns"),
+            "occupancy": results.get("occupancy"),
+            "chase_samples": chase.get("samples"),
+        },
+        "details": {k: v for k, v in results.items() if k not in ("stride-chase",)},
+        "sweeps": {s.name: s.to_json() for s in sweeps},
+    }
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="mobile-probe", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="pocl", help="OpenCL device (default: pocl)")
+    parser.add_argument("-o", "--output", required=True, help="profile JSON to write")
+    parser.add_argument("--plots", help="folder for a PNG of every sweep")
+    parser.add_argument("--quick", action="store_true", help="short sweeps")
+    parser.add_argument("--only", help=f"comma-separated probes of: {', '.join(PROBES)}")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_tool("mobile-probe", lambda: probe(parse_args(argv)))
+
+
+def probe(args: argparse.Namespace) -> int:
+    only = set(PROBES)
+    if args.only:
+        only = {name.strip() for name in args.only.split(",") if name.strip()}
+        unknown = sorted(only - set(PROBES))
+        if unknown:
+            raise UserError(f"--only: no probe {', '.join(unknown)} (probes: {', '.join(PROBES)})")
+    output = Path(args.output)
+    if not (output.parent if str(output.parent) else Path(".")).is_dir():
+        raise UserError(f"{output}: folder {output.parent} does not exist")
+    plots = Path(args.plots) if args.plots else None
+    if plots is not None and plots.exists() and not plots.is_dir():
+        raise UserError(f"--plots {plots}: not a folder")
+    try:
+        info = choose_device(args.device)
+    except DeviceError as e:
+        raise UserError(str(e)) from None
+    start = time.time()
+    bar = ProgressBar(len([p for p in PROBES if p in only]), f"probing {info.name}")
+    try:
+        runner = Runner(info)
+        results, sweeps = measure(runner, Effort(quick=args.quick), only, bar)
+    except (ProbeError, cl.Error) as e:
+        bar.finish()
+        raise UserError(f"{info.name}: {e}") from None
+    bar.finish()
+    profile = assemble(runner, results, sweeps, time.time() - start, args.quick)
+    if plots is not None:
+        plots.mkdir(parents=True, exist_ok=True)
+        for sweep in sweeps:
+            write_atomically(plots / f"{sweep.name}.png", render(sweep.chart()).png())
+    write_atomically(output, json.dumps(profile, indent=1) + "\n")
+    print(summary(profile))
+    return 0
+
+
+def summary(profile: dict) -> str:
+    c, t = profile["compute"], profile["tmmodel"]
+    lines = [f"{profile['identity']['name']}: {profile['identity']['probe_seconds']} s of probing",
+             f"  warp {c['warp_size']}, {c['alus_per_core']} lanes per core x {c['cores']} cores, "
+             f"registers per item {c['registers_per_item']}, per core {c['registers_per_core']}"]
+    for kind in ("texture", "buffer"):
+        cache = profile["caches"].get(kind)
+        if cache:
+            lines.append(f"  {kind} caches {cache['sizes']} B, line {cache['line']} B")
+    if profile["bandwidth_gbs"]:
+        lines.append("  bandwidth GB/s " + ", ".join(
+            f"{k} {v}" for k, v in profile["bandwidth_gbs"].items()))
+    if t.get("beta"):
+        lines.append(f"  TMModel beta fit error {t['fit_error']:.1%} "
+                     f"(held out {t['held_out_error']:.1%})")
+    if t.get("thrash_factor") is not None:
+        lines.append(f"  TMModel D {t['thrash_factor']:.3f}, C {t['cache_lines']} lines")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
