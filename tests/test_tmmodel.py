@@ -1,0 +1,69 @@
+"""TMModel's equations (`models/tmmodel.py`) on hand-computed cases, and the shipped profiles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mobile_opt.backends.opencl.probe.profile import ProfileError, load_profile, texture_constants
+from mobile_opt.models import tmmodel
+from mobile_opt.models.tmmodel import FEATURES, InputAccess, TextureConstants
+
+CONSTANTS = TextureConstants(beta=(10.0,) + (0.0,) * (len(FEATURES) - 1), thrash_factor=2.0,
+                             cache_lines=64, cores=2, registers_per_core=65536, warp_size=64)
+
+
+def access(reuse: int, accesses: int = 1) -> InputAccess:
+    return InputAccess(tmmodel.cross_block_features(np.array([(0, 0), (1, 0)])), reuse, accesses)
+
+
+def test_thread_latency_is_beta_dot_h():  # eq. 1
+    features = np.arange(len(FEATURES), dtype=float)
+    constants = TextureConstants(tuple(np.ones(len(FEATURES))), 1.0, 1, 1, 1, 1)
+    assert tmmodel.thread_latency(constants, features) == pytest.approx(features.sum())
+
+
+@pytest.mark.parametrize("threads, reuses, exponent", [
+    (64, [1], 0),       # 64 lines: the cache holds them
+    (64, [2], 1),       # 128 lines: one cache beyond
+    (64, [4], 3),       # 256 lines
+    (32, [1, 2], 1),    # eq. 3: the inputs share the cache (32 + 64 lines)
+    (64, [0], 0),       # a coalesced column walk keeps no line
+])
+def test_thrashing_exponent(threads, reuses, exponent):  # eqs. 2-3
+    inputs = [access(s) for s in reuses]
+    assert tmmodel.thrashing_exponent(CONSTANTS, threads, inputs) == exponent
+    latency = tmmodel.warp_latency(CONSTANTS, threads, inputs)
+    assert latency == pytest.approx(10.0 * len(inputs) * 2.0**exponent)
+
+
+def test_work_groups_and_rounds():  # eqs. 4-6
+    assert tmmodel.work_groups((100, 64), (4, 1), (8, 8)) == 4 * 8
+    assert tmmodel.occupancy(CONSTANTS, 64, 256) == 4.0
+    assert tmmodel.occupancy_groups(CONSTANTS, 32, 64, 256) == 4
+    # a group whose registers exceed the core's runs in rounds of its own
+    assert tmmodel.occupancy(CONSTANTS, 128, 1024) == 0.5
+    assert tmmodel.occupancy_groups(CONSTANTS, 2, 128, 1024) == 2
+
+
+def test_kernel_cost_is_warp_latency_times_rounds():  # eq. 7
+    inputs = [access(1, accesses=16)]
+    cost = tmmodel.kernel_cost(CONSTANTS, inputs, output=(256, 256), tile=(4, 1), group=(16, 16),
+                               warp_shape=(16, 4), footprint=32)
+    rounds = tmmodel.occupancy_groups(CONSTANTS, tmmodel.work_groups((256, 256), (4, 1),
+                                                                     (16, 16)), 32, 256)
+    assert cost == pytest.approx(tmmodel.warp_latency(CONSTANTS, 64, inputs) * rounds)
+    # a bigger thread tile needs fewer groups
+    fewer = tmmodel.kernel_cost(CONSTANTS, inputs, (256, 256), (8, 1), (16, 16), (16, 4), 32)
+    assert fewer < cost
+
+
+def test_measured_profiles_give_constants():
+    for name in ("pocl", "nvidia-h100"):
+        constants = texture_constants(load_profile(name))
+        assert len(constants.beta) == len(FEATURES) and constants.cores >= 1
+
+
+def test_published_presets_say_what_they_lack():
+    with pytest.raises(ProfileError, match="no tmmodel.beta"):
+        texture_constants(load_profile("adreno740"))
