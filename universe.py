@@ -55,6 +55,18 @@ def _texture_to_ocl() -> type[ModulePass]:
     return TextureToOclPass
 
 
+def _texture_tile() -> type[ModulePass]:
+    from mobile_opt.transforms.texture_tile import TextureTilePass
+
+    return TextureTilePass
+
+
+def _prune_configs() -> type[ModulePass]:
+    from mobile_opt.transforms.prune_configs import PruneConfigsPass
+
+    return PruneConfigsPass
+
+
 def _fold_constants() -> type[ModulePass]:
     from mobile_opt.transforms.onnx_fold_constants import OnnxFoldConstantsPass
 
@@ -124,6 +136,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "onnx-canonicalize": _canonicalize,
     "onnx-to-texture": _onnx_to_texture,
     "texture-to-ocl": _texture_to_ocl,
+    "prune-configs": _prune_configs,
+    "texture-tile": _texture_tile,
     "hvx-regalloc": _hvx_regalloc,
     "hvx-plan": _hvx_plan,
     "onnx-to-hvx": _onnx_to_hvx,

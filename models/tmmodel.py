@@ -11,7 +11,8 @@ configuration from a device profile's measured constants.
   further cache's worth multiplies latency by `D`:
   `L_w = Σ_i L_t(H_i) · D^ceil((Σ_i |W_i|·s_i − C) / C)` over a kernel's inputs.
 - **Work-group level** (eqs. 4–6): a core runs `R / footprint` threads at once
-  (`footprint`: registers per thread, from the kernel IR); a work group of `|G|`
+  (`footprint`: registers per thread, from the kernel IR), at most its measured
+  occupancy group (on a CPU device that is a thread per core); a work group of `|G|`
   threads gives an occupancy of `R / (footprint·|G|)` groups per core (below one, a
   group runs in several rounds); the output needs `WGs = Π_j ceil(O_j / (T_j·G_j))`
   groups, run in `L_g = ceil(WGs / (SPs · occupancy))` rounds.
@@ -68,6 +69,9 @@ class TextureConstants:
     registers_per_core: int
     """R: 32-bit registers one core shares among its threads."""
     warp_size: int
+    resident_threads: int | None = None
+    """Threads one core runs at once (the occupancy sweep's occupancy group at the lowest
+    register pressure); None: as many as its registers hold."""
 
 
 @dataclass(frozen=True)
@@ -101,8 +105,14 @@ def warp_latency(constants: TextureConstants, warp_threads: int,
 
 
 def occupancy(constants: TextureConstants, footprint: int, group_threads: int) -> float:
-    """Eq. 4: work groups one core runs at once (a fraction: a group needs several rounds)."""
-    return constants.registers_per_core / (max(footprint, 1) * group_threads)
+    """
+    Eq. 4: work groups one core runs at once (a fraction: a group needs several rounds):
+    the threads its registers hold, at most the occupancy group measured (§3.2.2).
+    """
+    threads = constants.registers_per_core / max(footprint, 1)
+    if constants.resident_threads is not None:
+        threads = min(threads, constants.resident_threads)
+    return threads / group_threads
 
 
 def work_groups(output: Sequence[int], tile: Sequence[int], group: Sequence[int]) -> int:
@@ -112,8 +122,15 @@ def work_groups(output: Sequence[int], tile: Sequence[int], group: Sequence[int]
 
 def occupancy_groups(constants: TextureConstants, groups: int, footprint: int,
                      group_threads: int) -> int:
-    """Eq. 6: rounds of concurrently running groups over all cores."""
-    return math.ceil(groups / (constants.cores * occupancy(constants, footprint, group_threads)))
+    """
+    Eq. 6: rounds of concurrently running groups over all cores. A work group belongs to
+    one core, so a group larger than a core's occupancy runs there in several rounds
+    while the other cores wait for groups of their own.
+    """
+    per_core = occupancy(constants, footprint, group_threads)
+    if per_core >= 1:
+        return math.ceil(groups / (constants.cores * math.floor(per_core)))
+    return math.ceil(groups / constants.cores) * math.ceil(1 / per_core)
 
 
 def kernel_cost(constants: TextureConstants, inputs: Sequence[InputAccess],

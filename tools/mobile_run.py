@@ -449,11 +449,14 @@ def report_outputs(
 def opencl_pipeline(spec: str, universe: Universe, device, fp16: bool) -> tuple[list, object]:
     """
     The passes of an OpenCL run and its `onnx-to-texture`: the graph passes of
-    `spec` (or `onnx-to-texture`'s own options when `spec` names it), the lowering
+    `spec` (or `onnx-to-texture`'s own options when `spec` names it), `texture-tile` with
+    TMModel and the device's shipped profile (unless `spec` names it), the lowering
     with the device's image limits (or smaller ones that `spec` gives), then
     `texture-to-ocl` and `cse` unless `spec` names them after the lowering.
     """
+    from mobile_opt.backends.opencl.probe.profile import profile_for_device
     from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
+    from mobile_opt.transforms.texture_tile import TextureTilePass
     from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
     from xdsl.utils.arg_spec import parse_pipeline
@@ -478,6 +481,11 @@ def opencl_pipeline(spec: str, universe: Universe, device, fp16: bool) -> tuple[
         storage="f16" if fp16 else lowering.storage,
         remarks=False,  # the host plan says which storage falls back to a buffer, once each
     )
+    if not any(isinstance(p, TextureTilePass) for p in before):
+        # kernel configurations by TMModel, from the device's shipped profile if it has one
+        profile = profile_for_device(device.name, device.platform)
+        if profile is not None:
+            before = [*before, TextureTilePass(device=profile)]
     if not any(isinstance(p, TextureToOclPass) for p in after):
         after = [TextureToOclPass(), *after]
     if not any(isinstance(p, CommonSubexpressionElimination) for p in after):

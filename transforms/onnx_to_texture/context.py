@@ -19,6 +19,7 @@ from xdsl.rewriter import InsertPoint
 from mobile_opt.dialects import ocl, onnx, texture
 from mobile_opt.dialects.onnx.base import is_constant_expression
 from mobile_opt.dialects.texture import Layout, image_size
+from mobile_opt.dialects.texture.tiling import TileConfig
 
 from .kernel_builder import KernelBuilder, Val
 from .views import OutputPixel, TensorView, output_pixel, zero_padding_lanes
@@ -179,9 +180,10 @@ class LoweringContext:
         """`result` is `stored` seen with the result's shape (a free reshape)."""
         self.stored[result] = Stored(stored.storage, stored.layout, shape(result))
 
-    def launch(self, kernel: ocl.KernelOp, args: Sequence[SSAValue], global_size: Sequence[int]) -> None:
+    def launch(self, kernel: ocl.KernelOp, args: Sequence[SSAValue], global_size: Sequence[int],
+               local_size: Sequence[int] | None = None) -> None:
         self.module.body.block.insert_op_before(kernel, self.graph)
-        self.host().insert(ocl.LaunchOp(kernel.sym_name.data, args, global_size))
+        self.host().insert(ocl.LaunchOp(kernel.sym_name.data, args, global_size, local_size))
 
     def kernel_name(self, base: str) -> str:
         from xdsl.traits import SymbolTable
@@ -242,6 +244,8 @@ class KernelContext:
         x, y = self.kb.global_id(0), self.kb.global_id(1)
         self.global_size = image_size(layout, self.out_stored.shape)
         self.pixel: OutputPixel = output_pixel(self.out, x, y)
+        self.config = TileConfig.of(op)
+        """The configuration `texture-tile` chose for the node, if it chose one."""
 
     def _arg(self, storage: SSAValue, hint: str) -> Val:
         if storage not in self._args:
@@ -284,7 +288,11 @@ class KernelContext:
     def finish(self) -> None:
         kernel = self.kb.finish()
         args = list(self._args)
-        self.ctx.launch(kernel, args, self.global_size)
+        group = self.config.group if self.config else None
+        if group is not None and any(g % n for g, n in zip(self.global_size, group)):
+            raise LoweringError(f"{self.label}: work group {list(group)} does not tile the "
+                                f"range {list(self.global_size)}")
+        self.ctx.launch(kernel, args, self.global_size, group)
         for user in self.epilogue:
             self.ctx.done.add(user)
 

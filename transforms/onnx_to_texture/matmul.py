@@ -197,8 +197,8 @@ def lower_matmul(ctx: LoweringContext, op: Operation, epilogue: list[Operation])
 
 
 ROWS_PER_ITEM = 4
-"""Output rows one work-item computes when both operands are matrices: each pixel
-of B read serves that many rows."""
+"""Output rows one work-item computes when both operands are matrices (each pixel
+of B read serves that many rows), unless `texture-tile` chose another tile."""
 
 
 @dataclass
@@ -218,7 +218,8 @@ def _output_rows(k: KernelContext, n_batch: int, has_m: bool, has_n: bool) -> li
     """
     kb = k.kb
     out_shape = k.out.shape
-    rows = min(ROWS_PER_ITEM, out_shape[-2]) if has_m and has_n else 1
+    per_item = k.config.rows if k.config else ROWS_PER_ITEM
+    rows = min(per_item, out_shape[-2]) if has_m and has_n else 1
     if rows == 1:
         block = k.pixel.block
         m = block[n_batch] if has_m and has_n else 0

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from xdsl.utils.exceptions import DiagnosticException
+
 from mobile_opt.models.tmmodel import FEATURES, TextureConstants
 
 SCHEMA = "mobile-opt device profile 1"
@@ -17,7 +19,7 @@ PROFILE_DIR = Path(__file__).resolve().parents[3] / "tools" / "profiles"
 """Shipped profiles and presets: `tools/profiles/<name>.json`."""
 
 
-class ProfileError(Exception):
+class ProfileError(DiagnosticException):
     """A profile file is missing, malformed, or lacks what a pass needs; one line."""
 
 
@@ -53,6 +55,30 @@ def texture_constants(profile: dict) -> TextureConstants:
         raise ProfileError(f"{name}: the profile has no {', '.join(missing)} (run mobile-probe)")
     if list(tm.get("features", [])) != list(FEATURES):
         raise ProfileError(f"{name}: β was fitted to other features than this model's")
+    occupancy = (tm.get("occupancy") or {})
+    groups = occupancy.get("warps_per_occupancy_group") or {}
+    resident = None
+    if groups:  # the occupancy group at the least register pressure, in threads
+        least = min(groups, key=int)
+        resident = int(groups[least]) * int(occupancy.get("warp_size_used") or compute["warp_size"])
     return TextureConstants(tuple(tm["beta"]), float(tm["thrash_factor"]),
                             int(tm["cache_lines"]), int(compute["cores"]),
-                            int(compute["registers_per_core"]), int(compute["warp_size"]))
+                            int(compute["registers_per_core"]), int(compute["warp_size"]),
+                            resident)
+
+
+def profile_for_device(device_name: str, platform: str = "") -> str | None:
+    """
+    The shipped measured profile of the device of this name, if there is one; PoCL's
+    CPU device takes the shipped PoCL profile whatever the CPU.
+    """
+    for path in sorted(PROFILE_DIR.glob("*.json")):
+        try:
+            identity = json.loads(path.read_text()).get("identity", {})
+        except (OSError, json.JSONDecodeError):
+            continue
+        if identity.get("source") == "measured" and identity.get("name") == device_name:
+            return path.stem
+    if platform == "Portable Computing Language" and (PROFILE_DIR / "pocl.json").is_file():
+        return "pocl"
+    return None

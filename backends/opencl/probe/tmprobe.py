@@ -71,14 +71,41 @@ def chase_image(trace: np.ndarray, width: int, height: int) -> np.ndarray:
     return pixels
 
 
+def nonnegative_least_squares(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """argmin ||a x - b|| over x >= 0 (Lawson and Hanson's active-set method)."""
+    rows, cols = a.shape
+    x = np.zeros(cols)
+    passive = np.zeros(cols, dtype=bool)
+    for _ in range(3 * cols):
+        gradient = a.T @ (b - a @ x)
+        if passive.all() or gradient[~passive].max(initial=0.0) <= 1e-10 * max(1.0, abs(b).max()):
+            break
+        passive[np.argmax(np.where(passive, -np.inf, gradient))] = True
+        while True:
+            z = np.zeros(cols)
+            z[passive], *_ = np.linalg.lstsq(a[:, passive], b, rcond=None)
+            if (z[passive] > 0).all():
+                x = z
+                break
+            shrinking = passive & (z <= 0)
+            step = np.min(x[shrinking] / (x[shrinking] - z[shrinking]))
+            x = x + step * (z - x)
+            passive &= x > 1e-12
+    return x
+
+
 def fit_beta(features: np.ndarray, latency: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """Least squares β (eq. 1), its mean relative error and its leave-one-out error."""
-    beta, *_ = np.linalg.lstsq(features, latency, rcond=None)
+    """
+    β of eq. 1 by non-negative least squares (leaving a block can only cost: a negative
+    weight would only fit noise, and turns predictions for other traces negative), its
+    mean relative error and its leave-one-out error.
+    """
+    beta = nonnegative_least_squares(features, latency)
     error = float(np.mean(np.abs(features @ beta - latency) / latency))
     held_out = []
     for i in range(len(latency)):
         keep = np.arange(len(latency)) != i
-        b, *_ = np.linalg.lstsq(features[keep], latency[keep], rcond=None)
+        b = nonnegative_least_squares(features[keep], latency[keep])
         held_out.append(abs(features[i] @ b - latency[i]) / latency[i])
     return beta, error, float(np.mean(held_out))
 

@@ -1,0 +1,129 @@
+"""
+`texture-tile` and `prune-configs`: every configuration of the space computes the same
+product (run on PoCL against numpy), the pruning criteria of Romou's Table 1, the
+searches, and the default GPU pipeline's use of the model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+
+from mobile_opt.backends.opencl.devices import choose_device
+from mobile_opt.backends.opencl.executor import CompiledModel
+from mobile_opt.backends.opencl.tuning import measure, random_feeds
+from mobile_opt.dialects.texture.tiling import TileConfig
+from mobile_opt.models import texture_kernels
+from mobile_opt.models.texture_kernels import MatMulShape
+from mobile_opt.tools.mobile_run import opencl_pipeline
+from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
+from mobile_opt.transforms.prune_configs import HardwareLimits, prune_reason, surviving
+from mobile_opt.transforms.texture_tile import TextureTilePass
+from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
+from mobile_opt.dialects.onnx import ONNX
+from mobile_opt.universe import MOBILE_OPT_UNIVERSE
+from xdsl.dialects.builtin import Builtin
+from xdsl.dialects.func import Func
+from xdsl.parser import Parser
+
+SOURCE = """
+builtin.module {
+  func.func @main_graph(%a: tensor<40x36xf32>, %b: tensor<36x24xf32>) -> tensor<40x24xf32> {
+    %y = onnx.MatMul %a, %b : (tensor<40x36xf32>, tensor<36x24xf32>) -> tensor<40x24xf32> loc("mm")
+    func.return %y : tensor<40x24xf32>
+  }
+}
+"""
+SHAPE = MatMulShape(40, 36, 24)
+
+
+def _module():
+    ctx = Context()
+    for dialect in (Builtin, Func, ONNX):
+        ctx.load_dialect(dialect)
+    return Parser(ctx, SOURCE).parse_module()
+
+
+def _run(module, device) -> np.ndarray:
+    feeds = random_feeds(module, seed=5)
+    ctx = Context()
+    OnnxToTexturePass(remarks=False).apply(ctx, module)
+    TextureToOclPass().apply(ctx, module)
+    CommonSubexpressionElimination().apply(ctx, module)
+    got = CompiledModel(module, device).run(feeds).outputs
+    return next(iter(got.values())), feeds
+
+
+def test_every_configuration_computes_the_product(pocl_device):
+    device = choose_device("pocl")
+    space = list(texture_kernels.candidates(SHAPE, 64))
+    rows = {c.rows for c in space}
+    assert rows == {1, 2, 4, 8} and any(c.group for c in space)
+    picked = [c for c in space if c.group in (None, (2, 4), (6, 5), (3, 10), (1, 1))]
+    assert len(picked) >= 8
+    for config in picked:
+        module = _module()
+        node = next(op for op in module.walk() if op.name == "onnx.MatMul")
+        config.apply(node)
+        got, feeds = _run(module, device)
+        a, b = feeds.values()
+        want = a @ b
+        assert np.allclose(got, want, rtol=1e-4, atol=1e-4), config.describe()
+
+
+def test_groups_tile_the_range():
+    for config in texture_kernels.candidates(SHAPE, 64):
+        gx, gy = SHAPE.global_size(config)
+        if config.group:
+            assert gx % config.group[0] == 0 and gy % config.group[1] == 0
+            assert config.group[0] * config.group[1] <= 64
+
+
+def test_pruning_criteria():
+    limits = HardwareLimits(warp=32, registers_per_core=4096, l1_bytes=16384, max_group=1024)
+    described = texture_kernels.matmul_inputs(MatMulShape(256, 256, 256), TileConfig((1, 4)))
+    assert described.footprint == 4 * 4 + 4 * 4 + 24 and described.loaded_bytes == 16 * 8
+    assert prune_reason(limits, described, TileConfig((1, 4), (4, 4))) == "warp"
+    assert prune_reason(limits, described, TileConfig((1, 4), (32, 4))) == "registers"
+    roomy = HardwareLimits(32, 2**20, 16384, 1024)
+    assert prune_reason(roomy, described, TileConfig((1, 4), (32, 8))) == "L1"
+    assert prune_reason(roomy, described, TileConfig((1, 4), (32, 2))) is None
+    assert prune_reason(limits, described, TileConfig((1, 4))) is None  # the driver's group
+    kept = surviving(limits, MatMulShape(256, 256, 256),
+                     texture_kernels.candidates(MatMulShape(256, 256, 256), 1024))
+    assert kept and all(prune_reason(limits, texture_kernels.matmul_inputs(
+        MatMulShape(256, 256, 256), c), c) is None for c in kept)
+
+
+def test_random_search_takes_the_fastest_it_measured(pocl_device, monkeypatch):
+    seen = {}
+
+    def fake_measure(module, node, configs, device, **_):
+        from mobile_opt.backends.opencl.tuning import Measurement
+
+        results = [Measurement(c, 1.0 + i, 0.0) for i, c in enumerate(configs)]
+        seen["configs"] = configs
+        return list(reversed(results))
+
+    monkeypatch.setattr("mobile_opt.backends.opencl.tuning.measure", fake_measure)
+    module = _module()
+    TextureTilePass(device="pocl", cost_model="random", samples=3, seed=1).apply(Context(), module)
+    node = next(op for op in module.walk() if op.name == "onnx.MatMul")
+    assert len(seen["configs"]) == 3 and TileConfig.of(node) == seen["configs"][0]
+
+
+def test_measure_times_the_node(pocl_device):
+    results = measure(_module(), "mm", [TileConfig((1, 2)), TileConfig((1, 8), (2, 5))],
+                      choose_device("pocl"), repeat=1)
+    assert all(r.seconds > 0 and r.cost_seconds > r.seconds for r in results)
+
+
+def test_default_gpu_pipeline_uses_the_model(pocl_device):
+    passes, _ = opencl_pipeline("onnx-canonicalize", MOBILE_OPT_UNIVERSE,
+                                choose_device("pocl"), fp16=False)
+    tiles = [p for p in passes if isinstance(p, TextureTilePass)]
+    assert len(tiles) == 1 and tiles[0].device == "pocl" and tiles[0].cost_model == "tmmodel"
+    names = [p.name for p in passes]
+    assert names.index("texture-tile") < names.index("onnx-to-texture")

@@ -1,0 +1,108 @@
+"""
+`prune-configs`: Romou's hardware criteria (Table 1), which every search of kernel
+configurations applies before it measures or models anything. A configuration is
+dropped when its work group
+
+- is smaller than a warp (part of every warp idles);
+- needs more registers than a core has (`footprint · |G| > R`: it cannot run at once);
+- loads more per loop step than the texture L1 holds (`bytes · |G| > L1`).
+
+(Table 1's buffer, local-memory and access-width rows do not arise: the GPU path's
+kernels read images, use no local memory and read float4s.) The pass records each
+supported op's surviving configurations on it (`texture.candidates`), which
+`texture-tile` then chooses from.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i64
+from xdsl.passes import ModulePass
+
+from mobile_opt.backends.opencl.probe.profile import load_profile
+from mobile_opt.dialects.texture.tiling import TileConfig
+from mobile_opt.models import texture_kernels
+from mobile_opt.models.texture_kernels import KernelModelInputs, MatMulShape
+
+CANDIDATES = "texture.candidates"
+SPACE = "texture.space"
+
+
+@dataclass(frozen=True)
+class HardwareLimits:
+    warp: int
+    registers_per_core: int
+    l1_bytes: int
+    max_group: int
+
+    @staticmethod
+    def of(profile: dict) -> HardwareLimits:
+        compute = profile.get("compute") or {}
+        texture = (profile.get("caches") or {}).get("texture") or {}
+        sizes = texture.get("sizes") or []
+        return HardwareLimits(
+            warp=compute.get("warp_size") or 1,
+            registers_per_core=compute.get("registers_per_core") or 2**31,
+            l1_bytes=sizes[0] if sizes else 2**31,
+            max_group=compute.get("max_work_group_size") or 256,
+        )
+
+
+def prune_reason(limits: HardwareLimits, described: KernelModelInputs,
+                 config: TileConfig) -> str | None:
+    """Which criterion drops the configuration, or None if it survives."""
+    if config.group is None:
+        return None  # the driver's choice is always a candidate
+    threads = math.prod(config.group)
+    if threads < limits.warp:
+        return "warp"
+    if described.footprint * threads > limits.registers_per_core:
+        return "registers"
+    if described.loaded_bytes * threads > limits.l1_bytes:
+        return "L1"
+    return None
+
+
+def surviving(limits: HardwareLimits, shape: MatMulShape,
+              configs: Iterable[TileConfig]) -> list[TileConfig]:
+    return [c for c in configs
+            if prune_reason(limits, texture_kernels.matmul_inputs(shape, c), c) is None]
+
+
+def matmul_shape(op) -> MatMulShape | None:
+    """M, K, N of a 2-D MatMul or Gemm (None for other ops and shapes)."""
+    from mobile_opt.dialects import onnx
+
+    if not isinstance(op, (onnx.MatMulOp, onnx.GemmOp, onnx.FusedMatMulOp, onnx.FusedGemmOp)):
+        return None
+    a, b = (list(v.type.get_shape()) for v in op.operands[:2])
+    if len(a) != 2 or len(b) != 2:
+        return None
+    trans = isinstance(op, (onnx.GemmOp, onnx.FusedGemmOp))
+    m, k = (a[1], a[0]) if trans and op.int_attr("transA") else (a[0], a[1])
+    n = b[0] if trans and op.int_attr("transB") else b[1]
+    return MatMulShape(m, k, n)
+
+
+@dataclass(frozen=True)
+class PruneConfigsPass(ModulePass):
+    """`prune-configs{device=...}`: record each MatMul's configurations that pass Table 1."""
+
+    name = "prune-configs"
+    device: str = "pocl"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        profile = load_profile(self.device)
+        limits = HardwareLimits.of(profile)
+        for node in op.walk():
+            shape = matmul_shape(node)
+            if shape is None:
+                continue
+            space = list(texture_kernels.candidates(shape, limits.max_group))
+            kept = surviving(limits, shape, space)
+            node.attributes[CANDIDATES] = ArrayAttr([c.attribute() for c in kept])
+            node.attributes[SPACE] = IntegerAttr(len(space), i64)

@@ -1,0 +1,97 @@
+"""
+`texture-tile{device=... cost-model=tmmodel|exhaustive|random}`: choose each GPU
+kernel's configuration — its thread tile T (and with it the access pattern of its row
+operand) and its work-group size G (and with it the warp shape W) — and record it on
+the op for `onnx-to-texture` (`dialects/texture/tiling.py`).
+
+The candidates are those `prune-configs` kept (the pass prunes them itself when it
+runs first). `tmmodel` takes the one with the least TMModel cost
+(`models/tmmodel.py`, with the constants of the device profile `device`; ties go to
+the squarest warp footprint, `models/texture_kernels.py`);
+`exhaustive` measures every candidate on the OpenCL device `opencl` and takes the
+fastest; `random` measures `samples` random candidates. Supported ops: 2-D MatMul and
+Gemm; others keep the lowering's defaults.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from mobile_opt.backends.opencl.probe.profile import load_profile, texture_constants
+from mobile_opt.dialects.texture.tiling import TileConfig
+from mobile_opt.models import texture_kernels
+from mobile_opt.transforms.prune_configs import (
+    CANDIDATES,
+    SPACE,
+    HardwareLimits,
+    matmul_shape,
+    surviving,
+)
+
+COST_MODELS = ("tmmodel", "exhaustive", "random")
+
+
+def _stored_candidates(op) -> list[TileConfig] | None:
+    """The configurations `prune-configs` recorded on `op`, if it ran."""
+    attr = op.attributes.get(CANDIDATES)
+    if not isinstance(attr, ArrayAttr):
+        return None
+    return [TileConfig.from_attribute(e) for e in attr.data if isinstance(e, DictionaryAttr)]
+
+
+@dataclass(frozen=True)
+class TextureTilePass(ModulePass):
+    name = "texture-tile"
+    device: str = "pocl"
+    """The device profile (a shipped name or a path) the model and pruning read."""
+    cost_model: str = "tmmodel"
+    opencl: str = "pocl"
+    """The OpenCL device the measured searches run on."""
+    samples: int = 8
+    seed: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.cost_model not in COST_MODELS:
+            raise DiagnosticException(
+                f"texture-tile: cost-model must be one of {', '.join(COST_MODELS)}, "
+                f"not '{self.cost_model}'")
+        profile = load_profile(self.device)
+        limits = HardwareLimits.of(profile)
+        constants = texture_constants(profile) if self.cost_model == "tmmodel" else None
+        rng = random.Random(self.seed)
+        for node in list(op.walk()):
+            shape = matmul_shape(node)
+            if shape is None:
+                continue
+            configs = _stored_candidates(node)
+            if configs is None:
+                configs = surviving(limits, shape,
+                                    texture_kernels.candidates(shape, limits.max_group))
+            if not configs:
+                continue
+            if constants is not None:
+                chosen = texture_kernels.model_choice(constants, shape, configs)
+            else:
+                pool = configs if self.cost_model == "exhaustive" else rng.sample(
+                    configs, min(self.samples, len(configs)))
+                chosen = self._fastest(op, node, pool)
+            chosen.apply(node)
+            node.attributes.pop(CANDIDATES, None)
+            node.attributes.pop(SPACE, None)
+
+    def _fastest(self, module: ModuleOp, node, pool: list[TileConfig]) -> TileConfig:
+        from mobile_opt.backends.opencl.devices import DeviceError, choose_device
+        from mobile_opt.backends.opencl.tuning import measure, node_name
+
+        try:
+            device = choose_device(self.opencl)
+        except DeviceError as e:
+            raise DiagnosticException(f"texture-tile: {e}") from None
+        results = measure(module, node_name(node), pool, device)
+        return min(results, key=lambda m: m.seconds).config
