@@ -127,3 +127,58 @@ def test_default_gpu_pipeline_uses_the_model(pocl_device):
     assert len(tiles) == 1 and tiles[0].device == "pocl" and tiles[0].cost_model == "tmmodel"
     names = [p.name for p in passes]
     assert names.index("texture-tile") < names.index("onnx-to-texture")
+
+
+def test_mobile_tune_measures_and_records(pocl_device, tmp_path, capsys):
+    import json
+
+    import onnx
+    from onnx import TensorProto, helper
+
+    from mobile_opt.tools import mobile_tune
+
+    node = helper.make_node("MatMul", ["A", "B"], ["Y"], name="mm")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [16, 8]),
+                      helper.make_tensor_value_info("B", TensorProto.FLOAT, [8, 16])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [16, 16])])
+    model = tmp_path / "mm.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), model)
+    out, mlir = tmp_path / "tuned.json", tmp_path / "tuned.mlir"
+    with pytest.raises(SystemExit) as exit:
+        mobile_tune.main([str(model), "--search", "random", "--samples", "3", "-o", str(out),
+                          "--save-mlir", str(mlir)])
+    assert exit.value.code == 0
+    report = json.loads(out.read_text())
+    entry = report["nodes"][0]
+    assert entry["node"] == "mm" and entry["measured"] == 3 and len(entry["configs"]) == 3
+    assert entry["best_ms"] == min(c["ms"] for c in entry["configs"])
+    assert "texture.tile" in mlir.read_text()
+    # the default pipeline keeps the tuned configuration
+    from mobile_opt.tools.mobile_run import main as mobile_run
+
+    with pytest.raises(SystemExit) as exit:
+        mobile_run([str(mlir), "--save-dir", str(tmp_path / "run")])
+    assert exit.value.code == 0
+    plan = json.loads((tmp_path / "run" / "plan.json").read_text())
+    best = entry["best"]
+    rows = int(best.split("x")[1].split()[0])
+    assert plan["launches"][0]["global_size"][1] == 16 // rows
+
+
+def test_mobile_tune_without_products_is_one_line(pocl_device, tmp_path, capsys):
+    import onnx
+    from onnx import TensorProto, helper
+
+    from mobile_opt.tools import mobile_tune
+
+    node = helper.make_node("Relu", ["A"], ["Y"], name="r")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4])])
+    model = tmp_path / "relu.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), model)
+    with pytest.raises(SystemExit) as exit:
+        mobile_tune.main([str(model), "-o", str(tmp_path / "t.json")])
+    assert exit.value.code == 1
+    assert "no MatMul or Gemm node to tune" in capsys.readouterr().err
+    assert not (tmp_path / "t.json").exists()

@@ -10,7 +10,8 @@ runs first). `tmmodel` takes the one with the least TMModel cost
 the squarest warp footprint, `models/texture_kernels.py`);
 `exhaustive` measures every candidate on the OpenCL device `opencl` and takes the
 fastest; `random` measures `samples` random candidates. Supported ops: 2-D MatMul and
-Gemm; others keep the lowering's defaults.
+Gemm; others keep the lowering's defaults, and an op that already carries a
+configuration (from `mobile-tune --save-mlir`, say) keeps it.
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ class TextureTilePass(ModulePass):
         rng = random.Random(self.seed)
         for node in list(op.walk()):
             shape = matmul_shape(node)
-            if shape is None:
-                continue
+            if shape is None or TileConfig.of(node) is not None:
+                continue  # a configuration chosen before (by mobile-tune, say) stays
             configs = _stored_candidates(node)
             if configs is None:
                 configs = surviving(limits, shape,

@@ -1,0 +1,100 @@
+"""
+`mobile-tune MODEL --device SEL [--search exhaustive|random] [--samples N] -o tuned.json
+[--save-mlir tuned.mlir]`: the measured ground truth for `texture-tile`. Every
+configuration of each MatMul/Gemm node (pruned by `prune-configs` with the device's
+profile unless `--no-prune`) is lowered, built and timed on the device, with the same
+executor as the measured `texture-tile` searches; `tuned.json` records every time, the
+fastest configuration per node and how long tuning took. `--save-mlir` writes the model's
+`onnx` IR with the fastest configurations recorded (`texture.tile`), ready for
+`mobile-opt`/`mobile-run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+
+from mobile_opt.backends.opencl.devices import DeviceError, choose_device
+from mobile_opt.backends.opencl.probe.profile import load_profile, profile_for_device
+from mobile_opt.backends.opencl.tuning import measure, node_name
+from mobile_opt.models import texture_kernels
+from mobile_opt.tools.cli import UserError, run_tool, write_atomically
+from mobile_opt.tools.progress import ProgressBar
+from mobile_opt.transforms.prune_configs import HardwareLimits, matmul_shape, surviving
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="mobile-tune", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", help="an .onnx file")
+    parser.add_argument("--device", default="pocl")
+    parser.add_argument("--profile", help="device profile (default: the device's shipped one)")
+    parser.add_argument("--search", choices=("exhaustive", "random"), default="exhaustive")
+    parser.add_argument("--samples", type=int, default=8, help="configurations per node (random)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-prune", action="store_true", help="measure the unpruned space")
+    parser.add_argument("-o", "--output", required=True, help="JSON of the measurements")
+    parser.add_argument("--save-mlir", help="the model's IR with the fastest configurations")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_tool("mobile-tune", lambda: tune(parse_args(argv)))
+
+
+def tune(args: argparse.Namespace) -> int:
+    from mobile_opt.frontend.onnx_import import import_onnx
+
+    try:
+        device = choose_device(args.device)
+    except DeviceError as e:
+        raise UserError(str(e)) from None
+    profile_name = args.profile or profile_for_device(device.name, device.platform)
+    if profile_name is None:
+        raise UserError(f"no profile for {device.name}: run mobile-probe and pass --profile")
+    limits = HardwareLimits.of(load_profile(profile_name))
+    module = import_onnx(args.model)
+    nodes = [(op, shape) for op in module.walk() if (shape := matmul_shape(op)) is not None]
+    if not nodes:
+        raise UserError(f"{args.model}: no MatMul or Gemm node to tune")
+    rng = random.Random(args.seed)
+    bar = ProgressBar(len(nodes), f"tuning on {device.name}")
+    start = time.perf_counter()
+    report = []
+    for op, shape in nodes:
+        name = node_name(op)
+        bar.start_step(name)
+        space = list(texture_kernels.candidates(shape, limits.max_group))
+        pool = space if args.no_prune else surviving(limits, shape, space)
+        if args.search == "random":
+            pool = rng.sample(pool, min(args.samples, len(pool)))
+        results = measure(module, name, pool, device, progress=bar.note)
+        best = min(results, key=lambda m: m.seconds)
+        best.config.apply(op)
+        report.append({
+            "node": name, "shape": [shape.m, shape.k, shape.n], "space": len(space),
+            "measured": len(pool), "best": best.config.describe(), "best_ms": best.seconds * 1e3,
+            "seconds": sum(m.cost_seconds for m in results),
+            "configs": [{"config": m.config.describe(),
+                         "ms": m.seconds * 1e3 if m.seconds != float("inf") else None}
+                        for m in results],
+        })
+    bar.finish()
+    total = time.perf_counter() - start
+    write_atomically(args.output, json.dumps({
+        "device": device.describe(), "profile": profile_name, "search": args.search,
+        "tuning_seconds": total, "nodes": report}, indent=1) + "\n")
+    if args.save_mlir:
+        write_atomically(args.save_mlir, str(module) + "\n")
+    for entry in report:
+        print(f"{entry['node']}: {entry['best']} {entry['best_ms']:.3f} ms "
+              f"({entry['measured']} of {entry['space']} measured)")
+    print(f"tuning took {total:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
