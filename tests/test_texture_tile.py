@@ -182,3 +182,31 @@ def test_mobile_tune_without_products_is_one_line(pocl_device, tmp_path, capsys)
     assert exit.value.code == 1
     assert "no MatMul or Gemm node to tune" in capsys.readouterr().err
     assert not (tmp_path / "t.json").exists()
+
+
+def test_mobile_run_tiles_products_and_matches_onnxruntime(pocl_device, tmp_path, capsys):
+    """The default pipeline's TMModel choices compute what onnxruntime computes."""
+    import json
+
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from mobile_opt.tools.mobile_run import main as mobile_run
+
+    rng = np.random.default_rng(9)
+    weight = numpy_helper.from_array(rng.standard_normal((24, 40)).astype(np.float32), "W")
+    bias = numpy_helper.from_array(rng.standard_normal((24,)).astype(np.float32), "C")
+    nodes = [helper.make_node("MatMul", ["A", "B"], ["P"], name="mm"),
+             helper.make_node("Gemm", ["P", "W", "C"], ["Y"], name="gemm", transB=1)]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [48, 32]),
+                     helper.make_tensor_value_info("B", TensorProto.FLOAT, [32, 40])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [48, 24])], [weight, bias])
+    model = tmp_path / "products.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), model)
+    with pytest.raises(SystemExit) as exit:
+        mobile_run([str(model), "--save-dir", str(tmp_path / "run")])
+    out = capsys.readouterr().out
+    assert exit.value.code == 0 and "PASS" in out
+    launches = json.loads((tmp_path / "run" / "plan.json").read_text())["launches"]
+    assert all(launch["local_size"] for launch in launches)  # the model set every group
