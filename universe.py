@@ -61,6 +61,12 @@ def _texture_tile() -> type[ModulePass]:
     return TextureTilePass
 
 
+def _ace() -> type[ModulePass]:
+    from mobile_opt.transforms.ace import AddressCalculationEliminationPass
+
+    return AddressCalculationEliminationPass
+
+
 def _prune_configs() -> type[ModulePass]:
     from mobile_opt.transforms.prune_configs import PruneConfigsPass
 
@@ -137,6 +143,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "onnx-to-texture": _onnx_to_texture,
     "texture-to-ocl": _texture_to_ocl,
     "prune-configs": _prune_configs,
+    "ace": _ace,
     "texture-tile": _texture_tile,
     "hvx-regalloc": _hvx_regalloc,
     "hvx-plan": _hvx_plan,

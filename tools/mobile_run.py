@@ -18,9 +18,10 @@ The OpenCL run (the default) takes the device from `--device`: `pocl` (default),
 `gpu`, `cpu`, or a substring of a platform or device name (`intel` for the pip
 Intel CPU runtime). It runs the graph passes (`-p`, default
 `onnx-fold-constants,onnx-fold-batchnorm,onnx-canonicalize,onnx-fuse`), then
+`texture-tile` (TMModel, with the device's shipped profile, if it has one),
 `onnx-to-texture` with the device's image2d limits (a `-p` pipeline may name
 `onnx-to-texture{...}` itself to set its options, e.g. `fuse=false`),
-`texture-to-ocl` and `cse`. `--fp16` stores every tensor as half (kernels still
+`texture-to-ocl`, `ace` and `cse`. `--fp16` stores every tensor as half (kernels still
 compute in float); each stored tensor keeps 11 significant bits, so the error
 grows with depth and with the output's range, and the default tolerance becomes
 rtol 2e-2 with atol 1e-2 x the largest magnitude of the expected output. Besides
@@ -452,10 +453,11 @@ def opencl_pipeline(spec: str, universe: Universe, device, fp16: bool) -> tuple[
     `spec` (or `onnx-to-texture`'s own options when `spec` names it), `texture-tile` with
     TMModel and the device's shipped profile (unless `spec` names it), the lowering
     with the device's image limits (or smaller ones that `spec` gives), then
-    `texture-to-ocl` and `cse` unless `spec` names them after the lowering.
+    `texture-to-ocl`, `ace` and `cse` unless `spec` names them after the lowering.
     """
     from mobile_opt.backends.opencl.probe.profile import profile_for_device
     from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
+    from mobile_opt.transforms.ace import AddressCalculationEliminationPass
     from mobile_opt.transforms.texture_tile import TextureTilePass
     from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
@@ -488,6 +490,9 @@ def opencl_pipeline(spec: str, universe: Universe, device, fp16: bool) -> tuple[
             before = [*before, TextureTilePass(device=profile)]
     if not any(isinstance(p, TextureToOclPass) for p in after):
         after = [TextureToOclPass(), *after]
+    if not any(isinstance(p, AddressCalculationEliminationPass) for p in after):
+        at_ocl = next(i for i, p in enumerate(after) if isinstance(p, TextureToOclPass))
+        after = [*after[: at_ocl + 1], AddressCalculationEliminationPass(), *after[at_ocl + 1:]]
     if not any(isinstance(p, CommonSubexpressionElimination) for p in after):
         after = [*after, CommonSubexpressionElimination()]
     return [*before, lowering, *after], lowering
