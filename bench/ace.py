@@ -1,0 +1,100 @@
+"""
+`ace` (Romou's address-calculation elimination) measured: the GPU path's kernels of a
+few shipped CNNs built with and without it, run side by side on one device (alternating,
+the least of several runs each), kernel time from profiling events.
+
+    python3 bench/ace.py --device pocl
+    bench/gpu_ace.sh                     # on the lent NVIDIA GPU
+
+Results: `bench/results/ace-<device>.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from tmmodel import _import_repo  # noqa: E402
+
+_import_repo()
+
+from xdsl.context import Context  # noqa: E402
+from xdsl.transforms.common_subexpression_elimination import (  # noqa: E402
+    CommonSubexpressionElimination,
+)
+
+from mobile_opt.backends.opencl.devices import choose_device  # noqa: E402
+from mobile_opt.backends.opencl.executor import CompiledModel  # noqa: E402
+from mobile_opt.backends.opencl.tuning import random_feeds  # noqa: E402
+from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
+from mobile_opt.transforms.ace import AddressCalculationEliminationPass  # noqa: E402
+from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass  # noqa: E402
+from mobile_opt.transforms.texture_to_ocl import TextureToOclPass  # noqa: E402
+from mobile_opt.universe import PASSES  # noqa: E402
+
+MODELS = ("light_resnet50", "light_squeezenet", "light_shufflenet", "light_inception_v1")
+GRAPH_PASSES = ("onnx-fold-constants", "onnx-fold-batchnorm", "onnx-canonicalize", "onnx-fuse")
+
+
+def model_path(name: str) -> Path:
+    import onnx.backend.test
+
+    return Path(onnx.backend.test.__file__).parent / "data" / "light" / f"{name}.onnx"
+
+
+def compiled(path: Path, device, ace: bool) -> tuple[CompiledModel, dict]:
+    module = import_onnx(str(path))
+    ctx = Context()
+    for name in GRAPH_PASSES:
+        PASSES[name]()().apply(ctx, module)
+    OnnxToTexturePass(max_image_width=device.max_image_width,
+                      max_image_height=device.max_image_height, remarks=False).apply(ctx, module)
+    TextureToOclPass().apply(ctx, module)
+    if ace:
+        AddressCalculationEliminationPass().apply(ctx, module)
+    CommonSubexpressionElimination().apply(ctx, module)
+    return CompiledModel(module, device), random_feeds(module)
+
+
+def kernel_seconds(model: CompiledModel, feeds: dict) -> float:
+    return sum(t.seconds for t in model.run(feeds).kernel_times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="pocl")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    device = choose_device(args.device)
+    rows = []
+    for name in MODELS:
+        plain, feeds = compiled(model_path(name), device, ace=False)
+        hoisted, _ = compiled(model_path(name), device, ace=True)
+        kernel_seconds(plain, feeds), kernel_seconds(hoisted, feeds)  # warm-up
+        without, with_ace = [], []
+        for _ in range(args.rounds):  # alternate, so drift hits both alike
+            without.append(kernel_seconds(plain, feeds))
+            with_ace.append(kernel_seconds(hoisted, feeds))
+        rows.append({"model": name, "without_ms": min(without) * 1e3,
+                     "with_ms": min(with_ace) * 1e3, "speedup": min(without) / min(with_ace)})
+        print(f"{name:22s} without {rows[-1]['without_ms']:9.3f} ms  with {rows[-1]['with_ms']:9.3f} ms"
+              f"  speedup {rows[-1]['speedup']:.3f}", flush=True)
+    tag = "pocl" if "Portable" in device.platform else device.name.lower().replace(" ", "-")
+    out = Path(args.out) if args.out else BENCH_DIR / "results" / f"ace-{tag}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"device": device.describe(), "host": platform.node(),
+                               "rounds": args.rounds, "rows": rows}, indent=1) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
