@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -52,15 +53,21 @@ def matmul_inputs(shape: MatMulShape, config: TileConfig) -> KernelModelInputs:
     which the warp's neighbours along n4 read beside it).
     """
     rows = min(config.rows, shape.m)
-    steps = min(math.ceil(shape.k / 4), TRACE_STEPS)
-    a_trace = np.array([(k4, r) for k4 in range(steps) for r in range(rows)])
-    b_trace = np.array([(0, 4 * k4 + j) for k4 in range(steps) for j in range(4)])
     k4 = math.ceil(shape.k / 4)
-    a = tmmodel.InputAccess(tmmodel.cross_block_features(a_trace), rows, rows * k4)
-    b = tmmodel.InputAccess(tmmodel.cross_block_features(b_trace), 0, 4 * k4)
+    a_features, b_features = _matmul_features(min(k4, TRACE_STEPS), rows)
+    a = tmmodel.InputAccess(a_features, rows, rows * k4)
+    b = tmmodel.InputAccess(b_features, 0, 4 * k4)
     footprint = 4 * rows + 4 * rows + 16 + 8  # accumulators, A block, B rows, indices
     output = (math.ceil(shape.n / 4), shape.m)
     return KernelModelInputs(output, (a, b), footprint, 16 * (rows + 4))
+
+
+@cache
+def _matmul_features(steps: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """H of A's and B's traces (they depend on the reduction steps and the tile only)."""
+    a_trace = np.array([(k4, r) for k4 in range(steps) for r in range(rows)])
+    b_trace = np.array([(0, 4 * k4 + j) for k4 in range(steps) for j in range(4)])
+    return tmmodel.cross_block_features(a_trace), tmmodel.cross_block_features(b_trace)
 
 
 def warp_shape(group: tuple[int, int], warp: int) -> tuple[int, int]:
