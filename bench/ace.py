@@ -20,9 +20,9 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from tmmodel import _import_repo  # noqa: E402
+from e2e import import_repo_package  # noqa: E402
 
-_import_repo()
+import_repo_package()
 
 from xdsl.context import Context  # noqa: E402
 from xdsl.transforms.common_subexpression_elimination import (  # noqa: E402

@@ -36,24 +36,10 @@ from pathlib import Path
 import numpy as np
 
 BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+from e2e import import_repo_package  # noqa: E402
 
-
-def _import_repo() -> None:
-    """`import mobile_opt` from a plain copy of the repository (the GPU machine has no install)."""
-    try:
-        import mobile_opt  # noqa: F401
-    except ImportError:
-        import importlib.util
-
-        root = BENCH_DIR.parent
-        spec = importlib.util.spec_from_file_location(
-            "mobile_opt", root / "__init__.py", submodule_search_locations=[str(root)])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["mobile_opt"] = module
-        spec.loader.exec_module(module)
-
-
-_import_repo()
+import_repo_package()
 
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
@@ -89,10 +75,14 @@ def matmul_model(shape: MatMulShape, folder: Path) -> Path:
 def sample_shapes(count: int, low: int, high: int, seed: int = 0) -> list[MatMulShape]:
     """Shapes with each dimension 2^low..2^high, spread over sizes (the space has 9^3)."""
     rng = np.random.default_rng(seed)
+    largest = max(2 ** (3 * high - 3), 2 ** (3 * low))  # leave out the few biggest products
+    eligible = sum(1 for a in range(low, high + 1) for b in range(low, high + 1)
+                   for c in range(low, high + 1) if 2 ** (a + b + c) <= largest)
+    count = min(count, eligible)  # more than there are would never end
     shapes: list[MatMulShape] = []
     while len(shapes) < count:
         m, k, n = (2 ** int(e) for e in rng.integers(low, high + 1, 3))
-        if m * k * n <= 2 ** (3 * high - 3) and MatMulShape(m, k, n) not in shapes:
+        if m * k * n <= largest and MatMulShape(m, k, n) not in shapes:
             shapes.append(MatMulShape(m, k, n))
     return sorted(shapes, key=lambda s: s.m * s.k * s.n)
 

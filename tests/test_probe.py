@@ -143,6 +143,7 @@ def test_quick_probe_writes_profile_and_plots(pocl_device, tmp_path, capsys):
 @pytest.mark.parametrize("args, message", [
     (["--device", "no-such-device"], "no OpenCL device matches 'no-such-device'"),
     (["--only", "warp,bogus"], "--only: no probe bogus"),
+    (["--only", ","], "--only: no probe named"),
 ])
 def test_bad_options_are_one_line(pocl_device, tmp_path, capsys, args, message):
     out = tmp_path / "p.json"

@@ -58,12 +58,19 @@ def run_tool(name: str, body: Callable[[], int | None]) -> None:
     sys.exit(status or 0)
 
 
-def write_atomically(path: str | Path, text: str | bytes) -> None:
-    """Write `path` through a temporary file in the same folder and a rename."""
+def output_folder(path: str | Path) -> Path:
+    """The folder an output file goes to; a UserError if there is none (check before long work)."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise UserError(f"{path}: folder {folder} does not exist")
+    return folder
+
+
+def write_atomically(path: str | Path, text: str | bytes) -> None:
+    """Write `path` through a temporary file in the same folder and a rename."""
+    path = Path(path)
+    folder = output_folder(path)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

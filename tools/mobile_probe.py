@@ -28,7 +28,7 @@ from mobile_opt.backends.opencl.probe.archprobe import Effort
 from mobile_opt.backends.opencl.probe.profile import SCHEMA
 from mobile_opt.backends.opencl.probe.runner import ProbeError, Runner
 from mobile_opt.backends.opencl.probe.sweep import Sweep
-from mobile_opt.tools.cli import UserError, run_tool, write_atomically
+from mobile_opt.tools.cli import UserError, output_folder, run_tool, write_atomically
 from mobile_opt.tools.png_chart import render
 from mobile_opt.tools.progress import ProgressBar
 
@@ -140,11 +140,10 @@ def probe(args: argparse.Namespace) -> int:
     if args.only:
         only = {name.strip() for name in args.only.split(",") if name.strip()}
         unknown = sorted(only - set(PROBES))
-        if unknown:
-            raise UserError(f"--only: no probe {', '.join(unknown)} (probes: {', '.join(PROBES)})")
-    output = Path(args.output)
-    if not (output.parent if str(output.parent) else Path(".")).is_dir():
-        raise UserError(f"{output}: folder {output.parent} does not exist")
+        if unknown or not only:
+            raise UserError(f"--only: no probe {', '.join(unknown) or 'named'} "
+                            f"(probes: {', '.join(PROBES)})")
+    output_folder(args.output)
     plots = Path(args.plots) if args.plots else None
     if plots is not None and plots.exists() and not plots.is_dir():
         raise UserError(f"--plots {plots}: not a folder")
@@ -165,8 +164,8 @@ def probe(args: argparse.Namespace) -> int:
     if plots is not None:
         plots.mkdir(parents=True, exist_ok=True)
         for sweep in sweeps:
-            write_atomically(plots / f"{sweep.name}.png", render(sweep.chart()).png())
-    write_atomically(output, json.dumps(profile, indent=1) + "\n")
+            write_atomically(plots / f"{sweep.name}.png", render(sweep).png())
+    write_atomically(args.output, json.dumps(profile, indent=1) + "\n")
     print(summary(profile))
     return 0
 

@@ -21,7 +21,7 @@ from mobile_opt.backends.opencl.devices import DeviceError, choose_device
 from mobile_opt.backends.opencl.probe.profile import load_profile, profile_for_device
 from mobile_opt.backends.opencl.tuning import measure, node_name
 from mobile_opt.models import texture_kernels
-from mobile_opt.tools.cli import UserError, run_tool, write_atomically
+from mobile_opt.tools.cli import UserError, output_folder, run_tool, write_atomically
 from mobile_opt.tools.progress import ProgressBar
 from mobile_opt.transforms.prune_configs import HardwareLimits, matmul_shape, surviving
 
@@ -48,6 +48,11 @@ def main(argv: list[str] | None = None) -> None:
 def tune(args: argparse.Namespace) -> int:
     from mobile_opt.frontend.onnx_import import import_onnx
 
+    if args.samples < 1:
+        raise UserError(f"--samples must be at least 1, not {args.samples}")
+    for output in (args.output, args.save_mlir):
+        if output:
+            output_folder(output)
     try:
         device = choose_device(args.device)
     except DeviceError as e:

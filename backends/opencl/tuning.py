@@ -18,9 +18,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
-from mobile_opt.backends.reference.interpreter import find_function, input_dtype
+from mobile_opt.backends.reference.interpreter import find_function
 from mobile_opt.dialects.texture.tiling import TileConfig
-from mobile_opt.frontend.onnx_import import graph_io_names
 
 
 @dataclass
@@ -40,11 +39,10 @@ def node_name(op: Operation) -> str:
 
 
 def random_feeds(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
-    graph = find_function(module, "main_graph")
-    names, _ = graph_io_names(graph)
-    rng = np.random.default_rng(seed)
-    return {name: rng.uniform(-1, 1, t.get_shape()).astype(input_dtype(name, t))
-            for name, t in zip(names, graph.function_type.inputs.data)}
+    """Random inputs for the module's graph, drawn as `mobile-run` draws them."""
+    from mobile_opt.tools.mobile_run import make_inputs
+
+    return make_inputs(find_function(module, "main_graph"), {}, seed)
 
 
 def measure(module: ModuleOp, node: str, configs: Sequence[TileConfig], device,

@@ -74,8 +74,8 @@ def probe_registers(runner: Runner, effort: Effort, progress: Progress = _noop):
     limit = runner.device.max_work_group_size
     groups = sorted({g for g in (1, 64, 256, 1024) if g <= limit})[: effort.pick(4, 2)]
     iterations = effort.pick(512, 128)
-    sweep = Sweep("registers", "Register probe (Romou Listing 1)", "live floats per work-item",
-                  "ns per multiply (whole group)", log_y=True)
+    sweep = Sweep("Register probe (Romou Listing 1)", "live floats per work-item",
+                  "ns per multiply (whole group)", log_y=True, name="registers")
     out = runner.buffer(nbytes=4 * max(groups))
     launches: dict[int, int] = {}
     """Per work-group size, the most live floats a kernel could still launch with."""
@@ -142,8 +142,8 @@ def probe_warp(runner: Runner, effort: Effort, progress: Progress = _noop):
     floor = min(y for _, y in points)
     warp = next(s for s, y in points if y <= 1.2 * floor)
     diverges = points[0][1] > 1.5 * floor
-    sweep = Sweep("warp", "Warp size: divergent stripes", "stripe of work-items on one path",
-                  "ms", {"two paths by (id / stripe) % 2": points}, log_x=True)
+    sweep = Sweep("Warp size: divergent stripes", "stripe of work-items on one path",
+                  "ms", {"two paths by (id / stripe) % 2": points}, log_x=True, name="warp")
     if diverges:
         sweep.marks.append((warp, f"warp {warp}"))
     return sweep, {"warp_size": warp if diverges else 1, "divergence_penalty": points[0][1] / floor}
@@ -177,8 +177,8 @@ def probe_alus(runner: Runner, effort: Effort, warp: int, progress: Progress = _
         progress(f"alus wg={size}")
         points.append((size, runner.time(kernel, (size,), (size,), out, np.int32(iterations)) * 1e3))
     knee = plateau_end(points, rise=1.25)
-    sweep = Sweep("alus", "ALUs per core: one work group", "work-group size", "ms",
-                  {"4 independent mad chains": points})
+    sweep = Sweep("ALUs per core: one work group", "work-group size", "ms",
+                  {"4 independent mad chains": points}, name="alus")
     if knee is not None:
         sweep.marks.append((knee, f"{int(knee)} at once"))
     return sweep, {"alus_per_core": int(knee) if knee is not None else sizes[-1],
@@ -230,59 +230,61 @@ def _caches(sweep: Sweep, line_stride: int) -> tuple[list[int], int | None]:
     return sizes, line
 
 
-def probe_buffer_cache(runner: Runner, effort: Effort, progress: Progress = _noop):
-    strides = [4, 16, 32, 64, 128, 256]
-    kernel = runner.kernel(BUFFER_CHASE, "chase")
+def _chase_sweep(runner: Runner, effort: Effort, progress: Progress, sweep: Sweep, source: str,
+                 element: int, strides: list[int], memory) -> dict:
+    """
+    Time the chase `source` over every size and stride (bytes; `element` bytes an entry),
+    `memory(n, step)` giving the memory object of n entries each naming the one `step`
+    further on; read the caches off the curves.
+    """
+    kernel = runner.kernel(source, "chase")
     out = runner.buffer(nbytes=4)
-    sweep = Sweep("buffer_cache", "Buffer pointer chase (Romou Listing 2)", "array bytes",
-                  "ns per access", log_x=True)
     for stride in strides:
         points = []
         for size in _chase_sizes(effort):
-            progress(f"buffer chase {size}B stride {stride}B")
-            n, step = size // 4, stride // 4
+            n, step = size // element, stride // element
             if step >= n:
                 continue
-            nxt = ((np.arange(n, dtype=np.int64) + step) % n).astype(np.int32)
+            progress(f"{sweep.name} {size}B stride {stride}B")
             count = _chase_steps(n, step, effort)
-            seconds = runner.time(kernel, (1,), (1,), runner.buffer(nxt), out, np.int32(count))
+            seconds = runner.time(kernel, (1,), (1,), memory(n, step), out, np.int32(count))
             points.append((size, seconds * 1e9 / count))
         sweep.series[f"stride {stride}B"] = points
     sizes, line = _caches(sweep, 256)
     for size in sizes:
         sweep.marks.append((size, f"{size // 1024}K"))
-    return sweep, {"sizes": sizes, "line": line}
+    return {"sizes": sizes, "line": line}
+
+
+def probe_buffer_cache(runner: Runner, effort: Effort, progress: Progress = _noop):
+    """The chase through a buffer of ints: next[i] = (i + stride) % n."""
+    sweep = Sweep("Buffer pointer chase (Romou Listing 2)", "array bytes", "ns per access",
+                  log_x=True, name="buffer_cache")
+
+    def memory(n: int, step: int):
+        return runner.buffer(((np.arange(n, dtype=np.int64) + step) % n).astype(np.int32))
+
+    return sweep, _chase_sweep(runner, effort, progress, sweep, BUFFER_CHASE, 4,
+                               [4, 16, 32, 64, 128, 256], memory)
 
 
 def probe_image_cache(runner: Runner, effort: Effort, progress: Progress = _noop):
     """The same chase through an RGBA32I image2d: each pixel (16 bytes) names the next."""
-    strides = [16, 32, 64, 128, 256]
-    kernel = runner.kernel(IMAGE_CHASE, "chase")
-    out = runner.buffer(nbytes=4)
     width_limit = min(runner.info.max_image_width, 4096)
-    sweep = Sweep("image_cache", "Image2d pointer chase (texture cache)", "image bytes",
-                  "ns per access", log_x=True)
-    for stride in strides:
-        points = []
-        for size in _chase_sizes(effort):
-            n, step = size // 16, stride // 16
-            if step >= n:
-                continue
-            progress(f"image chase {size}B stride {stride}B")
-            width = min(n, width_limit)
-            height = -(-n // width)
-            index = (np.arange(width * height, dtype=np.int64) + step) % n
-            pixels = np.zeros((height, width, 4), np.int32)
-            pixels[..., 0] = (index % width).reshape(height, width)
-            pixels[..., 1] = (index // width).reshape(height, width)
-            count = _chase_steps(n, step, effort)
-            seconds = runner.time(kernel, (1,), (1,), runner.image(pixels), out, np.int32(count))
-            points.append((size, seconds * 1e9 / count))
-        sweep.series[f"stride {stride}B"] = points
-    sizes, line = _caches(sweep, 256)
-    for size in sizes:
-        sweep.marks.append((size, f"{size // 1024}K"))
-    return sweep, {"sizes": sizes, "line": line}
+    sweep = Sweep("Image2d pointer chase (texture cache)", "image bytes", "ns per access",
+                  log_x=True, name="image_cache")
+
+    def memory(n: int, step: int):
+        width = min(n, width_limit)
+        height = -(-n // width)
+        index = (np.arange(width * height, dtype=np.int64) + step) % n
+        pixels = np.zeros((height, width, 4), np.int32)
+        pixels[..., 0] = (index % width).reshape(height, width)
+        pixels[..., 1] = (index // width).reshape(height, width)
+        return runner.image(pixels)
+
+    return sweep, _chase_sweep(runner, effort, progress, sweep, IMAGE_CHASE, 16,
+                               [16, 32, 64, 128, 256], memory)
 
 
 # ---------------------------------------------------------------- bandwidths
@@ -362,7 +364,7 @@ def probe_bandwidths(runner: Runner, effort: Effort, progress: Progress = _noop)
     results["constant"] = rate(runner.time(kernel, (items,), (group,),
                                            runner.buffer(data[:constant]), out, np.int32(count),
                                            np.int32(constant - 1)))
-    sweep = Sweep("bandwidth", "Read bandwidth by memory", "memory (1 buffer 2 texture 3 local "
-                  "4 constant)", "GB/s", {"float4 reads": [(i + 1, results[k]) for i, k in
-                                                            enumerate(results)]})
+    sweep = Sweep("Read bandwidth by memory", "memory (1 buffer 2 texture 3 local 4 constant)",
+                  "GB/s", {"float4 reads": [(i + 1, v) for i, v in enumerate(results.values())]},
+                  name="bandwidth")
     return sweep, {k: round(v, 2) for k, v in results.items()}

@@ -1,6 +1,6 @@
 """
-A micro-benchmark's measurements: named series of (x, y) points, how to chart them,
-and the reading of a step in a latency curve that most probes rest on.
+A micro-benchmark's measurements: a chart of named series of (x, y) points, named for
+its plot file, and the reading of a step in a latency curve that most probes rest on.
 """
 
 from __future__ import annotations
@@ -12,20 +12,10 @@ from mobile_opt.tools.png_chart import Chart
 
 
 @dataclass
-class Sweep:
-    name: str
-    """File stem of its plot: `registers` gives `registers.png`."""
-    title: str
-    x_label: str
-    y_label: str
-    series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-    log_x: bool = False
-    log_y: bool = False
-    marks: list[tuple[float, str]] = field(default_factory=list)
+class Sweep(Chart):
+    """A chart of measurements, named for its plot file (`registers` gives `registers.png`)."""
 
-    def chart(self) -> Chart:
-        return Chart(self.title, self.x_label, self.y_label, self.series, self.log_x,
-                     self.log_y, self.marks)
+    name: str = field(kw_only=True)
 
     def to_json(self) -> dict:
         return {"title": self.title, "x": self.x_label, "y": self.y_label,

@@ -130,14 +130,15 @@ def probe_stride_chase(runner: Runner, effort: Effort, progress: Progress = _noo
     beta, error, held_out = fit_beta(features, measured)
     predicted = features @ beta
     order = np.argsort(measured)
-    sweep = Sweep("stride_chase", "2D random stride chase: fit of eq. 1", "run (by latency)",
+    sweep = Sweep("2D random stride chase: fit of eq. 1", "run (by latency)",
                   "ns per access",
                   {"measured": [(i, float(measured[j])) for i, j in enumerate(order)],
-                   "<beta, H>": [(i, float(predicted[j])) for i, j in enumerate(order)]})
-    histograms = Sweep("stride_histograms", "Cross-block strides per run",
+                   "<beta, H>": [(i, float(predicted[j])) for i, j in enumerate(order)]},
+                  name="stride_chase")
+    histograms = Sweep("Cross-block strides per run",
                        "feature (x/y crossings per block shape)", "share of steps",
                        {f"run {r}": [(k, float(v)) for k, v in enumerate(rows[r][1:])]
-                        for r in range(min(runs, 6))})
+                        for r in range(min(runs, 6))}, name="stride_histograms")
     return [sweep, histograms], {
         "features": list(FEATURES),
         "beta": [float(b) for b in beta],
@@ -206,8 +207,9 @@ def probe_scalability(runner: Runner, effort: Effort, warp: int, progress: Progr
     data = np.random.default_rng(1).random((height, width, 4), dtype=np.float32)
     image = runner.image(data, channel_type=cl.channel_type.FLOAT)
     out = runner.buffer(nbytes=16 * most)
-    sweep = Sweep("scalability", "Intra-warp scalability by access pattern",
-                  "threads in the work group", "ns per access per thread", log_x=True)
+    sweep = Sweep("Intra-warp scalability by access pattern",
+                  "threads in the work group", "ns per access per thread", log_x=True,
+                  name="scalability")
     samples = []
     for pattern, reuse in PATTERNS.items():
         kernel = runner.kernel(scalability_kernel(pattern), "stream")
@@ -250,8 +252,8 @@ def probe_occupancy(runner: Runner, effort: Effort, warp: int, progress: Progres
     data = np.random.default_rng(2).random((1, steps + 16, 4), dtype=np.float32)
     image = runner.image(data, channel_type=cl.channel_type.FLOAT)
     out = runner.buffer(nbytes=4 * warps[-1] * warp)
-    sweep = Sweep("occupancy", "Occupancy: work-group size and unrolling", "warps in the group",
-                  "ms")
+    sweep = Sweep("Occupancy: work-group size and unrolling", "warps in the group",
+                  "ms", name="occupancy")
     groups = {}
     for unroll in unrolls:
         kernel = runner.kernel(occupancy_kernel(unroll), "occupancy")
