@@ -3,8 +3,9 @@ TMModel against measured exhaustive search, on the configurations `texture-tile`
 chooses from (thread tile T, with it the access pattern; work-group size G, with it
 the warp shape).
 
-For each MatMul shape, sampled from TMModel's Table 3 range (2^4..2^12 per dimension,
-fewer and smaller on a CPU device to fit the time), every configuration of the space is
+For each kernel of TMModel's set (MatMul; Conv with stride 1 and 2; depthwise Conv;
+ConvTranspose with stride 1 or 2; Softmax; LayerNormalization), sampled from Table 3's
+ranges (smaller on a CPU device to fit the time), every configuration of the space is
 lowered, built and timed on the device (`backends/opencl/tuning.py`), and:
 
 - (a) the latency of the model's choice over the exhaustive best (geometric mean, worst);
@@ -16,10 +17,11 @@ lowered, built and timed on the device (`backends/opencl/tuning.py`), and:
   measured G for it), TMM (the model's T and G), Exhaustive;
 - (e) the space before and after `prune-configs`, and whether the best survives.
 
-    python3 bench/tmmodel.py --device pocl            # about ten minutes on two cores
-    python3 bench/tmmodel.py --device gpu --shapes 12  # bench/gpu_tmmodel.sh on the GPU
+    python3 bench/tmmodel.py --device pocl          # about 40 minutes on two cores
+    python3 bench/tmmodel.py --device gpu --cases 4  # bench/gpu_tmmodel.sh on the GPU
 
-Results: `bench/results/tmmodel-<device>.json` and a PNG chart beside it.
+Results: `bench/results/tmmodel-<device>.json` (summaries overall and per family) and a
+PNG chart beside it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import platform
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -50,71 +53,128 @@ from mobile_opt.backends.opencl.probe.profile import (  # noqa: E402
     profile_for_device,
     texture_constants,
 )
-from mobile_opt.backends.opencl.tuning import measure  # noqa: E402
+from mobile_opt.backends.opencl.tuning import measure, node_name  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.models import texture_kernels  # noqa: E402
-from mobile_opt.models.texture_kernels import MatMulShape  # noqa: E402
 from mobile_opt.tools.png_chart import Chart, write_png  # noqa: E402
 from mobile_opt.tools.progress import ProgressBar  # noqa: E402
-from mobile_opt.transforms.prune_configs import HardwareLimits, prune_reason  # noqa: E402
+from mobile_opt.transforms.prune_configs import (  # noqa: E402
+    HardwareLimits,
+    kernel_of,
+    prune_reason,
+)
 
 
-def matmul_model(shape: MatMulShape, folder: Path) -> Path:
-    rng = np.random.default_rng(0)
-    weight = numpy_helper.from_array(rng.standard_normal((shape.k, shape.n)).astype(np.float32),
-                                     "B")
-    node = helper.make_node("MatMul", ["A", "B"], ["Y"], name="mm")
-    graph = helper.make_graph(
-        [node], "matmul", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [shape.m, shape.k])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [shape.m, shape.n])], [weight])
-    path = folder / f"matmul_{shape.m}_{shape.k}_{shape.n}.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)
-    return path
+FAMILIES = ("matmul", "conv", "conv-s2", "depthwise", "deconv", "softmax", "layernorm")
+"""TMModel's kernel set (Table 3): products, convolutions (stride 1 and 2, depthwise,
+transposed), and the row normalisations."""
 
 
-def sample_shapes(count: int, low: int, high: int, seed: int = 0) -> list[MatMulShape]:
-    """Shapes with each dimension 2^low..2^high, spread over sizes (the space has 9^3)."""
-    rng = np.random.default_rng(seed)
-    largest = max(2 ** (3 * high - 3), 2 ** (3 * low))  # leave out the few biggest products
-    eligible = sum(1 for a in range(low, high + 1) for b in range(low, high + 1)
-                   for c in range(low, high + 1) if 2 ** (a + b + c) <= largest)
-    count = min(count, eligible)  # more than there are would never end
-    shapes: list[MatMulShape] = []
-    while len(shapes) < count:
-        m, k, n = (2 ** int(e) for e in rng.integers(low, high + 1, 3))
-        if m * k * n <= largest and MatMulShape(m, k, n) not in shapes:
-            shapes.append(MatMulShape(m, k, n))
-    return sorted(shapes, key=lambda s: s.m * s.k * s.n)
+@dataclass(frozen=True)
+class Case:
+    """One sampled kernel: its family and the ONNX node that computes it."""
+
+    family: str
+    op: str
+    inputs: tuple[tuple[int, ...], ...]
+    """Shapes of the graph input and of the constant operands, in node order."""
+    attrs: tuple[tuple[str, object], ...] = ()
+
+    def save(self, folder: Path) -> Path:
+        rng = np.random.default_rng(0)
+        names = ["X"] + [f"W{i}" for i in range(1, len(self.inputs))]
+        weights = [numpy_helper.from_array(rng.standard_normal(s).astype(np.float32), n)
+                   for n, s in zip(names[1:], self.inputs[1:])]
+        node = helper.make_node(self.op, names, ["Y"], name="node", **dict(self.attrs))
+        graph = helper.make_graph(
+            [node], self.family,
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(self.inputs[0]))],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], weights)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+        path = folder / f"{self.family}_{len(list(folder.iterdir()))}.onnx"
+        onnx.save(onnx.shape_inference.infer_shapes(model), path)
+        return path
+
+
+def sample_cases(family: str, count: int, cpu: bool, rng: np.random.Generator) -> list[Case]:
+    """
+    `count` kernels of a family from Table 3's ranges: products 2^4..2^12 per
+    dimension; convolutions 2^4..2^9 channels and pixels a side with 3..7 kernels;
+    normalisations 2^4..2^12 rows and row lengths. A CPU device gets the smaller end
+    (and every family a cap on its work) to fit the time.
+    """
+    def power(low: int, high: int) -> int:
+        return 2 ** int(rng.integers(low, high + 1))
+
+    work_cap = 2**27 if cpu else 2**33
+    cases: list[Case] = []
+    for _ in range(1000 * count):
+        if len(cases) == count:
+            break
+        if family == "matmul":
+            high = 8 if cpu else 12
+            m, k, n = power(4, high), power(4, high), power(4, high)
+            case, work = Case(family, "MatMul", ((m, k), (k, n))), m * k * n
+        elif family in ("conv", "conv-s2", "depthwise", "deconv"):
+            c = power(4, 6 if cpu else 9)
+            side = power(4, 5 if cpu else 7)
+            kernel = int(rng.choice([3, 5, 7]))
+            stride = {"conv": 1, "conv-s2": 2}.get(family, int(rng.integers(1, 3)))
+            m, group = (c, c) if family == "depthwise" else (power(4, 6 if cpu else 9), 1)
+            pad = kernel // 2
+            attrs: dict = {"strides": (stride,) * 2, "pads": (pad,) * 4, "group": group}
+            if family == "deconv":
+                attrs["output_padding"] = (stride - 1,) * 2
+                weight = (c, m, kernel, kernel)
+            else:
+                weight = (m, c // group, kernel, kernel)
+            op = "ConvTranspose" if family == "deconv" else "Conv"
+            case = Case(family, op, ((1, c, side, side), weight, (m,)), tuple(attrs.items()))
+            work = (c // group) * m * side * side * kernel * kernel * (stride**2 if family == "deconv" else 1)
+        else:
+            rows, length = power(4, 9 if cpu else 12), power(4, 10 if cpu else 12)
+            if family == "softmax":
+                case = Case(family, "Softmax", ((rows, length),), (("axis", -1),))
+            else:
+                case = Case(family, "LayerNormalization", ((rows, length), (length,), (length,)),
+                            (("axis", -1),))
+            work = rows * length * 64
+        if work <= work_cap and case not in cases:
+            cases.append(case)
+    return cases
 
 
 def geomean(values: list[float]) -> float:
     return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
 
 
-def run_shape(shape: MatMulShape, device, profile: dict, folder: Path, bar: ProgressBar) -> dict:
+def run_case(case: Case, device, profile: dict, folder: Path, bar: ProgressBar) -> dict:
     constants = texture_constants(profile)
     limits = HardwareLimits.of(profile)
-    space = list(texture_kernels.candidates(shape, limits.max_group))
-    described = {c: texture_kernels.matmul_inputs(shape, c) for c in space}
+    module = import_onnx(str(case.save(folder)))
+    op = next(o for o in module.walk() if node_name(o) == "node")
+    kernel = kernel_of(op)
+    assert kernel is not None, case
+    space = list(texture_kernels.candidates(kernel, limits.max_group))
+    described = {c: kernel.model_inputs(c) for c in space}
     kept = [c for c in space if prune_reason(limits, described[c], c) is None]
     start = time.perf_counter()
-    predicted = {c: texture_kernels.predicted_cost(constants, shape, c) for c in kept}
-    model_choice = texture_kernels.model_choice(constants, shape, kept)
+    predicted = {c: texture_kernels.predicted_cost(constants, kernel, c) for c in kept}
+    model_choice = texture_kernels.model_choice(constants, kernel, kept)
     model_seconds = time.perf_counter() - start
-    module = import_onnx(str(matmul_model(shape, folder)))
-    measured = {m.config: m for m in measure(module, "mm", space, device, progress=bar.note)}
+    measured = {m.config: m for m in measure(module, "node", space, device, progress=bar.note)}
     best_all = min(space, key=lambda c: measured[c].seconds)
     best_kept = min(kept, key=lambda c: measured[c].seconds)
-    model_t = model_choice.rows
 
-    def best_with_rows(rows: int):
-        pool = [c for c in kept if c.rows == rows]
+    def best_with_tile(tile: tuple[int, int]):
+        pool = [c for c in kept if c.tile == tile] or kept
         return min(pool, key=lambda c: measured[c].seconds)
 
-    base, tile_only = best_with_rows(1), best_with_rows(model_t)
+    base = best_with_tile(next(iter(kernel.thread_tiles())))
+    tile_only = best_with_tile(model_choice.tile)
     latency = {c: measured[c].seconds for c in space}
     return {
-        "shape": [shape.m, shape.k, shape.n],
+        "family": case.family, "kernel": kernel.describe_shape(),
         "space": len(space), "pruned_space": len(kept),
         "best_survives": best_all in kept,
         "pruned_best_over_best": latency[best_kept] / latency[best_all],
@@ -137,7 +197,7 @@ def run_shape(shape: MatMulShape, device, profile: dict, folder: Path, bar: Prog
 def summary(rows: list[dict]) -> dict:
     ratios = [r["model_over_exhaustive"] for r in rows]
     return {
-        "shapes": len(rows),
+        "kernels": len(rows),
         "model_over_exhaustive_geomean": geomean(ratios),
         "model_over_exhaustive_worst": max(ratios),
         "tuning_time_ratio": sum(r["model_tuning_seconds"] for r in rows)
@@ -154,12 +214,12 @@ def summary(rows: list[dict]) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    head = ["M,K,N", "space", "pruned", "model", "exhaustive", "model/exh", "base ms", "tmm-t ms",
-            "tmm ms", "exh ms"]
+    head = ["kernel", "space", "pruned", "model", "exhaustive", "model/exh", "base ms",
+            "tmm-t ms", "tmm ms", "exh ms"]
     lines = [head]
     for r in rows:
         ms = r["latency_ms"]
-        lines.append([",".join(map(str, r["shape"])), str(r["space"]), str(r["pruned_space"]),
+        lines.append([r["kernel"], str(r["space"]), str(r["pruned_space"]),
                       r["model_choice"], r["exhaustive_choice"],
                       f"{r['model_over_exhaustive']:.3f}", f"{ms['base']:.3f}",
                       f"{ms['tmm_t']:.3f}", f"{ms['tmm']:.3f}", f"{ms['exhaustive']:.3f}"])
@@ -172,10 +232,17 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="pocl")
     parser.add_argument("--profile", help="device profile (default: the shipped one of the device)")
-    parser.add_argument("--shapes", type=int, default=None, help="how many MatMul shapes")
-    parser.add_argument("--max-exponent", type=int, default=None, help="largest dimension 2^E")
+    parser.add_argument("--families", default=",".join(FAMILIES),
+                        help=f"comma-separated, of {', '.join(FAMILIES)}")
+    parser.add_argument("--cases", type=int, default=None,
+                        help="kernels per family (MatMul gets three times as many)")
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="JSON path (default bench/results/tmmodel-<device>.json)")
     args = parser.parse_args()
+    families = [f for f in args.families.split(",") if f]
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown or not families:
+        parser.error(f"--families: unknown {', '.join(unknown) or '(none given)'}")
     device = choose_device(args.device)
     cpu = "CPU" in device.kind
     profile_name = args.profile or profile_for_device(device.name, device.platform)
@@ -184,17 +251,22 @@ def main() -> int:
               file=sys.stderr)
         return 1
     profile = load_profile(profile_name)
-    count = args.shapes or (8 if cpu else 16)
-    high = args.max_exponent or (8 if cpu else 12)
-    shapes = sample_shapes(count, 4, high)
-    bar = ProgressBar(len(shapes), f"tmmodel on {device.name}")
+    per_family = args.cases or (2 if cpu else 4)
+    rng = np.random.default_rng(args.seed)
+    cases = [c for f in families
+             for c in sample_cases(f, per_family * (3 if f == "matmul" else 1), cpu, rng)]
+    bar = ProgressBar(len(cases), f"tmmodel on {device.name}")
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        for shape in shapes:
-            bar.start_step(f"{shape.m}x{shape.k}x{shape.n}")
-            rows.append(run_shape(shape, device, profile, Path(folder), bar))
+        for case in cases:
+            bar.start_step(f"{case.family} {case.inputs[0]}")
+            rows.append(run_case(case, device, profile, Path(folder), bar))
     bar.finish()
-    result = summary(rows)
+    result = {"all": summary(rows)}
+    for family in families:
+        mine = [r for r in rows if r["family"] == family]
+        if mine:
+            result[family] = summary(mine)
     print(table(rows))
     print(json.dumps(result, indent=1))
     name = "pocl" if profile_name == "pocl" else profile_name
@@ -203,7 +275,8 @@ def main() -> int:
     out.write_text(json.dumps({"device": device.describe(), "profile": profile_name,
                                "host": platform.node(), "summary": result, "rows": rows},
                               indent=1) + "\n")
-    chart = Chart(f"TMModel on {device.name}", "shape (by size)", "latency / exhaustive best",
+    chart = Chart(f"TMModel on {device.name}", "kernel (by family)",
+                  "latency / exhaustive best",
                   {k: [(i, r["latency_ms"][k] / r["latency_ms"]["exhaustive"])
                        for i, r in enumerate(rows)] for k in ("base", "tmm_t", "tmm")})
     write_png(chart, out.with_suffix(".png"))

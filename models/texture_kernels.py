@@ -2,36 +2,37 @@
 What TMModel needs to know of a GPU kernel under a configuration: its output in
 pixels, the trace one work-item reads from each input image (for the cross-block
 features `H`), the lines each work-item keeps in reuse (`s`), its reads, and its register
-footprint; plus the configuration space itself. Ops: MatMul and Gemm (the GPU path's
-`onnx-to-texture` kernel for them, in its rows4 layouts).
+footprint; plus the configuration space itself.
+
+Kernels (those `onnx-to-texture` emits, in their usual layouts):
+
+- `MatMulKernel`: MatMul and Gemm, rows4; the thread tile is T rows of the output, which
+  makes the walk over A block-T major.
+- `ConvKernel`: Conv (any stride), depthwise conv and ConvTranspose, nc4hw4; the thread
+  tile is T output pixels along w, which share each weight pixel read.
+- `RowKernel`: Softmax and LayerNormalization over the last axis, rows4; the thread tile
+  is T pixels of a row, whose statistics the work-item computes once (T = 1: every
+  pixel's work-item reduces its row; T = the row: one work-item per row).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from typing import Protocol
 
 import numpy as np
 
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import tmmodel
+from mobile_opt.transforms.onnx_to_texture.conv import ConvShape
 
-ROW_TILES = (1, 2, 4, 8)
+TILE_SIDES = (1, 2, 4, 8)
 GROUP_SIDES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 TRACE_STEPS = 256
 """Reduction steps a trace follows: enough for stable shares of block crossings."""
-
-
-@dataclass(frozen=True)
-class MatMulShape:
-    m: int
-    k: int
-    n: int
-
-    def global_size(self, config: TileConfig) -> tuple[int, int]:
-        return (math.ceil(self.n / 4), math.ceil(self.m / config.rows) if self.m > 1 else 1)
 
 
 @dataclass(frozen=True)
@@ -45,29 +46,232 @@ class KernelModelInputs:
     """Bytes one work-item reads per step of its reduction loop (Romou's L1 criterion)."""
 
 
-def matmul_inputs(shape: MatMulShape, config: TileConfig) -> KernelModelInputs:
-    """
-    One work-item computes `rows` output rows of one 4-wide column block n4: each step k4
-    of its loop reads A's pixels (k4, m..m+rows-1) (rows4 of A: a block-`rows` walk
-    along k) and B's pixels (n4, 4·k4..4·k4+3) (rows4 of B: a walk down a column,
-    which the warp's neighbours along n4 read beside it).
-    """
-    rows = min(config.rows, shape.m)
-    k4 = math.ceil(shape.k / 4)
-    a_features, b_features = _matmul_features(min(k4, TRACE_STEPS), rows)
-    a = tmmodel.InputAccess(a_features, rows, rows * k4)
-    b = tmmodel.InputAccess(b_features, 0, 4 * k4)
-    footprint = 4 * rows + 4 * rows + 16 + 8  # accumulators, A block, B rows, indices
-    output = (math.ceil(shape.n / 4), shape.m)
-    return KernelModelInputs(output, (a, b), footprint, 16 * (rows + 4))
+class Kernel(Protocol):
+    """A GPU kernel's shape as the model and the searches see it."""
+
+    def describe_shape(self) -> str: ...
+
+    def thread_tiles(self) -> Iterable[tuple[int, int]]:
+        """The thread tiles (x, y) its lowering can take."""
+        ...
+
+    def global_size(self, config: TileConfig) -> tuple[int, int]: ...
+
+    def model_inputs(self, config: TileConfig) -> KernelModelInputs: ...
+
+    def warp_footprint(self, config: TileConfig, warp: tuple[int, int]) -> tuple[int, int]:
+        """The output elements (along x, along y) a warp of that shape computes."""
+        ...
+
+
+def _features(trace: list[tuple[int, int]] | np.ndarray) -> np.ndarray:
+    return tmmodel.cross_block_features(np.array(trace, dtype=np.int64).reshape(-1, 2))
+
+
+# MatMul ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatMulKernel:
+    m: int
+    k: int
+    n: int
+
+    def describe_shape(self) -> str:
+        return f"MatMul {self.m}x{self.k}x{self.n}"
+
+    def thread_tiles(self) -> Iterator[tuple[int, int]]:
+        return ((1, rows) for rows in TILE_SIDES if rows == 1 or rows <= self.m)
+
+    def global_size(self, config: TileConfig) -> tuple[int, int]:
+        return (math.ceil(self.n / 4), math.ceil(self.m / config.rows) if self.m > 1 else 1)
+
+    def model_inputs(self, config: TileConfig) -> KernelModelInputs:
+        """
+        One work-item computes `rows` output rows of one 4-wide column block n4: each step
+        k4 of its loop reads A's pixels (k4, m..m+rows-1) (rows4 of A: a block-`rows` walk
+        along k) and B's pixels (n4, 4·k4..4·k4+3) (rows4 of B: a walk down a column,
+        which the warp's neighbours along n4 read beside it).
+        """
+        rows = min(config.rows, self.m)
+        k4 = math.ceil(self.k / 4)
+        a_features, b_features = _matmul_features(min(k4, TRACE_STEPS), rows)
+        a = tmmodel.InputAccess(a_features, rows, rows * k4)
+        b = tmmodel.InputAccess(b_features, 0, 4 * k4)
+        footprint = 4 * rows + 4 * rows + 16 + 8  # accumulators, A block, B rows, indices
+        output = (math.ceil(self.n / 4), self.m)
+        return KernelModelInputs(output, (a, b), footprint, 16 * (rows + 4))
+
+    def warp_footprint(self, config: TileConfig, warp: tuple[int, int]) -> tuple[int, int]:
+        return 4 * warp[0], warp[1]
 
 
 @cache
 def _matmul_features(steps: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
     """H of A's and B's traces (they depend on the reduction steps and the tile only)."""
-    a_trace = np.array([(k4, r) for k4 in range(steps) for r in range(rows)])
-    b_trace = np.array([(0, 4 * k4 + j) for k4 in range(steps) for j in range(4)])
-    return tmmodel.cross_block_features(a_trace), tmmodel.cross_block_features(b_trace)
+    a_trace = [(k4, r) for k4 in range(steps) for r in range(rows)]
+    b_trace = [(0, 4 * k4 + j) for k4 in range(steps) for j in range(4)]
+    return _features(a_trace), _features(b_trace)
+
+
+# convolutions -------------------------------------------------------------------------------
+
+
+TRACE_CHANNEL_BLOCKS = 8
+"""Input-channel blocks a convolution's trace follows (later ones repeat the pattern)."""
+
+
+@dataclass(frozen=True)
+class ConvKernel:
+    geometry: ConvShape
+
+    def describe_shape(self) -> str:
+        g = self.geometry
+        name = "ConvTranspose" if g.transposed else "Conv"
+        if g.kind == "depthwise":
+            name = f"depthwise {name}"
+        n, c, h, w = g.input
+        return (f"{name} {c}x{h}x{w}->{g.output[1]} k{g.kernel[0]}x{g.kernel[1]} "
+                f"s{g.strides[0]}")
+
+    def thread_tiles(self) -> Iterator[tuple[int, int]]:
+        if self.geometry.kind == "grouped":
+            return iter([(1, 1)])  # the grouped kernel computes one pixel
+        width = self.geometry.output[3]
+        return ((t, 1) for t in TILE_SIDES if t == 1 or t <= width)
+
+    def _tiles(self, config: TileConfig) -> int:
+        return math.ceil(self.geometry.output[3] / config.tile[0])
+
+    def global_size(self, config: TileConfig) -> tuple[int, int]:
+        n, m, h, _ = self.geometry.output
+        return self._tiles(config) * math.ceil(m / 4), n * h
+
+    def model_inputs(self, config: TileConfig) -> KernelModelInputs:
+        """
+        One work-item computes channel block cb at `width` neighbouring output pixels:
+        per kernel tap and input-channel block it reads `width` input pixels of one row
+        (a row walk along w, which its warp neighbours continue) and the tap's weight
+        pixels (4 in `oihw4o` for the blocked kernel, 1 in `dw4` for the depthwise one),
+        which serve all `width` outputs.
+        """
+        g = self.geometry
+        width = config.tile[0]
+        x_trace, w_trace, blocks_traced, blocks = _conv_traces(g, width)
+        scale = blocks / blocks_traced
+        x = tmmodel.InputAccess(_features(x_trace), 1, round(len(x_trace) * scale))
+        w = tmmodel.InputAccess(_features(w_trace), 0, round(len(w_trace) * scale))
+        per_step = {"blocked": width + 4, "depthwise": width + 1, "grouped": 5}[g.kind]
+        # accumulators, input pixels, a weight pixel, column positions and masks, indices
+        footprint = 4 * width + 4 * width + 4 + 2 * width + 8
+        output = (self._tiles(config) * width * math.ceil(g.output[1] / 4),
+                  g.output[0] * g.output[2])
+        return KernelModelInputs(output, (x, w), footprint, 16 * per_step)
+
+    def warp_footprint(self, config: TileConfig, warp: tuple[int, int]) -> tuple[int, int]:
+        return config.tile[0] * warp[0], warp[1]
+
+
+@cache
+def _conv_traces(g: ConvShape, width: int) -> tuple[list, list, int, int]:
+    """
+    The pixels a work-item in the middle of the output reads from the input and the
+    weight, in order, over its first `TRACE_CHANNEL_BLOCKS` input-channel blocks; with
+    how many blocks that is and how many its loop has.
+    """
+    _, _, in_h, in_w = g.input
+    out_h, out_w = g.output[2], g.output[3]
+    h, w0 = out_h // 2, (math.ceil(out_w / width) // 2) * width
+    ws = [min(w0 + t, out_w - 1) for t in range(width)]
+    kernel_h, kernel_w = g.kernel
+    padded_in = 4 * math.ceil(g.in_per_group / 4)
+    if g.kind == "blocked":
+        blocks, per_block = math.ceil(g.in_per_group / 4), 4
+    elif g.kind == "depthwise":
+        blocks, per_block = 1, 1
+    else:
+        blocks, per_block = g.in_per_group, 1
+    traced = min(blocks, TRACE_CHANNEL_BLOCKS)
+    x_trace: list[tuple[int, int]] = []
+    w_trace: list[tuple[int, int]] = []
+    for kh in range(kernel_h):
+        ih = g.input_position(0, h, kh)
+        if ih is None:
+            continue
+        for kw in range(kernel_w):
+            columns = [g.input_position(1, w, kw) for w in ws]
+            if width == 1 and columns[0] is None:
+                continue
+            # a tile's masked columns still read, at a clamped position
+            columns = [c if c is not None else min(max(w, 0), in_w - 1)
+                       for c, w in zip(columns, ws)]
+            tap = kh * kernel_w + kw
+            for ib in range(traced):
+                channel_block = 0 if g.kind == "depthwise" else ib
+                reads = 4 if g.kind == "grouped" else 1  # the grouped kernel reads lanes
+                x_trace += [(channel_block * in_w + c, ih) for c in columns for _ in range(reads)]
+                if g.kind == "depthwise":
+                    w_trace.append((tap, 0))
+                else:
+                    w_trace += [(tap * padded_in + ib * per_block + j, 0)
+                                for j in range(per_block)]
+    return x_trace, w_trace, traced, blocks
+
+
+# softmax and layer normalisation ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowKernel:
+    op: str
+    """`Softmax` (also LogSoftmax) or `LayerNormalization`."""
+    rows: int
+    """Rows normalised (the product of the leading axes)."""
+    length: int
+    """Elements of a row (the last axis)."""
+
+    @property
+    def blocks(self) -> int:
+        return math.ceil(self.length / 4)
+
+    def describe_shape(self) -> str:
+        return f"{self.op} {self.rows}x{self.length}"
+
+    def thread_tiles(self) -> Iterator[tuple[int, int]]:
+        sides = [t for t in (*TILE_SIDES, 16, 32, 64) if t < self.blocks] + [self.blocks]
+        return ((t, 1) for t in sides)
+
+    def global_size(self, config: TileConfig) -> tuple[int, int]:
+        return math.ceil(self.blocks / config.tile[0]), self.rows
+
+    def model_inputs(self, config: TileConfig) -> KernelModelInputs:
+        """
+        A work-item walks its row twice for the statistics (max and sum; or mean and
+        variance), then reads its T pixels again to write them (LayerNormalization also
+        reads T pixels of its scale and bias).
+        """
+        tile = min(config.tile[0], self.blocks)
+        x_features, own_features = _row_features(self.blocks, tile)
+        inputs = [tmmodel.InputAccess(x_features, 1, 2 * self.blocks + tile)]
+        if self.op == "LayerNormalization":
+            inputs += [tmmodel.InputAccess(own_features, 0, tile)] * 2
+        output = (math.ceil(self.blocks / tile) * tile, self.rows)
+        return KernelModelInputs(output, tuple(inputs), 4 * 4 + 8, 16 * len(inputs))
+
+    def warp_footprint(self, config: TileConfig, warp: tuple[int, int]) -> tuple[int, int]:
+        return 4 * config.tile[0] * warp[0], warp[1]
+
+
+@cache
+def _row_features(blocks: int, tile: int) -> tuple[np.ndarray, np.ndarray]:
+    """H of a work-item's walk over its row's input and of its reads of its own pixels."""
+    first = (math.ceil(blocks / tile) // 2) * tile
+    own = [(min(first + t, blocks - 1), 0) for t in range(tile)]
+    sweep = [(p, 0) for p in range(min(blocks, TRACE_STEPS))]
+    return _features(sweep + sweep + own), _features(own)
+
+
+# the space and the model's choice --------------------------------------------------------
 
 
 def warp_shape(group: tuple[int, int], warp: int) -> tuple[int, int]:
@@ -76,21 +280,19 @@ def warp_shape(group: tuple[int, int], warp: int) -> tuple[int, int]:
     return wx, min(group[1], max(1, warp // wx))
 
 
-def candidates(shape: MatMulShape, max_group: int) -> Iterator[TileConfig]:
+def candidates(kernel: Kernel, max_group: int) -> Iterator[TileConfig]:
     """Every (T, G) whose group tiles the range: G is left to the driver too."""
-    for rows in ROW_TILES:
-        if rows > 1 and rows > shape.m:
-            continue
-        probe = TileConfig((1, rows))
-        gx_total, gy_total = shape.global_size(probe)
+    for tile in kernel.thread_tiles():
+        probe = TileConfig(tile)
+        gx_total, gy_total = kernel.global_size(probe)
         yield probe
         for gx in GROUP_SIDES:
             for gy in GROUP_SIDES:
                 if gx * gy <= max_group and gx_total % gx == 0 and gy_total % gy == 0:
-                    yield TileConfig((1, rows), (gx, gy))
+                    yield TileConfig(tile, (gx, gy))
 
 
-def predicted_cost(constants: tmmodel.TextureConstants, shape: MatMulShape,
+def predicted_cost(constants: tmmodel.TextureConstants, kernel: Kernel,
                    config: TileConfig) -> float:
     """
     Eq. 7 for a configuration. The model sets the work group itself: one left to the
@@ -98,26 +300,26 @@ def predicted_cost(constants: tmmodel.TextureConstants, shape: MatMulShape,
     """
     if config.group is None:
         return math.inf
-    described = matmul_inputs(shape, config)
+    described = kernel.model_inputs(config)
     group = config.group
     return tmmodel.kernel_cost(constants, described.inputs, described.output, config.tile, group,
                                warp_shape(group, constants.warp_size), described.footprint)
 
 
-def squareness(config: TileConfig, warp: int) -> float:
-    """How far a warp's output footprint (4-wide pixels by rows) is from square, in log2."""
+def squareness(kernel: Kernel, config: TileConfig, warp: int) -> float:
+    """How far a warp's output footprint is from square, in log2."""
     if config.group is None:
         return math.inf
-    wx, wy = warp_shape(config.group, warp)
-    return abs(math.log2(4 * wx) - math.log2(wy))
+    x, y = kernel.warp_footprint(config, warp_shape(config.group, warp))
+    return abs(math.log2(x) - math.log2(y))
 
 
-def model_choice(constants: tmmodel.TextureConstants, shape: MatMulShape,
+def model_choice(constants: tmmodel.TextureConstants, kernel: Kernel,
                  configs: list[TileConfig]) -> TileConfig:
     """
     The configuration of least eq. 7 cost; among equals (eq. 7 often cannot tell work
     groups apart), the one whose warps cover the squarest block of the output, whose
     texture reads then stay in the fewest 2D blocks.
     """
-    return min(configs, key=lambda c: (round(predicted_cost(constants, shape, c), 6),
-                                       squareness(c, constants.warp_size)))
+    return min(configs, key=lambda c: (round(predicted_cost(constants, kernel, c), 6),
+                                       squareness(kernel, c, constants.warp_size)))

@@ -16,7 +16,7 @@ from mobile_opt.backends.opencl.executor import CompiledModel
 from mobile_opt.backends.opencl.tuning import measure, random_feeds
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import texture_kernels
-from mobile_opt.models.texture_kernels import MatMulShape
+from mobile_opt.models.texture_kernels import MatMulKernel
 from mobile_opt.tools.mobile_run import opencl_pipeline
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
 from mobile_opt.transforms.prune_configs import HardwareLimits, prune_reason, surviving
@@ -36,7 +36,7 @@ builtin.module {
   }
 }
 """
-SHAPE = MatMulShape(40, 36, 24)
+SHAPE = MatMulKernel(40, 36, 24)
 
 
 def _module():
@@ -83,7 +83,7 @@ def test_groups_tile_the_range():
 
 def test_pruning_criteria():
     limits = HardwareLimits(warp=32, registers_per_core=4096, l1_bytes=16384, max_group=1024)
-    described = texture_kernels.matmul_inputs(MatMulShape(256, 256, 256), TileConfig((1, 4)))
+    described = MatMulKernel(256, 256, 256).model_inputs(TileConfig((1, 4)))
     assert described.footprint == 4 * 4 + 4 * 4 + 24 and described.loaded_bytes == 16 * 8
     assert prune_reason(limits, described, TileConfig((1, 4), (4, 4))) == "warp"
     assert prune_reason(limits, described, TileConfig((1, 4), (32, 4))) == "registers"
@@ -91,10 +91,10 @@ def test_pruning_criteria():
     assert prune_reason(roomy, described, TileConfig((1, 4), (32, 8))) == "L1"
     assert prune_reason(roomy, described, TileConfig((1, 4), (32, 2))) is None
     assert prune_reason(limits, described, TileConfig((1, 4))) is None  # the driver's group
-    kept = surviving(limits, MatMulShape(256, 256, 256),
-                     texture_kernels.candidates(MatMulShape(256, 256, 256), 1024))
-    assert kept and all(prune_reason(limits, texture_kernels.matmul_inputs(
-        MatMulShape(256, 256, 256), c), c) is None for c in kept)
+    kept = surviving(limits, MatMulKernel(256, 256, 256),
+                     texture_kernels.candidates(MatMulKernel(256, 256, 256), 1024))
+    assert kept and all(prune_reason(limits, MatMulKernel(256, 256, 256).model_inputs(c), c)
+                        is None for c in kept)
 
 
 def test_random_search_takes_the_fastest_it_measured(pocl_device, monkeypatch):
@@ -195,7 +195,7 @@ def test_mobile_tune_without_products_is_one_line(pocl_device, tmp_path, capsys)
     with pytest.raises(SystemExit) as exit:
         mobile_tune.main([str(model), "-o", str(tmp_path / "t.json")])
     assert exit.value.code == 1
-    assert "no MatMul or Gemm node to tune" in capsys.readouterr().err
+    assert "no node texture-tile can configure" in capsys.readouterr().err
     assert not (tmp_path / "t.json").exists()
 
 

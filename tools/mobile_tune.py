@@ -1,7 +1,7 @@
 """
 `mobile-tune MODEL --device SEL [--search exhaustive|random] [--samples N] -o tuned.json
 [--save-mlir tuned.mlir]`: the measured ground truth for `texture-tile`. Every
-configuration of each MatMul/Gemm node (pruned by `prune-configs` with the device's
+configuration of each GPU kernel texture-tile configures (pruned by `prune-configs` with the device's
 profile unless `--no-prune`) is lowered, built and timed on the device, with the same
 executor as the measured `texture-tile` searches; `tuned.json` records every time, the
 fastest configuration per node and how long tuning took. `--save-mlir` writes the model's
@@ -23,7 +23,7 @@ from mobile_opt.backends.opencl.tuning import measure, node_name
 from mobile_opt.models import texture_kernels
 from mobile_opt.tools.cli import UserError, output_folder, run_tool, write_atomically
 from mobile_opt.tools.progress import ProgressBar
-from mobile_opt.transforms.prune_configs import HardwareLimits, matmul_shape, surviving
+from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of, surviving
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -62,25 +62,26 @@ def tune(args: argparse.Namespace) -> int:
         raise UserError(f"no profile for {device.name}: run mobile-probe and pass --profile")
     limits = HardwareLimits.of(load_profile(profile_name))
     module = import_onnx(args.model)
-    nodes = [(op, shape) for op in module.walk() if (shape := matmul_shape(op)) is not None]
+    nodes = [(op, kernel) for op in module.walk() if (kernel := kernel_of(op)) is not None]
     if not nodes:
-        raise UserError(f"{args.model}: no MatMul or Gemm node to tune")
+        raise UserError(f"{args.model}: no node texture-tile can configure (MatMul, Gemm, "
+                        "Conv, ConvTranspose, Softmax, LayerNormalization)")
     rng = random.Random(args.seed)
     bar = ProgressBar(len(nodes), f"tuning on {device.name}")
     start = time.perf_counter()
     report = []
-    for op, shape in nodes:
+    for op, kernel in nodes:
         name = node_name(op)
         bar.start_step(name)
-        space = list(texture_kernels.candidates(shape, limits.max_group))
-        pool = space if args.no_prune else surviving(limits, shape, space)
+        space = list(texture_kernels.candidates(kernel, limits.max_group))
+        pool = space if args.no_prune else surviving(limits, kernel, space)
         if args.search == "random":
             pool = rng.sample(pool, min(args.samples, len(pool)))
         results = measure(module, name, pool, device, progress=bar.note)
         best = min(results, key=lambda m: m.seconds)
         best.config.apply(op)
         report.append({
-            "node": name, "shape": [shape.m, shape.k, shape.n], "space": len(space),
+            "node": name, "kernel": kernel.describe_shape(), "space": len(space),
             "measured": len(pool), "best": best.config.describe(), "best_ms": best.seconds * 1e3,
             "seconds": sum(m.cost_seconds for m in results),
             "configs": [{"config": m.config.describe(),

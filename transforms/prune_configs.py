@@ -26,7 +26,13 @@ from xdsl.passes import ModulePass
 from mobile_opt.backends.opencl.probe.profile import load_profile
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import texture_kernels
-from mobile_opt.models.texture_kernels import KernelModelInputs, MatMulShape
+from mobile_opt.models.texture_kernels import (
+    ConvKernel,
+    Kernel,
+    KernelModelInputs,
+    MatMulKernel,
+    RowKernel,
+)
 
 CANDIDATES = "texture.candidates"
 SPACE = "texture.space"
@@ -67,30 +73,50 @@ def prune_reason(limits: HardwareLimits, described: KernelModelInputs,
     return None
 
 
-def surviving(limits: HardwareLimits, shape: MatMulShape,
+def surviving(limits: HardwareLimits, kernel: Kernel,
               configs: Iterable[TileConfig]) -> list[TileConfig]:
-    return [c for c in configs
-            if prune_reason(limits, texture_kernels.matmul_inputs(shape, c), c) is None]
+    return [c for c in configs if prune_reason(limits, kernel.model_inputs(c), c) is None]
 
 
-def matmul_shape(op) -> MatMulShape | None:
-    """M, K, N of a 2-D MatMul or Gemm (None for other ops and shapes)."""
+def kernel_of(op) -> Kernel | None:
+    """
+    The kernel `onnx-to-texture` emits for `op`, as the model sees it: 2-D MatMul and
+    Gemm; rank-4 Conv and ConvTranspose whose result is stored `nc4hw4`; Softmax,
+    LogSoftmax and LayerNormalization over the last axis. None for anything else.
+    """
     from mobile_opt.dialects import onnx
+    from mobile_opt.dialects.onnx.shapes import normalize_axis
+    from mobile_opt.transforms.onnx_to_texture.context import LoweringError, activation_layout
+    from mobile_opt.transforms.onnx_to_texture.conv import conv_geometry
 
-    if not isinstance(op, (onnx.MatMulOp, onnx.GemmOp, onnx.FusedMatMulOp, onnx.FusedGemmOp)):
-        return None
-    a, b = (list(v.type.get_shape()) for v in op.operands[:2])
-    if len(a) != 2 or len(b) != 2:
-        return None
-    trans = isinstance(op, (onnx.GemmOp, onnx.FusedGemmOp))
-    m, k = (a[1], a[0]) if trans and op.int_attr("transA") else (a[0], a[1])
-    n = b[0] if trans and op.int_attr("transB") else b[1]
-    return MatMulShape(m, k, n)
+    shapes = [list(v.type.get_shape()) for v in op.operands if hasattr(v.type, "get_shape")]
+    if isinstance(op, (onnx.MatMulOp, onnx.GemmOp, onnx.FusedMatMulOp, onnx.FusedGemmOp)):
+        a, b = shapes[:2]
+        if len(a) != 2 or len(b) != 2:
+            return None
+        trans = isinstance(op, (onnx.GemmOp, onnx.FusedGemmOp))
+        m, k = (a[1], a[0]) if trans and op.int_attr("transA") else (a[0], a[1])
+        n = b[0] if trans and op.int_attr("transB") else b[1]
+        return MatMulKernel(m, k, n)
+    if isinstance(op, (onnx.ConvOp, onnx.FusedConvOp, onnx.ConvTransposeOp)):
+        if len(shapes[0]) != 4 or activation_layout(op.results[0]).value != "nc4hw4":
+            return None
+        try:
+            return ConvKernel(conv_geometry(op))
+        except LoweringError:
+            return None  # its lowering will say what is wrong
+    if isinstance(op, (onnx.SoftmaxOp, onnx.LogSoftmaxOp, onnx.LayerNormalizationOp)):
+        x = shapes[0]
+        if not x or normalize_axis(op.int_attr("axis"), len(x)) != len(x) - 1:
+            return None
+        name = "LayerNormalization" if isinstance(op, onnx.LayerNormalizationOp) else "Softmax"
+        return RowKernel(name, math.prod(x[:-1]), x[-1])
+    return None
 
 
 @dataclass(frozen=True)
 class PruneConfigsPass(ModulePass):
-    """`prune-configs{device=...}`: record each MatMul's configurations that pass Table 1."""
+    """`prune-configs{device=...}`: record each GPU kernel's configurations that pass Table 1."""
 
     name = "prune-configs"
     device: str = "pocl"
@@ -99,10 +125,10 @@ class PruneConfigsPass(ModulePass):
         profile = load_profile(self.device)
         limits = HardwareLimits.of(profile)
         for node in op.walk():
-            shape = matmul_shape(node)
-            if shape is None:
+            kernel = kernel_of(node)
+            if kernel is None:
                 continue
-            space = list(texture_kernels.candidates(shape, limits.max_group))
-            kept = surviving(limits, shape, space)
+            space = list(texture_kernels.candidates(kernel, limits.max_group))
+            kept = surviving(limits, kernel, space)
             node.attributes[CANDIDATES] = ArrayAttr([c.attribute() for c in kept])
             node.attributes[SPACE] = IntegerAttr(len(space), i64)

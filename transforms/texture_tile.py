@@ -10,7 +10,9 @@ runs first). `tmmodel` takes the one with the least TMModel cost
 the squarest warp footprint, `models/texture_kernels.py`);
 `exhaustive` measures every candidate on the OpenCL device `opencl` and takes the
 fastest; `random` measures `samples` random candidates. Supported ops: 2-D MatMul and
-Gemm; others keep the lowering's defaults, and an op that already carries a
+Gemm, Conv (strided, depthwise, grouped) and ConvTranspose with `nc4hw4` results,
+Softmax and LayerNormalization over the last axis (`models/texture_kernels.py`); others
+keep the lowering's defaults, and an op that already carries a
 configuration (from `mobile-tune --save-mlir`, say) keeps it.
 """
 
@@ -31,7 +33,7 @@ from mobile_opt.transforms.prune_configs import (
     CANDIDATES,
     SPACE,
     HardwareLimits,
-    matmul_shape,
+    kernel_of,
     surviving,
 )
 
@@ -69,17 +71,17 @@ class TextureTilePass(ModulePass):
         constants = texture_constants(profile) if self.cost_model == "tmmodel" else None
         rng = random.Random(self.seed)
         for node in list(op.walk()):
-            shape = matmul_shape(node)
-            if shape is None or TileConfig.of(node) is not None:
+            kernel = kernel_of(node)
+            if kernel is None or TileConfig.of(node) is not None:
                 continue  # a configuration chosen before (by mobile-tune, say) stays
             configs = _stored_candidates(node)
             if configs is None:
-                configs = surviving(limits, shape,
-                                    texture_kernels.candidates(shape, limits.max_group))
+                configs = surviving(limits, kernel,
+                                    texture_kernels.candidates(kernel, limits.max_group))
             if not configs:
                 continue
             if constants is not None:
-                chosen = texture_kernels.model_choice(constants, shape, configs)
+                chosen = texture_kernels.model_choice(constants, kernel, configs)
             else:
                 pool = configs if self.cost_model == "exhaustive" else rng.sample(
                     configs, min(self.samples, len(configs)))

@@ -51,6 +51,21 @@ ROW_OPS = (
 """Ops that want their rank-4 operands and results packed along the last axis."""
 
 
+def activation_layout(value: SSAValue) -> Layout:
+    """
+    Activation layout: rows4 (the last axis packed) for tensors that meet matrix
+    products, softmax or layernorm, nc4hw4 for other rank-4 tensors.
+    """
+    if len(shape(value)) != 4:
+        return Layout.ROWS4
+    near = [u.operation.name for u in value.uses]
+    if isinstance(value.owner, Operation):
+        near.append(value.owner.name)
+    if any(name in ROW_OPS for name in near):
+        return Layout.ROWS4
+    return Layout.NC4HW4
+
+
 @dataclass
 class Stored:
     """A tensor in pixel storage: the host-side storage value and its layout."""
@@ -129,18 +144,7 @@ class LoweringContext:
         return is_constant_expression(value)
 
     def layout_for(self, value: SSAValue) -> Layout:
-        """
-        Activation layout: rows4 (the last axis packed) for tensors that meet
-        matrix products, softmax or layernorm, nc4hw4 for other rank-4 tensors.
-        """
-        if len(shape(value)) != 4:
-            return Layout.ROWS4
-        near = [u.operation.name for u in value.uses]
-        if isinstance(value.owner, Operation):
-            near.append(value.owner.name)
-        if any(name in ROW_OPS for name in near):
-            return Layout.ROWS4
-        return Layout.NC4HW4
+        return activation_layout(value)
 
     def pack(self, value: SSAValue, layout: Layout, label: str) -> Stored:
         """Storage holding a graph input or host constant in `layout`."""

@@ -167,6 +167,28 @@ class ConvShape:
     def out_per_group(self) -> int:
         return self.output[1] // self.group
 
+    @property
+    def kind(self) -> str:
+        """Which kernel computes it: `blocked`, `depthwise` or `grouped` (module doc)."""
+        if self.group == 1 or (self.in_per_group % 4 == 0 and self.out_per_group % 4 == 0):
+            return "blocked"
+        if self.group == self.input[1] == self.output[1]:
+            return "depthwise"
+        return "grouped"
+
+    def input_position(self, axis: int, out_pos: int, k: int) -> int | None:
+        """`tap` in plain integers: the input position, or None where the tap has none."""
+        size = self.input[2 + axis]
+        stride, dilation, pad = self.strides[axis], self.dilations[axis], self.pads[axis]
+        if not self.transposed:
+            pos = out_pos * stride - pad + k * dilation
+        else:
+            offset = out_pos + pad - k * dilation
+            if offset < 0 or offset % stride:
+                return None
+            pos = offset // stride
+        return pos if 0 <= pos < size else None
+
     def tap(self, kb: KernelBuilder, axis: int, out_pos: Val, k: Val) -> tuple[Val, Val | None]:
         """
         The input position that tap `k` of output position `out_pos` reads along spatial
@@ -342,7 +364,8 @@ def grouped_tile(kb: KernelBuilder, geo: ConvShape, x: TensorView, weight: Tenso
 
 
 TILE_WIDTH = 4
-"""Output pixels along w that one work-item of the blocked and depthwise kernels computes."""
+"""Output pixels along w that one work-item of the blocked and depthwise kernels computes,
+unless `texture-tile` chose another tile."""
 
 
 def store_tiles(k: KernelContext, tile: TileFn, width: int) -> None:
@@ -379,12 +402,11 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
     kb = k.kb
     x = activation_input(k, op.operands[0])
     bias = k.input(bias_value, Layout.ROWS4, "bias") if bias_value is not None else None
-    in_channels, out_channels = geo.input[1], geo.output[1]
-    width = min(TILE_WIDTH, geo.output[3])
-    if geo.group == 1 or (geo.in_per_group % 4 == 0 and geo.out_per_group % 4 == 0):
+    width = min(k.config.tile[0] if k.config else TILE_WIDTH, geo.output[3])
+    if geo.kind == "blocked":
         weight = host_weight(k, weight_value, Layout.OIHW4O, host_computed=host_computed)
         tile = blocked_tile(kb, geo, x, weight, bias)
-    elif geo.group == in_channels == out_channels:
+    elif geo.kind == "depthwise":
         weight = host_weight(k, weight_value, Layout.DW4, host_computed=host_computed)
         tile = depthwise_tile(kb, geo, x, weight, bias)
     else:
@@ -407,17 +429,24 @@ def optional(value: SSAValue) -> SSAValue | None:
 # rules ------------------------------------------------------------------------------------
 
 
+def conv_geometry(op: Operation) -> ConvShape:
+    """The explicit geometry of a rank-4 Conv, FusedConv or ConvTranspose."""
+    assert isinstance(op, onnx.ConvOp | onnx.FusedConvOp | onnx.ConvTransposeOp)
+    x, w, y = shape(op.X), shape(op.W), shape(op.Y)
+    transposed = isinstance(op, onnx.ConvTransposeOp)
+    try:
+        win = op.transposed_window(x, w)[0] if transposed else op.window(x[2:], w[2:])
+    except ShapeError as e:
+        raise LoweringError(f"{node_label(op)}: {e}") from None
+    return ConvShape(x, y, win.kernel, win.strides, win.dilations, win.pads[:2],
+                     op.int_attr("group"), transposed)
+
+
 @lowers(onnx.ConvOp, onnx.FusedConvOp)
 def lower_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
     assert isinstance(op, onnx.ConvOp | onnx.FusedConvOp)
     require_rank4(op, op.X, op.W, op.Y)
-    x, w, y = shape(op.X), shape(op.W), shape(op.Y)
-    try:
-        win = op.window(x[2:], w[2:])
-    except ShapeError as e:
-        raise LoweringError(f"{node_label(op)}: {e}") from None
-    geo = ConvShape(x, y, win.kernel, win.strides, win.dilations, win.pads[:2],
-                    op.int_attr("group"), transposed=False)
+    geo = conv_geometry(op)
     act: tuple[str, Sequence[float]] = ("", ())
     if isinstance(op, onnx.FusedConvOp):
         act = (op.activation.data, op.floats_attr("activation_params") or ())
@@ -428,14 +457,8 @@ def lower_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -
 def lower_conv_transpose(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
     assert isinstance(op, onnx.ConvTransposeOp)
     require_rank4(op, op.X, op.W, op.Y)
-    x, w, y = shape(op.X), shape(op.W), shape(op.Y)
-    try:
-        win, _, _ = op.transposed_window(x, w)
-    except ShapeError as e:
-        raise LoweringError(f"{node_label(op)}: {e}") from None
-    group = op.int_attr("group")
-    geo = ConvShape(x, y, win.kernel, win.strides, win.dilations, win.pads[:2], group,
-                    transposed=True)
+    geo = conv_geometry(op)
+    group = geo.group
     owner = op.W.owner
     if isinstance(owner, Operation) and not ctx.is_host_constant(op.W):
         raise LoweringError(f"{node_label(op)}: the weight must be a constant or a graph input")

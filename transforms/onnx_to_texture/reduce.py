@@ -225,7 +225,7 @@ def _whole_groups(k: KernelContext, x: TensorView, first: int) -> bool:
     pixel but keeps more work-items busy.
     """
     out = k.out
-    if out.layout is not Layout.ROWS4 or x.layout is not Layout.ROWS4 or first >= out.rank:
+    if not _rows4(k, x) or first >= out.rank:
         return False
     pixels = prod(out.dims[first:-1]) * out.blocks
     groups = prod(out.dims[:first])
@@ -238,14 +238,61 @@ def _normalise(k: KernelContext, x: TensorView, axes: Sequence[int],
     Store `pixel_value(block, stats)` at every output pixel, where `stats` are
     the `statistics` of the reductions over `axes` that the pixel's lanes meet.
     """
-    kb = k.kb
     out = k.out
     first = axes[0] if axes else out.rank
-    if tuple(axes) != tuple(range(first, out.rank)) or not _whole_groups(k, x, first):
+    trailing = tuple(axes) == tuple(range(first, out.rank))
+    tile = k.config.tile[0] if k.config else None
+    if tile is not None:
+        if not (trailing and first == out.rank - 1 and _rows4(k, x)):
+            raise LoweringError(f"{k.label}: texture.tile needs a reduction over the last axis "
+                                "of a rows4 tensor")
+        _row_tiles(k, x, statistics, pixel_value, min(tile, out.blocks))
+    elif trailing and _whole_groups(k, x, first):
+        _whole_group_rows(k, x, first, statistics, pixel_value)
+    else:
         stats = statistics(ReductionGroups(k, x, axes, range(out.rank)))
         k.store(pixel_value(k.pixel.block, stats))
-        return
-    # one work-item per group: its statistics once, then each of its pixels
+
+
+def _rows4(k: KernelContext, x: TensorView) -> bool:
+    return k.out.layout is Layout.ROWS4 and x.layout is Layout.ROWS4
+
+
+def _row_tiles(k: KernelContext, x: TensorView, statistics: Statistics,
+               pixel_value: PixelValue, tile: int) -> None:
+    """One work-item per `tile` pixels of a row: their statistics once, then each pixel."""
+    kb, out = k.kb, k.out
+    row, first = k.pixel.y, k.pixel.x * tile
+    lead = delinearize(kb, row, out.dims[:-1])
+    k.pixel = OutputPixel(first, row, [*lead, first])
+    stats = statistics(ReductionGroups(k, x, [out.rank - 1], range(out.rank)))
+    k.global_size = (-(-out.blocks // tile), prod(out.dims[:-1]))
+
+    def pixel(t: Val) -> list[Val]:
+        p = first + t
+        def store() -> list[Val]:
+            block = [*lead, p]
+            k.pixel = OutputPixel(p, row, block)
+            k.store(pixel_value(block, stats))
+            return []
+
+        if out.blocks % tile:
+            kb.if_(p < out.blocks, store)
+        else:
+            store()
+        return []
+
+    if tile == 1:
+        pixel(kb.int(0))
+    else:
+        kb.loop(0, tile, pixel, name="px")
+
+
+def _whole_group_rows(k: KernelContext, x: TensorView, first: int, statistics: Statistics,
+                      pixel_value: PixelValue) -> None:
+    """One work-item per group of axes `first`..end: its statistics once, then its pixels."""
+    kb, out = k.kb, k.out
+    axes = range(first, out.rank)
     group = k.pixel.y
     lead = delinearize(kb, group, out.dims[:first])
     inner = out.dims[first:-1]

@@ -1,0 +1,148 @@
+"""
+`texture-tile`'s configurations of the convolution and row kernels: each thread tile,
+with the driver's work group and with a chosen one, computes what ONNX Runtime
+computes (on PoCL); and the model sees the kernels `onnx-to-texture` emits.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from harness import load_bench, relative_error
+
+pytest.importorskip("pyopencl")
+ort = pytest.importorskip("onnxruntime")
+
+from xdsl.context import Context  # noqa: E402
+from xdsl.transforms.common_subexpression_elimination import (  # noqa: E402
+    CommonSubexpressionElimination,
+)
+
+from mobile_opt.backends.opencl.devices import choose_device  # noqa: E402
+from mobile_opt.backends.opencl.executor import CompiledModel  # noqa: E402
+from mobile_opt.backends.opencl.tuning import node_name, random_feeds  # noqa: E402
+from mobile_opt.dialects import ocl  # noqa: E402
+from mobile_opt.dialects.texture.tiling import TileConfig  # noqa: E402
+from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
+from mobile_opt.models import texture_kernels  # noqa: E402
+from mobile_opt.models.texture_kernels import ConvKernel, RowKernel  # noqa: E402
+from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass  # noqa: E402
+from mobile_opt.transforms.prune_configs import kernel_of  # noqa: E402
+from mobile_opt.transforms.texture_to_ocl import TextureToOclPass  # noqa: E402
+
+tmmodel_bench = load_bench("tmmodel")
+Case = tmmodel_bench.Case
+
+
+def conv(family, op, x, w, stride=1, pad=1, group=1, out_pad=None):
+    attrs = {"strides": (stride,) * 2, "pads": (pad,) * 4, "group": group}
+    if out_pad is not None:
+        attrs["output_padding"] = (out_pad,) * 2
+    bias = w[1] * group if op == "ConvTranspose" else w[0]
+    return Case(family, op, (x, w, (bias,)), tuple(attrs.items()))
+
+
+CASES = {
+    # ragged: 10 output columns in tiles of 4 and 8
+    "conv": conv("conv", "Conv", (1, 8, 10, 10), (12, 8, 3, 3)),
+    "conv-s2": conv("conv-s2", "Conv", (1, 4, 11, 11), (8, 4, 5, 5), stride=2, pad=2),
+    "depthwise": conv("depthwise", "Conv", (1, 8, 9, 9), (8, 1, 3, 3), stride=2, group=8),
+    "deconv": conv("deconv", "ConvTranspose", (1, 6, 5, 5), (6, 4, 3, 3), stride=2,
+                   out_pad=1),
+    "grouped": conv("grouped", "Conv", (1, 6, 7, 7), (6, 3, 3, 3), group=2),
+    "softmax": Case("softmax", "Softmax", ((6, 40),), (("axis", -1),)),
+    "logsoftmax": Case("logsoftmax", "LogSoftmax", ((2, 3, 20),), (("axis", -1),)),
+    "layernorm": Case("layernorm", "LayerNormalization", ((5, 36), (36,), (36,)),
+                      (("axis", -1),)),
+}
+
+
+def _node(module):
+    return next(o for o in module.walk() if node_name(o) == "node")
+
+
+def _run(path, config: TileConfig, feeds, kernel):
+    """The node run under `config`, after checking that its launch realises it."""
+    module = import_onnx(str(path))
+    config.apply(_node(module))
+    ctx = Context()
+    OnnxToTexturePass(remarks=False).apply(ctx, module)
+    (launch,) = [op for op in module.walk() if isinstance(op, ocl.LaunchOp)]
+    assert tuple(launch.global_size.get_values()) == kernel.global_size(config)
+    local = launch.local_size.get_values() if launch.local_size else None
+    assert local == config.group
+    TextureToOclPass().apply(ctx, module)
+    CommonSubexpressionElimination().apply(ctx, module)
+    return next(iter(CompiledModel(module, choose_device("pocl")).run(feeds).outputs.values()))
+
+
+def _picked(kernel, space: list[TileConfig]) -> list[TileConfig]:
+    """Each thread tile with the driver's group, and with its squarest explicit group above 1x1."""
+    picked = []
+    for tile in kernel.thread_tiles():
+        picked.append(TileConfig(tile))
+        groups = [c for c in space if c.tile == tile and c.group and min(c.group) > 1]
+        if groups:
+            picked.append(min(groups, key=lambda c: abs(math.log2(c.group[0] / c.group[1]))))
+    return picked
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_tile_computes_what_onnxruntime_does(pocl_device, tmp_path, name):
+    case = CASES[name]
+    path = case.save(tmp_path)
+    module = import_onnx(str(path))
+    kernel = kernel_of(_node(module))
+    assert kernel is not None
+    space = list(texture_kernels.candidates(kernel, 256))
+    feeds = random_feeds(module, seed=3)
+    want = ort.InferenceSession(str(path)).run(None, feeds)[0]
+    picked = _picked(kernel, space)
+    assert len({c.tile for c in picked}) == len(list(kernel.thread_tiles()))
+    for config in picked:
+        gx, gy = kernel.global_size(config)
+        if config.group:
+            assert gx % config.group[0] == 0 and gy % config.group[1] == 0
+        got = _run(path, config, feeds, kernel)
+        assert relative_error(got.reshape(want.shape), want) < 1e-4, config.describe()
+
+
+def test_kernels_the_model_sees():
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        kernels = {n: kernel_of(_node(import_onnx(str(c.save(Path(folder))))))
+                   for n, c in CASES.items()}
+    conv_kernel = kernels["conv"]
+    assert isinstance(conv_kernel, ConvKernel) and conv_kernel.geometry.kind == "blocked"
+    assert [t for t in conv_kernel.thread_tiles()] == [(1, 1), (2, 1), (4, 1), (8, 1)]
+    assert conv_kernel.global_size(TileConfig((4, 1))) == (3 * 3, 10)  # 3 tiles x 3 blocks
+    assert kernels["depthwise"].geometry.kind == "depthwise"
+    assert kernels["deconv"].geometry.transposed
+    assert list(kernels["grouped"].thread_tiles()) == [(1, 1)]
+    assert kernels["softmax"] == RowKernel("Softmax", 6, 40)
+    assert [t for t, _ in kernels["softmax"].thread_tiles()] == [1, 2, 4, 8, 10]
+    assert kernels["layernorm"].global_size(TileConfig((4, 1))) == (3, 5)
+    # wider tiles read fewer weight pixels per output, and hold more registers
+    narrow, wide = (conv_kernel.model_inputs(TileConfig((t, 1))) for t in (1, 8))
+    assert wide.inputs[1].accesses == narrow.inputs[1].accesses
+    assert wide.inputs[0].accesses == 8 * narrow.inputs[0].accesses
+    assert wide.footprint > narrow.footprint
+    # a row's statistics are read once per work-item: more per item, fewer items
+    one, whole = (kernels["softmax"].model_inputs(TileConfig((t, 1))) for t in (1, 10))
+    assert one.inputs[0].accesses == 2 * 10 + 1 and whole.inputs[0].accesses == 2 * 10 + 10
+
+
+def test_tile_on_a_row_op_it_cannot_take_is_one_line(tmp_path):
+    from mobile_opt.transforms.onnx_to_texture.context import LoweringError
+
+    case = Case("softmax", "Softmax", ((4, 6, 8),), (("axis", 1),))
+    module = import_onnx(str(case.save(tmp_path)))
+    assert kernel_of(_node(module)) is None  # texture-tile leaves it alone
+    TileConfig((2, 1)).apply(_node(module))
+    with pytest.raises(Exception, match="texture.tile needs a reduction over the last axis"):
+        OnnxToTexturePass(remarks=False).apply(Context(), module)
+    assert LoweringError
