@@ -54,6 +54,7 @@ from mobile_opt.backends.opencl.probe.profile import (  # noqa: E402
     texture_constants,
 )
 from mobile_opt.backends.opencl.tuning import measure, node_name  # noqa: E402
+from mobile_opt.dialects.texture.tiling import TileConfig  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.models import texture_kernels  # noqa: E402
 from mobile_opt.tools.png_chart import Chart, write_png  # noqa: E402
@@ -149,32 +150,44 @@ def geomean(values: list[float]) -> float:
 
 
 def run_case(case: Case, device, profile: dict, folder: Path, bar: ProgressBar) -> dict:
-    constants = texture_constants(profile)
+    """Every configuration of the case's kernel measured, then scored."""
     limits = HardwareLimits.of(profile)
     module = import_onnx(str(case.save(folder)))
-    op = next(o for o in module.walk() if node_name(o) == "node")
-    kernel = kernel_of(op)
+    kernel = kernel_of(next(o for o in module.walk() if node_name(o) == "node"))
     assert kernel is not None, case
     space = list(texture_kernels.candidates(kernel, limits.max_group))
+    measured = measure(module, "node", space, device, progress=bar.note)
+    return score(case, kernel, profile, {m.config: (m.seconds, m.cost_seconds) for m in measured})
+
+
+def score(case: Case, kernel, profile: dict,
+          measured: dict[TileConfig, tuple[float, float]]) -> dict:
+    """
+    The model's choice and the measured searches' over one kernel's space, from each
+    configuration's (latency, what measuring it took).
+    """
+    constants = texture_constants(profile)
+    limits = HardwareLimits.of(profile)
+    space = list(measured)
     described = {c: kernel.model_inputs(c) for c in space}
     kept = [c for c in space if prune_reason(limits, described[c], c) is None]
     start = time.perf_counter()
     predicted = {c: texture_kernels.predicted_cost(constants, kernel, c) for c in kept}
     model_choice = texture_kernels.model_choice(constants, kernel, kept)
     model_seconds = time.perf_counter() - start
-    measured = {m.config: m for m in measure(module, "node", space, device, progress=bar.note)}
-    best_all = min(space, key=lambda c: measured[c].seconds)
-    best_kept = min(kept, key=lambda c: measured[c].seconds)
+    latency = {c: measured[c][0] for c in space}
+    best_all = min(space, key=lambda c: latency[c])
+    best_kept = min(kept, key=lambda c: latency[c])
 
     def best_with_tile(tile: tuple[int, int]):
         pool = [c for c in kept if c.tile == tile] or kept
-        return min(pool, key=lambda c: measured[c].seconds)
+        return min(pool, key=lambda c: latency[c])
 
     base = best_with_tile(next(iter(kernel.thread_tiles())))
     tile_only = best_with_tile(model_choice.tile)
-    latency = {c: measured[c].seconds for c in space}
     return {
         "family": case.family, "kernel": kernel.describe_shape(),
+        "case": {"op": case.op, "inputs": case.inputs, "attrs": dict(case.attrs)},
         "space": len(space), "pruned_space": len(kept),
         "best_survives": best_all in kept,
         "pruned_best_over_best": latency[best_kept] / latency[best_all],
@@ -182,16 +195,31 @@ def run_case(case: Case, device, profile: dict, folder: Path, bar: ProgressBar) 
         "top1": model_choice == best_kept,
         "model_over_exhaustive": latency[model_choice] / latency[best_kept],
         "model_tuning_seconds": model_seconds,
-        "exhaustive_tuning_seconds": sum(measured[c].cost_seconds for c in kept),
+        "exhaustive_tuning_seconds": sum(measured[c][1] for c in kept),
         "latency_ms": {"base": latency[base] * 1e3, "tmm_t": latency[tile_only] * 1e3,
                        "tmm": latency[model_choice] * 1e3,
                        "exhaustive": latency[best_kept] * 1e3},
-        "configs": [{"config": c.describe(),
+        "configs": [{"config": c.describe(), "tile": c.tile, "group": c.group,
                      "ms": latency[c] * 1e3 if math.isfinite(latency[c]) else None,
+                     "measuring_seconds": measured[c][1],
                      "pruned": prune_reason(limits, described[c], c),
                      "predicted": predicted.get(c) if math.isfinite(predicted.get(c, 0.0))
                      else None} for c in space],
     }
+
+
+def rescore(row: dict, profile: dict, folder: Path) -> dict:
+    """A row of an earlier run scored again (another profile or model), its times kept."""
+    spec = row["case"]
+    case = Case(row["family"], spec["op"], tuple(tuple(s) for s in spec["inputs"]),
+                tuple((k, tuple(v) if isinstance(v, list) else v)
+                      for k, v in spec["attrs"].items()))
+    kernel = kernel_of(next(o for o in import_onnx(str(case.save(folder))).walk()
+                            if node_name(o) == "node"))
+    measured = {TileConfig(tuple(c["tile"]), tuple(c["group"]) if c["group"] else None):
+                (c["ms"] * 1e-3 if c["ms"] is not None else math.inf, c["measuring_seconds"])
+                for c in row["configs"]}
+    return score(case, kernel, profile, measured)
 
 
 def summary(rows: list[dict]) -> dict:
@@ -227,6 +255,27 @@ def table(rows: list[dict]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)) for line in lines)
 
 
+def save(rows: list[dict], families: list[str], out: Path, device_text: str,
+         device_name: str, profile_name: str, chart: bool = True) -> dict:
+    """The rows and their summaries (overall, by family) as JSON; a chart beside them."""
+    result = {"all": summary(rows)}
+    for family in families:
+        mine = [r for r in rows if r["family"] == family]
+        if mine:
+            result[family] = summary(mine)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"device": device_text, "profile": Path(profile_name).stem,
+                               "host": platform.node(), "summary": result, "rows": rows},
+                              indent=1) + "\n")
+    if chart:
+        write_png(Chart(f"TMModel on {device_name}", "kernel (by family)",
+                        "latency / exhaustive best",
+                        {k: [(i, r["latency_ms"][k] / r["latency_ms"]["exhaustive"])
+                             for i, r in enumerate(rows)] for k in ("base", "tmm_t", "tmm")}),
+                  out.with_suffix(".png"))
+    return result
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -237,49 +286,53 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=None,
                         help="kernels per family (MatMul gets three times as many)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rescore", metavar="RESULTS[,RESULTS...]",
+                        help="score earlier runs' measurements again, together (the current "
+                             "model and profile; the runs' device and times)")
     parser.add_argument("--out", help="JSON path (default bench/results/tmmodel-<device>.json)")
     args = parser.parse_args()
     families = [f for f in args.families.split(",") if f]
     unknown = [f for f in families if f not in FAMILIES]
     if unknown or not families:
         parser.error(f"--families: unknown {', '.join(unknown) or '(none given)'}")
-    device = choose_device(args.device)
-    cpu = "CPU" in device.kind
-    profile_name = args.profile or profile_for_device(device.name, device.platform)
-    if profile_name is None:
-        print(f"no shipped profile for {device.name}: run mobile-probe and pass --profile",
-              file=sys.stderr)
-        return 1
-    profile = load_profile(profile_name)
-    per_family = args.cases or (2 if cpu else 4)
-    rng = np.random.default_rng(args.seed)
-    cases = [c for f in families
-             for c in sample_cases(f, per_family * (3 if f == "matmul" else 1), cpu, rng)]
-    bar = ProgressBar(len(cases), f"tmmodel on {device.name}")
-    rows = []
     with tempfile.TemporaryDirectory() as folder:
-        for case in cases:
-            bar.start_step(f"{case.family} {case.inputs[0]}")
-            rows.append(run_case(case, device, profile, Path(folder), bar))
-    bar.finish()
-    result = {"all": summary(rows)}
-    for family in families:
-        mine = [r for r in rows if r["family"] == family]
-        if mine:
-            result[family] = summary(mine)
+        if args.rescore:
+            runs = [json.loads(Path(p).read_text()) for p in args.rescore.split(",")]
+            device_text, device_name = runs[0]["device"], runs[0]["device"].split(" [")[0]
+            profile_name = args.profile or runs[0]["profile"]
+            profile = load_profile(profile_name)
+            rows = [rescore(r, profile, Path(folder)) for run in runs for r in run["rows"]
+                    if r["family"] in families]
+        else:
+            device = choose_device(args.device)
+            device_text, device_name = device.describe(), device.name
+            profile_name = args.profile or profile_for_device(device.name, device.platform)
+            if profile_name is None:
+                print(f"no shipped profile for {device.name}: run mobile-probe and pass "
+                      "--profile", file=sys.stderr)
+                return 1
+            profile = load_profile(profile_name)
+            cpu = "CPU" in device.kind
+            per_family = args.cases or (2 if cpu else 4)
+            rng = np.random.default_rng(args.seed)
+            cases = [c for f in families
+                     for c in sample_cases(f, per_family * (3 if f == "matmul" else 1), cpu, rng)]
+            bar = ProgressBar(len(cases), f"tmmodel on {device.name}")
+            rows = []
+            partial = Path(args.out or BENCH_DIR / "results" / "tmmodel-partial.json")
+            for case in cases:
+                bar.start_step(f"{case.family} {case.inputs[0]}")
+                rows.append(run_case(case, device, profile, Path(folder), bar))
+                # what is measured survives a run cut short
+                save(rows, families, partial.with_suffix(".partial.json"), device_text,
+                     device_name, profile_name, chart=False)
+            bar.finish()
+            partial.with_suffix(".partial.json").unlink(missing_ok=True)
+    out = Path(args.out) if args.out else BENCH_DIR / "results" / (
+        f"tmmodel-{'pocl' if profile_name == 'pocl' else Path(profile_name).stem}.json")
+    result = save(rows, families, out, device_text, device_name, profile_name)
     print(table(rows))
     print(json.dumps(result, indent=1))
-    name = "pocl" if profile_name == "pocl" else profile_name
-    out = Path(args.out) if args.out else BENCH_DIR / "results" / f"tmmodel-{name}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"device": device.describe(), "profile": profile_name,
-                               "host": platform.node(), "summary": result, "rows": rows},
-                              indent=1) + "\n")
-    chart = Chart(f"TMModel on {device.name}", "kernel (by family)",
-                  "latency / exhaustive best",
-                  {k: [(i, r["latency_ms"][k] / r["latency_ms"]["exhaustive"])
-                       for i, r in enumerate(rows)] for k in ("base", "tmm_t", "tmm")})
-    write_png(chart, out.with_suffix(".png"))
     print(f"wrote {out} and {out.with_suffix('.png')}")
     return 0
 

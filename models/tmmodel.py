@@ -16,7 +16,11 @@ configuration from a device profile's measured constants.
   threads gives an occupancy of `R / (footprint·|G|)` groups per core (below one, a
   group runs in several rounds); the output needs `WGs = Π_j ceil(O_j / (T_j·G_j))`
   groups, run in `L_g = ceil(WGs / (SPs · occupancy))` rounds.
-- **Kernel** (eq. 7): `L = L_w · L_g`.
+- **Kernel** (eq. 7): `L = L_w · L_g`, here times the work-group shape's measured
+  relative time `F(G)` (the probe's work-group sweep; 1 where the profile has none).
+  Eq. 7 alone cannot tell apart groups of equal occupancy, which devices do not run
+  equally fast: a CPU pays per group dispatched, a GPU idles the lanes a sub-warp group
+  leaves empty.
 """
 
 from __future__ import annotations
@@ -72,6 +76,8 @@ class TextureConstants:
     resident_threads: int | None = None
     """Threads one core runs at once (the occupancy sweep's occupancy group at the lowest
     register pressure); None: as many as its registers hold."""
+    group_factors: tuple[tuple[int, int, float], ...] = ()
+    """(Gx, Gy, time relative to the best shape) from the work-group sweep."""
 
 
 @dataclass(frozen=True)
@@ -133,12 +139,23 @@ def occupancy_groups(constants: TextureConstants, groups: int, footprint: int,
     return math.ceil(groups / constants.cores) * math.ceil(1 / per_core)
 
 
+def group_factor(constants: TextureConstants, group: Sequence[int]) -> float:
+    """F(G): the measured shape nearest to `group` (in log2 of each side), 1 if none."""
+    if not constants.group_factors:
+        return 1.0
+    gx, gy = (math.log2(max(g, 1)) for g in group)
+    nearest = min(constants.group_factors,
+                  key=lambda f: (math.log2(f[0]) - gx) ** 2 + (math.log2(f[1]) - gy) ** 2)
+    return nearest[2]
+
+
 def kernel_cost(constants: TextureConstants, inputs: Sequence[InputAccess],
                 output: Sequence[int], tile: Sequence[int], group: Sequence[int],
                 warp_shape: Sequence[int], footprint: int) -> float:
-    """Eq. 7: the modelled cost (ns-like units) of one configuration."""
+    """Eq. 7 (times F(G)): the modelled cost (ns-like units) of one configuration."""
     group_threads = math.prod(group)
     warp_threads = min(math.prod(warp_shape), constants.warp_size, group_threads)
     rounds = occupancy_groups(constants, work_groups(output, tile, group), footprint,
                               group_threads)
-    return warp_latency(constants, warp_threads, inputs) * rounds
+    return (warp_latency(constants, warp_threads, inputs) * rounds
+            * group_factor(constants, group))

@@ -33,7 +33,7 @@ from mobile_opt.tools.png_chart import render
 from mobile_opt.tools.progress import ProgressBar
 
 PROBES = ("warp", "alus", "registers", "buffer-cache", "image-cache", "bandwidth",
-          "stride-chase", "scalability", "occupancy")
+          "stride-chase", "scalability", "occupancy", "work-groups")
 
 
 def measure(runner: Runner, effort: Effort, only: set[str], bar: ProgressBar):
@@ -63,6 +63,7 @@ def measure(runner: Runner, effort: Effort, only: set[str], bar: ProgressBar):
     run("stride-chase", lambda: tmprobe.probe_stride_chase(runner, effort, tick))
     run("scalability", lambda: tmprobe.probe_scalability(runner, effort, warp, tick))
     run("occupancy", lambda: tmprobe.probe_occupancy(runner, effort, warp, tick))
+    run("work-groups", lambda: tmprobe.probe_work_groups(runner, effort, tick))
     return results, sweeps
 
 
@@ -113,6 +114,7 @@ def assemble(runner: Runner, results: dict[str, dict], sweeps: list[Sweep], seco
             "thrash_fit_residual": scaling.get("fit_residual"),
             "single_thread_ns": scaling.get("single_thread_ns"),
             "occupancy": results.get("occupancy"),
+            "work_groups": results.get("work-groups"),
             "chase_samples": chase.get("samples"),
         },
         "details": {k: v for k, v in results.items() if k not in ("stride-chase",)},

@@ -61,10 +61,13 @@ def texture_constants(profile: dict) -> TextureConstants:
     if groups:  # the occupancy group at the least register pressure, in threads
         least = min(groups, key=int)
         resident = int(groups[least]) * int(occupancy.get("warp_size_used") or compute["warp_size"])
+    relative = ((tm.get("work_groups") or {}).get("relative_time")) or {}
+    group_factors = tuple(sorted((*map(int, shape.split("x")), float(t))
+                                 for shape, t in relative.items()))
     return TextureConstants(tuple(tm["beta"]), float(tm["thrash_factor"]),
                             int(tm["cache_lines"]), int(compute["cores"]),
                             int(compute["registers_per_core"]), int(compute["warp_size"]),
-                            resident)
+                            resident, group_factors)
 
 
 def profile_for_device(device_name: str, platform: str = "") -> str | None:

@@ -18,6 +18,11 @@ TMModel's micro-benchmarks (§3): the measurements behind its cost model
 - **Occupancy** (§3.2.2, Fig. 5). One work group of 1..16 warps reading the same row,
   with `log()` over 1..16 unrolled accumulators to raise the register footprint: the
   time steps up where the warps no longer run as one occupancy group.
+- **Work-group shape** (the work-group half of §3.2.2's sweep). A fixed range of
+  work-items, each summing a short run of texture pixels along x, launched in every
+  work-group shape Gx × Gy of the searches: the time relative to the best shape. Eq. 7
+  cannot tell apart groups of equal occupancy, while devices do (per-group dispatch on
+  a CPU, lanes a sub-warp group leaves idle on a GPU); the model scales by this.
 """
 
 from __future__ import annotations
@@ -268,3 +273,56 @@ def probe_occupancy(runner: Runner, effort: Effort, warp: int, progress: Progres
         knee = plateau_end(points, rise=1.3)
         groups[str(unroll)] = int(knee) if knee is not None else int(points[-1][0])
     return sweep, {"warps_per_occupancy_group": groups, "warp_size_used": warp}
+
+
+GROUP_READS = 64
+"""Texture reads per work-item of the work-group sweep: a kernel's worth of work, so that
+per-group costs weigh as they do in real kernels."""
+
+
+GROUP_RUNS = 3
+"""Launch batches per shape (the least counts): the shapes differ by less than one
+launch's noise on a busy CPU."""
+
+
+def work_group_kernel() -> str:
+    return (
+        "__constant sampler_t nearest = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | "
+        "CLK_FILTER_NEAREST;\n"
+        "__kernel void groups(__read_only image2d_t in, __global float4* out, int reads) {\n"
+        "    int x = get_global_id(0), y = get_global_id(1);\n"
+        "    float4 acc = (float4)(0.0f);\n"
+        "    for (int k = 0; k < reads; ++k)\n"
+        "        acc += read_imagef(in, nearest, (int2)(x + k, y));\n"
+        "    out[y * get_global_size(0) + x] = acc;\n}\n"
+    )
+
+
+def probe_work_groups(runner: Runner, effort: Effort, progress: Progress = _noop):
+    from mobile_opt.models.texture_kernels import GROUP_SIDES
+
+    gpu = "GPU" in runner.info.kind
+    side = effort.pick(1024 if gpu else 256, 256 if gpu else 64)
+    data = np.random.default_rng(3).random((side, side + GROUP_READS, 4), dtype=np.float32)
+    image = runner.image(data, channel_type=cl.channel_type.FLOAT)
+    out = runner.buffer(nbytes=16 * side * side)
+    kernel = runner.kernel(work_group_kernel(), "groups")
+    limit = min(runner.device.max_work_group_size, runner.group_limit(kernel))
+    sweep = Sweep(f"Work-group shape ({side}x{side} work-items, {GROUP_READS} reads each)",
+                  "Gx", "ms", log_x=True, name="work_groups")
+    times = {}
+    for gy in GROUP_SIDES:
+        points = []
+        for gx in GROUP_SIDES:
+            if gx * gy > limit or gx > side or gy > side:
+                continue
+            progress(f"work group {gx}x{gy}")
+            seconds = min(runner.time(kernel, (side, side), (gx, gy), image, out,
+                                      np.int32(GROUP_READS)) for _ in range(GROUP_RUNS))
+            times[gx, gy] = seconds
+            points.append((gx, seconds * 1e3))
+        if points:
+            sweep.series[f"Gy={gy}"] = points
+    best = min(times.values())
+    return sweep, {"range": [side, side], "reads": GROUP_READS,
+                   "relative_time": {f"{gx}x{gy}": t / best for (gx, gy), t in times.items()}}
