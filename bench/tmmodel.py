@@ -256,7 +256,8 @@ def table(rows: list[dict]) -> str:
 
 
 def save(rows: list[dict], families: list[str], out: Path, device_text: str,
-         device_name: str, profile_name: str, chart: bool = True) -> dict:
+         device_name: str, profile_name: str, chart: bool = True,
+         host: str | None = None, rescored: bool = False) -> dict:
     """The rows and their summaries (overall, by family) as JSON; a chart beside them."""
     result = {"all": summary(rows)}
     for family in families:
@@ -265,7 +266,8 @@ def save(rows: list[dict], families: list[str], out: Path, device_text: str,
             result[family] = summary(mine)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"device": device_text, "profile": Path(profile_name).stem,
-                               "host": platform.node(), "summary": result, "rows": rows},
+                               "host": host or platform.node(), "rescored": rescored,
+                               "summary": result, "rows": rows},
                               indent=1) + "\n")
     if chart:
         write_png(Chart(f"TMModel on {device_name}", "kernel (by family)",
@@ -299,6 +301,7 @@ def main() -> int:
         if args.rescore:
             runs = [json.loads(Path(p).read_text()) for p in args.rescore.split(",")]
             device_text, device_name = runs[0]["device"], runs[0]["device"].split(" [")[0]
+            host = runs[0]["host"]
             profile_name = args.profile or runs[0]["profile"]
             profile = load_profile(profile_name)
             rows = [rescore(r, profile, Path(folder)) for run in runs for r in run["rows"]
@@ -306,6 +309,7 @@ def main() -> int:
         else:
             device = choose_device(args.device)
             device_text, device_name = device.describe(), device.name
+            host = None
             profile_name = args.profile or profile_for_device(device.name, device.platform)
             if profile_name is None:
                 print(f"no shipped profile for {device.name}: run mobile-probe and pass "
@@ -330,7 +334,8 @@ def main() -> int:
             partial.with_suffix(".partial.json").unlink(missing_ok=True)
     out = Path(args.out) if args.out else BENCH_DIR / "results" / (
         f"tmmodel-{'pocl' if profile_name == 'pocl' else Path(profile_name).stem}.json")
-    result = save(rows, families, out, device_text, device_name, profile_name)
+    result = save(rows, families, out, device_text, device_name, profile_name, host=host,
+                  rescored=bool(args.rescore))
     print(table(rows))
     print(json.dumps(result, indent=1))
     print(f"wrote {out} and {out.with_suffix('.png')}")

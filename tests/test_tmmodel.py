@@ -62,6 +62,23 @@ def test_measured_profiles_give_constants():
     for name in ("pocl", "nvidia-h100"):
         constants = texture_constants(load_profile(name))
         assert len(constants.beta) == len(FEATURES) and constants.cores >= 1
+        # the work-group sweep: every shape relative to the best, which is 1
+        factors = [f for _, _, f in constants.group_factors]
+        assert len(factors) >= 20 and min(factors) == 1.0
+
+
+def test_group_factor_scales_the_cost():
+    from dataclasses import replace
+
+    shaped = replace(CONSTANTS, group_factors=((1, 1, 3.0), (16, 16, 1.0), (64, 4, 1.5)))
+    assert tmmodel.group_factor(CONSTANTS, (16, 16)) == 1.0  # no sweep: no factor
+    assert tmmodel.group_factor(shaped, (1, 1)) == 3.0
+    assert tmmodel.group_factor(shaped, (32, 8)) == 1.0  # nearest in log2: 16x16
+    assert tmmodel.group_factor(shaped, (128, 4)) == 1.5
+    inputs = [access(1, accesses=16)]
+    args = dict(output=(256, 256), tile=(4, 1), warp_shape=(1, 1), footprint=32)
+    plain = tmmodel.kernel_cost(CONSTANTS, inputs, group=(1, 1), **args)
+    assert tmmodel.kernel_cost(shaped, inputs, group=(1, 1), **args) == pytest.approx(3 * plain)
 
 
 def test_published_presets_say_what_they_lack():
