@@ -49,6 +49,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from mobile_opt.backends.opencl.devices import choose_device  # noqa: E402
 from mobile_opt.backends.opencl.probe.profile import (  # noqa: E402
+    ProfileError,
     load_profile,
     profile_for_device,
     texture_constants,
@@ -297,13 +298,39 @@ def main() -> int:
     unknown = [f for f in families if f not in FAMILIES]
     if unknown or not families:
         parser.error(f"--families: unknown {', '.join(unknown) or '(none given)'}")
+    try:
+        return run(args, families)
+    except InputError as e:
+        print(f"bench/tmmodel.py: error: {e}", file=sys.stderr)
+        return 1
+
+
+class InputError(Exception):
+    """A --rescore file or --profile that cannot be read."""
+
+
+def load_profile_or_fail(name: str) -> dict:
+    try:
+        return load_profile(name)
+    except ProfileError as e:
+        raise InputError(e) from None
+
+
+def load_runs(paths: str) -> list[dict]:
+    try:
+        return [json.loads(Path(p).read_text()) for p in paths.split(",")]
+    except (OSError, ValueError) as e:
+        raise InputError(e) from None
+
+
+def run(args: argparse.Namespace, families: list[str]) -> int:
     with tempfile.TemporaryDirectory() as folder:
         if args.rescore:
-            runs = [json.loads(Path(p).read_text()) for p in args.rescore.split(",")]
+            runs = load_runs(args.rescore)
             device_text, device_name = runs[0]["device"], runs[0]["device"].split(" [")[0]
             host = runs[0]["host"]
             profile_name = args.profile or runs[0]["profile"]
-            profile = load_profile(profile_name)
+            profile = load_profile_or_fail(profile_name)
             rows = [rescore(r, profile, Path(folder)) for run in runs for r in run["rows"]
                     if r["family"] in families]
         else:
@@ -315,7 +342,7 @@ def main() -> int:
                 print(f"no shipped profile for {device.name}: run mobile-probe and pass "
                       "--profile", file=sys.stderr)
                 return 1
-            profile = load_profile(profile_name)
+            profile = load_profile_or_fail(profile_name)
             cpu = "CPU" in device.kind
             per_family = args.cases or (2 if cpu else 4)
             rng = np.random.default_rng(args.seed)

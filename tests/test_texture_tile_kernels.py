@@ -137,12 +137,22 @@ def test_kernels_the_model_sees():
 
 
 def test_tile_on_a_row_op_it_cannot_take_is_one_line(tmp_path):
-    from mobile_opt.transforms.onnx_to_texture.context import LoweringError
+    from xdsl.utils.exceptions import DiagnosticException
 
     case = Case("softmax", "Softmax", ((4, 6, 8),), (("axis", 1),))
     module = import_onnx(str(case.save(tmp_path)))
     assert kernel_of(_node(module)) is None  # texture-tile leaves it alone
     TileConfig((2, 1)).apply(_node(module))
-    with pytest.raises(Exception, match="texture.tile needs a reduction over the last axis"):
+    with pytest.raises(DiagnosticException, match="texture.tile needs a reduction over the last axis"):
         OnnxToTexturePass(remarks=False).apply(Context(), module)
-    assert LoweringError
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rescore", "/nonexistent/run.json"], "No such file or directory"),
+    (["--profile", "nonesuch", "--families", "softmax"], "nonesuch: no such device profile"),
+])
+def test_bench_bad_input_is_one_line(monkeypatch, capsys, args, message):
+    monkeypatch.setattr("sys.argv", ["tmmodel.py", *args])
+    assert tmmodel_bench.main() == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err

@@ -24,6 +24,9 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
 from mobile_opt.backends.opencl.probe.profile import load_profile
+from mobile_opt.dialects import onnx
+from mobile_opt.dialects.onnx.shapes import normalize_axis
+from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import texture_kernels
 from mobile_opt.models.texture_kernels import (
@@ -33,6 +36,8 @@ from mobile_opt.models.texture_kernels import (
     MatMulKernel,
     RowKernel,
 )
+from mobile_opt.transforms.onnx_to_texture.context import LoweringError, activation_layout
+from mobile_opt.transforms.onnx_to_texture.conv import conv_geometry
 
 CANDIDATES = "texture.candidates"
 SPACE = "texture.space"
@@ -84,11 +89,6 @@ def kernel_of(op) -> Kernel | None:
     Gemm; rank-4 Conv and ConvTranspose whose result is stored `nc4hw4`; Softmax,
     LogSoftmax and LayerNormalization over the last axis. None for anything else.
     """
-    from mobile_opt.dialects import onnx
-    from mobile_opt.dialects.onnx.shapes import normalize_axis
-    from mobile_opt.transforms.onnx_to_texture.context import LoweringError, activation_layout
-    from mobile_opt.transforms.onnx_to_texture.conv import conv_geometry
-
     shapes = [list(v.type.get_shape()) for v in op.operands if hasattr(v.type, "get_shape")]
     if isinstance(op, (onnx.MatMulOp, onnx.GemmOp, onnx.FusedMatMulOp, onnx.FusedGemmOp)):
         a, b = shapes[:2]
@@ -99,7 +99,7 @@ def kernel_of(op) -> Kernel | None:
         n = b[0] if trans and op.int_attr("transB") else b[1]
         return MatMulKernel(m, k, n)
     if isinstance(op, (onnx.ConvOp, onnx.FusedConvOp, onnx.ConvTransposeOp)):
-        if len(shapes[0]) != 4 or activation_layout(op.results[0]).value != "nc4hw4":
+        if len(shapes[0]) != 4 or activation_layout(op.results[0]) is not Layout.NC4HW4:
             return None
         try:
             return ConvKernel(conv_geometry(op))
