@@ -77,7 +77,8 @@ class TextureConstants:
     """Threads one core runs at once (the occupancy sweep's occupancy group at the lowest
     register pressure); None: as many as its registers hold."""
     group_factors: tuple[tuple[int, int, float], ...] = ()
-    """(Gx, Gy, time relative to the best shape) from the work-group sweep."""
+    """(Gx, Gy, time relative to the best shape) from the work-group sweep; 1 where the
+    difference is within the sweep's noise between rounds."""
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,8 @@ def test_quick_probe_writes_profile_and_plots(pocl_device, tmp_path, capsys):
     assert tm["features"] == list(FEATURES) and len(tm["beta"]) == len(FEATURES)
     assert tm["cache_lines"] >= 1 and tm["thrash_factor"] >= 1
     assert texture_constants(profile).warp_size == compute["warp_size"]
+    sweep = tm["work_groups"]
+    assert min(sweep["relative_time"].values()) == 1.0 and sweep["round_spread"] >= 0
     pngs = sorted(p.stem for p in plots.glob("*.png"))
     assert pngs == sorted(profile["sweeps"])
     for png in plots.glob("*.png"):

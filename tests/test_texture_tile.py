@@ -120,6 +120,22 @@ def test_measure_times_the_node(pocl_device):
     assert all(r.seconds > 0 and r.cost_seconds > r.seconds for r in results)
 
 
+def test_retime_interleaves_the_configurations(pocl_device, monkeypatch):
+    from mobile_opt.backends.opencl import tuning
+
+    order = []
+    real = tuning._node_seconds
+    monkeypatch.setattr(tuning, "_node_seconds",
+                        lambda compiled, feeds, node: order.append(compiled) or
+                        real(compiled, feeds, node))
+    configs = [TileConfig((1, 2)), TileConfig((1, 8), (2, 5))]
+    results = tuning.retime(_module(), "mm", configs, choose_device("pocl"), rounds=2)
+    assert [r.config for r in results] == configs
+    assert all(0 < r.seconds < r.cost_seconds for r in results)
+    # a round runs each configuration once before the next round begins
+    assert len(order) == 6 and order[0] is order[2] is order[4] and order[1] is order[3]
+
+
 def test_default_gpu_pipeline_uses_the_model(pocl_device):
     passes, _ = opencl_pipeline("onnx-canonicalize", MOBILE_OPT_UNIVERSE,
                                 choose_device("pocl"), fp16=False)

@@ -156,3 +156,29 @@ def test_bench_bad_input_is_one_line(monkeypatch, capsys, args, message):
     assert tmmodel_bench.main() == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_bench_scores_the_retimed_latencies():
+    from mobile_opt.backends.opencl.probe.profile import load_profile
+    from mobile_opt.models.texture_kernels import MatMulKernel
+
+    kernel, profile = MatMulKernel(64, 64, 64), load_profile("nvidia-h100")
+    case = Case("matmul", "MatMul", ((64, 64), (64, 64)))
+    space = list(texture_kernels.candidates(kernel, 1024))
+    # the scan's times: distinct, one unpruned configuration a lucky 1 ms
+    scan = {c: (2.0 + i / len(space), 0.1) for i, c in enumerate(space)}
+    picks = tmmodel_bench.choose(kernel, profile, {c: t for c, (t, _) in scan.items()})
+    lucky = next(c for c in picks.kept if c.tile not in (picks.base.tile, picks.model.tile))
+    scan[lucky] = (1.0, 0.1)
+    plain = tmmodel_bench.score(case, kernel, profile, scan)
+    assert not plain["retimed"] and plain["exhaustive_choice"] == lucky.describe()
+    assert plain["model_over_exhaustive"] == pytest.approx(scan[picks.model][0])
+    # timed again, the lucky one is no faster than the model's choice
+    again = {picks.model: 1.5, picks.base: 1.6, picks.tile_only: 1.5, lucky: 1.8}
+    row = tmmodel_bench.score(case, kernel, profile, scan, again)
+    assert row["retimed"] and row["top1"] and row["model_over_exhaustive"] == 1.0
+    assert row["scan_model_over_exhaustive"] == plain["model_over_exhaustive"]
+    assert row["latency_ms"]["base"] == pytest.approx(again[picks.base] * 1e3)
+    # a re-timing that misses the model's choice (another model) falls back to the scan
+    del again[picks.model]
+    assert not tmmodel_bench.score(case, kernel, profile, scan, again)["retimed"]

@@ -81,6 +81,17 @@ def test_group_factor_scales_the_cost():
     assert tmmodel.kernel_cost(shaped, inputs, group=(1, 1), **args) == pytest.approx(3 * plain)
 
 
+def test_group_factors_within_the_sweeps_noise_are_one():
+    profile = load_profile("pocl")
+    sweep = profile["tmmodel"]["work_groups"]
+    sweep["relative_time"] = {"1x1": 1.2, "2x2": 1.0, "4x4": 1.5}
+    sweep["round_spread"] = 0.3  # rounds of one shape lay 30 % apart
+    factors = {(gx, gy): f for gx, gy, f in texture_constants(profile).group_factors}
+    assert factors == {(1, 1): 1.0, (2, 2): 1.0, (4, 4): 1.5}
+    sweep["round_spread"] = 0.0
+    assert texture_constants(profile).group_factors[0] == (1, 1, 1.2)
+
+
 def test_published_presets_say_what_they_lack():
     with pytest.raises(ProfileError, match="no tmmodel.beta"):
         texture_constants(load_profile("adreno740"))

@@ -1,8 +1,9 @@
 """
 Measuring kernel configurations: a node of an `onnx`-level module, under each of a
 list of `TileConfig`s, lowered and built for an OpenCL device and run; its kernel's
-time from profiling events (the least of a few runs after a warm-up). This is the
-executor `mobile-tune` and the measured `texture-tile` searches share.
+time from profiling events (the least of a few runs after a warm-up; `retime` interleaves
+the runs of a few configurations). This is the executor `mobile-tune`, the measured
+`texture-tile` searches and `bench/tmmodel.py` share.
 """
 
 from __future__ import annotations
@@ -45,41 +46,71 @@ def random_feeds(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
     return make_inputs(find_function(module, "main_graph"), {}, seed)
 
 
-def measure(module: ModuleOp, node: str, configs: Sequence[TileConfig], device,
-            repeat: int = 3, progress: Callable[[str], None] | None = None) -> list[Measurement]:
-    """Each configuration of node `node` (its label) measured on `device` (a DeviceInfo)."""
+def _build(module: ModuleOp, node: str, config: TileConfig, device) -> CompiledModel:
+    """The module with node `node` under `config`, lowered and built for `device`."""
     from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 
     from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
     from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
 
+    clone = module.clone()
+    target = next(op for op in clone.walk() if _is_node(op, node))
+    config.apply(target)
+    ctx = Context()
+    OnnxToTexturePass(max_image_width=device.max_image_width,
+                      max_image_height=device.max_image_height,
+                      remarks=False).apply(ctx, clone)
+    TextureToOclPass().apply(ctx, clone)
+    CommonSubexpressionElimination().apply(ctx, clone)
+    return CompiledModel(clone, device)
+
+
+def _node_seconds(compiled: CompiledModel, feeds: dict[str, np.ndarray], node: str) -> float:
+    """One run's time of the node's kernels; infinite where the device cannot launch them."""
+    try:
+        run = compiled.run(feeds)
+    except OpenCLRunError as e:
+        if "OUT_OF_RESOURCES" not in str(e):
+            raise
+        return math.inf  # a configuration never to pick
+    return sum(t.seconds for t in run.kernel_times if _names(t.node, node))
+
+
+def measure(module: ModuleOp, node: str, configs: Sequence[TileConfig], device,
+            repeat: int = 3, progress: Callable[[str], None] | None = None) -> list[Measurement]:
+    """Each configuration of node `node` (its label) measured on `device` (a DeviceInfo)."""
     feeds = random_feeds(module)
     results = []
     for index, config in enumerate(configs):
         if progress:
             progress(f"{node} {config.describe()} ({index + 1}/{len(configs)})")
         start = time.perf_counter()
-        clone = module.clone()
-        target = next(op for op in clone.walk() if _is_node(op, node))
-        config.apply(target)
-        ctx = Context()
-        OnnxToTexturePass(max_image_width=device.max_image_width,
-                          max_image_height=device.max_image_height,
-                          remarks=False).apply(ctx, clone)
-        TextureToOclPass().apply(ctx, clone)
-        CommonSubexpressionElimination().apply(ctx, clone)
-        compiled = CompiledModel(clone, device)
-        times = []
-        try:
-            for _ in range(repeat + 1):
-                run = compiled.run(feeds)
-                times.append(sum(t.seconds for t in run.kernel_times if _names(t.node, node)))
-        except OpenCLRunError as e:
-            if "OUT_OF_RESOURCES" not in str(e):
-                raise
-            times = [math.inf] * 2  # the device cannot launch it: a configuration never to pick
+        compiled = _build(module, node, config, device)
+        times = [_node_seconds(compiled, feeds, node) for _ in range(repeat + 1)]
         results.append(Measurement(config, min(times[1:]), time.perf_counter() - start))
     return results
+
+
+def retime(module: ModuleOp, node: str, configs: Sequence[TileConfig], device,
+           rounds: int = 10, progress: Callable[[str], None] | None = None) -> list[Measurement]:
+    """
+    A few configurations measured again, interleaved: every round runs each once, so a
+    slow spell of the device (another process on a CPU, clocks) falls on all of them
+    alike rather than on whichever was measured then. The least of the rounds after a
+    warm-up; a verdict between configurations a scan found close is taken this way, not
+    from the scan whose minimum favours a lucky measurement.
+    """
+    feeds = random_feeds(module)
+    start = time.perf_counter()
+    built = [_build(module, node, config, device) for config in configs]
+    times: list[list[float]] = [[] for _ in configs]
+    for round_ in range(rounds + 1):
+        if progress:
+            progress(f"{node} retiming {len(configs)} ({round_ + 1}/{rounds + 1})")
+        for compiled, seen in zip(built, times):
+            seen.append(_node_seconds(compiled, feeds, node))
+    share = (time.perf_counter() - start) / max(len(configs), 1)
+    return [Measurement(config, min(seen[1:]), share) for config, seen in zip(configs, times)]
 
 
 def _names(label: str, node: str) -> bool:

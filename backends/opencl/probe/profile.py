@@ -61,9 +61,11 @@ def texture_constants(profile: dict) -> TextureConstants:
     if groups:  # the occupancy group at the least register pressure, in threads
         least = min(groups, key=int)
         resident = int(groups[least]) * int(occupancy.get("warp_size_used") or compute["warp_size"])
-    relative = ((tm.get("work_groups") or {}).get("relative_time")) or {}
-    group_factors = tuple(sorted((*map(int, shape.split("x")), float(t))
-                                 for shape, t in relative.items()))
+    sweep = tm.get("work_groups") or {}
+    noise = 1 + float(sweep.get("round_spread") or 0.0)
+    # a shape no slower than the sweep's own noise counts as fast as the best
+    group_factors = tuple(sorted((*map(int, shape.split("x")), t if t > noise else 1.0)
+                                 for shape, t in (sweep.get("relative_time") or {}).items()))
     return TextureConstants(tuple(tm["beta"]), float(tm["thrash_factor"]),
                             int(tm["cache_lines"]), int(compute["cores"]),
                             int(compute["registers_per_core"]), int(compute["warp_size"]),

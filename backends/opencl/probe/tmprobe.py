@@ -280,9 +280,10 @@ GROUP_READS = 64
 per-group costs weigh as they do in real kernels."""
 
 
-GROUP_RUNS = 3
-"""Launch batches per shape (the least counts): the shapes differ by less than one
-launch's noise on a busy CPU."""
+GROUP_ROUNDS = 5
+"""Rounds over all shapes (each shape's least time counts). A round launches every
+shape once, so a slow spell of a busy CPU slows all shapes of that round alike instead
+of whichever shape was being timed."""
 
 
 def work_group_kernel() -> str:
@@ -310,19 +311,21 @@ def probe_work_groups(runner: Runner, effort: Effort, progress: Progress = _noop
     limit = min(runner.device.max_work_group_size, runner.group_limit(kernel))
     sweep = Sweep(f"Work-group shape ({side}x{side} work-items, {GROUP_READS} reads each)",
                   "Gx", "ms", log_x=True, name="work_groups")
-    times = {}
+    shapes = [(gx, gy) for gy in GROUP_SIDES for gx in GROUP_SIDES
+              if gx * gy <= limit and gx <= side and gy <= side]
+    seen: dict[tuple[int, int], list[float]] = {shape: [] for shape in shapes}
+    for round_ in range(GROUP_ROUNDS):
+        progress(f"work groups, round {round_ + 1}/{GROUP_ROUNDS}")
+        for shape in shapes:
+            seen[shape].append(runner.time(kernel, (side, side), shape, image, out,
+                                           np.int32(GROUP_READS)))
+    times = {shape: min(t) for shape, t in seen.items()}
+    # how far one shape's rounds lie apart: differences between shapes below it are noise
+    spread = float(np.median([max(t) / min(t) - 1 for t in seen.values()]))
     for gy in GROUP_SIDES:
-        points = []
-        for gx in GROUP_SIDES:
-            if gx * gy > limit or gx > side or gy > side:
-                continue
-            progress(f"work group {gx}x{gy}")
-            seconds = min(runner.time(kernel, (side, side), (gx, gy), image, out,
-                                      np.int32(GROUP_READS)) for _ in range(GROUP_RUNS))
-            times[gx, gy] = seconds
-            points.append((gx, seconds * 1e3))
+        points = [(gx, times[gx, gy] * 1e3) for gx in GROUP_SIDES if (gx, gy) in times]
         if points:
             sweep.series[f"Gy={gy}"] = points
     best = min(times.values())
-    return sweep, {"range": [side, side], "reads": GROUP_READS,
+    return sweep, {"range": [side, side], "reads": GROUP_READS, "round_spread": spread,
                    "relative_time": {f"{gx}x{gy}": t / best for (gx, gy), t in times.items()}}
