@@ -35,6 +35,7 @@ from mobile_opt.backends.opencl.tuning import random_feeds  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.transforms.ace import AddressCalculationEliminationPass  # noqa: E402
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass  # noqa: E402
+from mobile_opt.transforms.texture_tile import TextureTilePass  # noqa: E402
 from mobile_opt.transforms.texture_to_ocl import TextureToOclPass  # noqa: E402
 from mobile_opt.universe import PASSES  # noqa: E402
 
@@ -48,11 +49,18 @@ def model_path(name: str) -> Path:
     return Path(onnx.backend.test.__file__).parent / "data" / "light" / f"{name}.onnx"
 
 
-def compiled(path: Path, device, ace: bool) -> tuple[CompiledModel, dict]:
+def compiled(path: Path, device, ace: bool,
+             tile_profile: str | None = None) -> tuple[CompiledModel, dict]:
+    """
+    The model through the GPU path, with or without `ace`; with `texture-tile` (TMModel,
+    that profile) before the lowering, or the lowering's fixed kernel defaults.
+    """
     module = import_onnx(str(path))
     ctx = Context()
     for name in GRAPH_PASSES:
         PASSES[name]()().apply(ctx, module)
+    if tile_profile is not None:
+        TextureTilePass(device=tile_profile).apply(ctx, module)
     OnnxToTexturePass(max_image_width=device.max_image_width,
                       max_image_height=device.max_image_height, remarks=False).apply(ctx, module)
     TextureToOclPass().apply(ctx, module)

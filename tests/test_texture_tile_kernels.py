@@ -182,3 +182,14 @@ def test_bench_scores_the_retimed_latencies():
     # a re-timing that misses the model's choice (another model) falls back to the scan
     del again[picks.model]
     assert not tmmodel_bench.score(case, kernel, profile, scan, again)["retimed"]
+
+
+def test_tiling_bench_builds_both_pipelines(pocl_device, tmp_path):
+    ace_bench = load_bench("ace")
+    path = Case("matmul", "MatMul", ((64, 128), (128, 64))).save(tmp_path)
+    device = choose_device("pocl")
+    fixed, feeds = ace_bench.compiled(path, device, ace=True)
+    tiled, _ = ace_bench.compiled(path, device, ace=True, tile_profile="pocl")
+    assert fixed.source != tiled.source  # TMModel chose other than the fixed defaults
+    want, got = fixed.run(feeds).outputs, tiled.run(feeds).outputs
+    assert all(relative_error(got[k], v) < 1e-5 for k, v in want.items())
