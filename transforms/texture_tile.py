@@ -92,11 +92,10 @@ class TextureTilePass(ModulePass):
 
     def _fastest(self, module: ModuleOp, node, pool: list[TileConfig]) -> TileConfig:
         from mobile_opt.backends.opencl.devices import DeviceError, choose_device
-        from mobile_opt.backends.opencl.tuning import measure, node_name
+        from mobile_opt.backends.opencl.tuning import fastest, node_name
 
         try:
             device = choose_device(self.opencl)
         except DeviceError as e:
             raise DiagnosticException(f"texture-tile: {e}") from None
-        results = measure(module, node_name(node), pool, device)
-        return min(results, key=lambda m: m.seconds).config
+        return fastest(module, node_name(node), pool, device)[1].config
