@@ -18,6 +18,7 @@ from mobile_opt.backends.opencl.devices import choose_device
 from mobile_opt.backends.opencl.probe import tmprobe
 from mobile_opt.backends.opencl.probe.archprobe import IMAGE_CHASE
 from mobile_opt.backends.opencl.probe.profile import (
+    PROFILE_DIR,
     SCHEMA,
     ProfileError,
     load_profile,
@@ -154,6 +155,41 @@ def test_bad_options_are_one_line(pocl_device, tmp_path, capsys, args, message):
     err = capsys.readouterr().err.strip().splitlines()
     assert exit.value.code == 1 and message in err[-1] and err[-1].startswith("mobile-probe: error")
     assert not out.exists()
+
+
+def test_update_replaces_only_the_probes_run(pocl_device, tmp_path, capsys):
+    shipped = PROFILE_DIR / "pocl.json"
+    out = tmp_path / "pocl.json"
+    earlier = json.loads(shipped.read_text())
+    earlier["tmmodel"]["work_groups"] = {"relative_time": {"1x1": 9.0}}  # to be replaced
+    out.write_text(json.dumps(earlier))
+    with pytest.raises(SystemExit) as exit:
+        mobile_probe.main(["--only", "work-groups", "--quick", "--update", "-o", str(out)])
+    assert exit.value.code == 0
+    profile = json.loads(out.read_text())
+    assert profile["tmmodel"]["work_groups"]["relative_time"] != {"1x1": 9.0}
+    assert "round_spread" in profile["tmmodel"]["work_groups"]
+    for kept in ("compute", "caches", "bandwidth_gbs"):
+        assert profile[kept] == earlier[kept]
+    assert profile["tmmodel"]["beta"] == earlier["tmmodel"]["beta"]
+    assert set(profile["sweeps"]) == set(earlier["sweeps"])  # its sweep replaced in place
+    assert "work-groups" in profile["identity"]["reprobed"]
+    assert profile["identity"]["date"] == earlier["identity"]["date"]
+
+
+@pytest.mark.parametrize("profile, message", [
+    (None, "No such file"), ("nvidia-h100", "a profile of NVIDIA H100 80GB HBM3, not of"),
+])
+def test_update_needs_a_profile_of_the_device(pocl_device, tmp_path, capsys, profile, message):
+    out = tmp_path / "p.json"
+    if profile:
+        out.write_text((PROFILE_DIR / f"{profile}.json").read_text())
+    before = out.read_text() if profile else None
+    with pytest.raises(SystemExit) as exit:
+        mobile_probe.main(["--only", "work-groups", "--quick", "--update", "-o", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit.value.code == 1 and message in err[-1] and len(err) == 1
+    assert (out.read_text() if profile else None) == before  # left as it was
 
 
 def test_missing_output_folder(tmp_path, capsys):

@@ -4,7 +4,8 @@ device with ArchProbe's (Romou §3.1) and TMModel's (§3) micro-benchmarks and w
 its device profile (`backends/opencl/probe/profile.py`), the file `texture-tile` and
 the other GPU passes read. `--plots DIR` also writes a PNG of every sweep. `--quick`
 runs short sweeps (a first look, and the tests); `--only` runs some probes (the
-others are left out of the profile).
+others are left out of the profile); with `--update`, the probes run replace their
+readings in the existing profile `-o` names, whose other readings stay.
 
 The device is chosen as `mobile-run --device` chooses it: `pocl` (default), `gpu`,
 `cpu` or a substring of a platform or device name.
@@ -77,7 +78,8 @@ def assemble(runner: Runner, results: dict[str, dict], sweeps: list[Sweep], seco
     warp = results.get("warp", {})
     per_item = registers.get("registers_per_item")
     register_file = registers.get("register_file")
-    estimated = register_file is None and registers != {}
+    # None where the register probe did not run (an update keeps the earlier reading)
+    estimated = (register_file is None) if registers else None
     if estimated:  # no step within the sweep: at least what was swept, for every lane
         register_file = (per_item or registers["registers_swept_to"]) * alus.get(
             "alus_per_core", device.max_work_group_size)
@@ -130,7 +132,44 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--plots", help="folder for a PNG of every sweep")
     parser.add_argument("--quick", action="store_true", help="short sweeps")
     parser.add_argument("--only", help=f"comma-separated probes of: {', '.join(PROBES)}")
+    parser.add_argument("--update", action="store_true",
+                        help="put the probes' readings into the existing profile -o names")
     return parser.parse_args(argv)
+
+
+def overlay(earlier: dict, fresh: dict) -> dict:
+    """`earlier` with every reading `fresh` has (not None) in its place, nested dicts merged."""
+    merged = dict(earlier)
+    for key, value in fresh.items():
+        if value is None:
+            continue
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = overlay(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def profile_to_update(path: str, device_name: str) -> dict:
+    """The existing profile `--update` puts readings into: of this device, readable."""
+    try:
+        earlier = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"--update {path}: {e}") from None
+    name = (earlier.get("identity") or {}).get("name") if isinstance(earlier, dict) else None
+    if name != device_name:
+        raise UserError(f"--update {path}: a profile of {name}, not of {device_name}")
+    return earlier
+
+
+def updated(earlier: dict, fresh: dict, probes: list[str]) -> dict:
+    """`earlier` with the readings of `probes` from `fresh` in their place."""
+    merged = overlay(earlier, {k: v for k, v in fresh.items() if k != "identity"})
+    identity = earlier["identity"]
+    date = fresh["identity"]["date"]
+    merged["identity"] = dict(identity, reprobed={**identity.get("reprobed", {}),
+                                                  **{name: date for name in probes}})
+    return merged
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -153,6 +192,7 @@ def probe(args: argparse.Namespace) -> int:
         info = choose_device(args.device)
     except DeviceError as e:
         raise UserError(str(e)) from None
+    earlier = profile_to_update(args.output, info.name) if args.update else None
     start = time.time()
     bar = ProgressBar(len([p for p in PROBES if p in only]), f"probing {info.name}")
     try:
@@ -163,6 +203,8 @@ def probe(args: argparse.Namespace) -> int:
         raise UserError(f"{info.name}: {e}") from None
     bar.finish()
     profile = assemble(runner, results, sweeps, time.time() - start, args.quick)
+    if earlier is not None:
+        profile = updated(earlier, profile, [p for p in PROBES if p in only])
     if plots is not None:
         plots.mkdir(parents=True, exist_ok=True)
         for sweep in sweeps:
