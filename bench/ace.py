@@ -1,7 +1,8 @@
 """
 `ace` (Romou's address-calculation elimination) measured: the GPU path's kernels of a
 few shipped CNNs built with and without it, run side by side on one device (alternating,
-the least of several runs each), kernel time from profiling events.
+the least of several runs each), kernel time from profiling events. `bench/tiling.py`
+compares two builds of the same models the same way, with the pieces here.
 
     python3 bench/ace.py --device pocl
     bench/gpu_ace.sh                     # on the lent NVIDIA GPU
@@ -20,7 +21,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from e2e import import_repo_package  # noqa: E402
+from e2e import import_repo_package, light_model_path  # noqa: E402
 
 import_repo_package()
 
@@ -41,12 +42,6 @@ from mobile_opt.universe import PASSES  # noqa: E402
 
 MODELS = ("light_resnet50", "light_squeezenet", "light_shufflenet", "light_inception_v1")
 GRAPH_PASSES = ("onnx-fold-constants", "onnx-fold-batchnorm", "onnx-canonicalize", "onnx-fuse")
-
-
-def model_path(name: str) -> Path:
-    import onnx.backend.test
-
-    return Path(onnx.backend.test.__file__).parent / "data" / "light" / f"{name}.onnx"
 
 
 def compiled(path: Path, device, ace: bool,
@@ -74,33 +69,49 @@ def kernel_seconds(model: CompiledModel, feeds: dict) -> float:
     return sum(t.seconds for t in model.run(feeds).kernel_times)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
+def side_by_side(models: list[CompiledModel], feeds: dict, rounds: int) -> list[float]:
+    """Each model's least kernel time over `rounds`, alternating, so drift hits all alike."""
+    times: list[list[float]] = [[] for _ in models]
+    for _ in range(rounds):
+        for model, seen in zip(models, times):
+            seen.append(kernel_seconds(model, feeds))
+    return [min(seen) for seen in times]
+
+
+def arguments(doc: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=doc,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="pocl")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def save_rows(bench: str, device, args: argparse.Namespace, rows: list[dict],
+              **extra) -> None:
+    """The rows as `bench/results/<bench>-<device>.json` (or `--out`), naming the device."""
+    tag = "pocl" if "Portable" in device.platform else device.name.lower().replace(" ", "-")
+    out = Path(args.out) if args.out else BENCH_DIR / "results" / f"{bench}-{tag}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"device": device.describe(), "host": platform.node(), **extra,
+                               "rounds": args.rounds, "rows": rows}, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
+def main() -> int:
+    args = arguments(__doc__)
     device = choose_device(args.device)
     rows = []
     for name in MODELS:
-        plain, feeds = compiled(model_path(name), device, ace=False)
-        hoisted, _ = compiled(model_path(name), device, ace=True)
+        plain, feeds = compiled(light_model_path(name), device, ace=False)
+        hoisted, _ = compiled(light_model_path(name), device, ace=True)
         kernel_seconds(plain, feeds), kernel_seconds(hoisted, feeds)  # warm-up
-        without, with_ace = [], []
-        for _ in range(args.rounds):  # alternate, so drift hits both alike
-            without.append(kernel_seconds(plain, feeds))
-            with_ace.append(kernel_seconds(hoisted, feeds))
-        rows.append({"model": name, "without_ms": min(without) * 1e3,
-                     "with_ms": min(with_ace) * 1e3, "speedup": min(without) / min(with_ace)})
-        print(f"{name:22s} without {rows[-1]['without_ms']:9.3f} ms  with {rows[-1]['with_ms']:9.3f} ms"
-              f"  speedup {rows[-1]['speedup']:.3f}", flush=True)
-    tag = "pocl" if "Portable" in device.platform else device.name.lower().replace(" ", "-")
-    out = Path(args.out) if args.out else BENCH_DIR / "results" / f"ace-{tag}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"device": device.describe(), "host": platform.node(),
-                               "rounds": args.rounds, "rows": rows}, indent=1) + "\n")
-    print(f"wrote {out}")
+        without, with_ace = side_by_side([plain, hoisted], feeds, args.rounds)
+        rows.append({"model": name, "without_ms": without * 1e3, "with_ms": with_ace * 1e3,
+                     "speedup": without / with_ace})
+        print(f"{name:22s} without {without * 1e3:9.3f} ms  with {with_ace * 1e3:9.3f} ms"
+              f"  speedup {without / with_ace:.3f}", flush=True)
+    save_rows("ace", device, args, rows)
     return 0
 
 

@@ -12,30 +12,21 @@ Results: `bench/results/tiling-<device>.json`.
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
 import sys
 from pathlib import Path
-
-import numpy as np
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from ace import MODELS, compiled, model_path  # noqa: E402
+from ace import MODELS, arguments, compiled, save_rows, side_by_side  # noqa: E402
+from e2e import light_model_path, rel_error  # noqa: E402
 
 from mobile_opt.backends.opencl.devices import choose_device  # noqa: E402
 from mobile_opt.backends.opencl.probe.profile import profile_for_device  # noqa: E402
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", default="pocl")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--out")
-    args = parser.parse_args()
+    args = arguments(__doc__)
     device = choose_device(args.device)
     profile = profile_for_device(device.name, device.platform)
     if profile is None:
@@ -43,27 +34,15 @@ def main() -> int:
         return 1
     rows = []
     for name in MODELS:
-        fixed, feeds = compiled(model_path(name), device, ace=True)
-        tiled, _ = compiled(model_path(name), device, ace=True, tile_profile=profile)
-        want, got = fixed.run(feeds), tiled.run(feeds)  # also the warm-up
-        error = max(float(np.abs(got.outputs[k] - v).max() / max(np.abs(v).max(), 1e-6))
-                    for k, v in want.outputs.items())
-        times: dict[str, list[float]] = {"fixed": [], "tmmodel": []}
-        for _ in range(args.rounds):  # alternate, so drift hits both alike
-            for label, model in (("fixed", fixed), ("tmmodel", tiled)):
-                times[label].append(sum(t.seconds for t in model.run(feeds).kernel_times))
-        fixed_s, tiled_s = min(times["fixed"]), min(times["tmmodel"])
+        fixed, feeds = compiled(light_model_path(name), device, ace=True)
+        tiled, _ = compiled(light_model_path(name), device, ace=True, tile_profile=profile)
+        error = rel_error(tiled.run(feeds).outputs, fixed.run(feeds).outputs)  # and warm-up
+        fixed_s, tiled_s = side_by_side([fixed, tiled], feeds, args.rounds)
         rows.append({"model": name, "fixed_ms": fixed_s * 1e3, "tmmodel_ms": tiled_s * 1e3,
                      "speedup": fixed_s / tiled_s, "relative_difference": error})
         print(f"{name:22s} fixed {fixed_s * 1e3:9.3f} ms  TMModel {tiled_s * 1e3:9.3f} ms  "
               f"speedup {fixed_s / tiled_s:.3f}  outputs differ by {error:.1e}", flush=True)
-    tag = "pocl" if "Portable" in device.platform else device.name.lower().replace(" ", "-")
-    out = Path(args.out) if args.out else BENCH_DIR / "results" / f"tiling-{tag}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"device": device.describe(), "host": platform.node(),
-                               "profile": profile, "rounds": args.rounds, "rows": rows},
-                              indent=1) + "\n")
-    print(f"wrote {out}")
+    save_rows("tiling", device, args, rows, profile=profile)
     return 0
 
 

@@ -135,7 +135,8 @@ def sample_cases(family: str, count: int, cpu: bool, rng: np.random.Generator) -
                 weight = (m, c // group, kernel, kernel)
             op = "ConvTranspose" if family == "deconv" else "Conv"
             case = Case(family, op, ((1, c, side, side), weight, (m,)), tuple(attrs.items()))
-            work = (c // group) * m * side * side * kernel * kernel * (stride**2 if family == "deconv" else 1)
+            upsampled = stride**2 if family == "deconv" else 1  # its output: stride² more pixels
+            work = (c // group) * m * side * side * kernel * kernel * upsampled
         else:
             rows, length = power(4, 9 if cpu else 12), power(4, 10 if cpu else 12)
             if family == "softmax":
@@ -183,6 +184,8 @@ def run_case(case: Case, device, profile: dict, folder: Path, bar: ProgressBar) 
 class Picks:
     """The configurations each search picks from one kernel's measured space."""
 
+    pruned: dict[TileConfig, str | None]
+    """Every configuration of the space: the criterion that prunes it, or None."""
     kept: list[TileConfig]
     """The space after pruning."""
     model: TileConfig
@@ -201,7 +204,8 @@ def choose(kernel, profile: dict, latency: dict[TileConfig, float]) -> Picks:
     constants = texture_constants(profile)
     limits = HardwareLimits.of(profile)
     space = list(latency)
-    kept = [c for c in space if prune_reason(limits, kernel.model_inputs(c), c) is None]
+    pruned = {c: prune_reason(limits, kernel.model_inputs(c), c) for c in space}
+    kept = [c for c in space if pruned[c] is None]
     start = time.perf_counter()
     predicted = {c: texture_kernels.predicted_cost(constants, kernel, c) for c in kept}
     model = texture_kernels.model_choice(constants, kernel, kept)
@@ -211,7 +215,7 @@ def choose(kernel, profile: dict, latency: dict[TileConfig, float]) -> Picks:
         pool = [c for c in kept if c.tile == tile] or kept
         return min(pool, key=lambda c: latency[c])
 
-    return Picks(kept, model, model_seconds, predicted,
+    return Picks(pruned, kept, model, model_seconds, predicted,
                  best_all=min(space, key=lambda c: latency[c]),
                  best_kept=min(kept, key=lambda c: latency[c]),
                  base=best_with_tile(next(iter(kernel.thread_tiles()))),
@@ -228,13 +232,11 @@ def score(case: Case, kernel, profile: dict,
     configuration and every latency reported is a re-timed one: the scan's least time
     favours a configuration measured in a quiet moment.
     """
-    limits = HardwareLimits.of(profile)
     space = list(measured)
     scan = {c: measured[c][0] for c in space}
     picks = choose(kernel, profile, scan)
     retimed = retimed or {}
-    use_retimed = picks.model in retimed and all(
-        c in retimed for c in (picks.base, picks.tile_only))
+    use_retimed = all(c in retimed for c in (picks.model, picks.base, picks.tile_only))
     latency = {**scan, **retimed} if use_retimed else scan
     best = min(retimed, key=retimed.get) if use_retimed else picks.best_kept
     return {
@@ -257,7 +259,7 @@ def score(case: Case, kernel, profile: dict,
                      "ms": scan[c] * 1e3 if math.isfinite(scan[c]) else None,
                      "retimed_ms": retimed[c] * 1e3 if c in retimed else None,
                      "measuring_seconds": measured[c][1],
-                     "pruned": prune_reason(limits, kernel.model_inputs(c), c),
+                     "pruned": picks.pruned[c],
                      "predicted": picks.predicted.get(c)
                      if math.isfinite(picks.predicted.get(c, 0.0)) else None} for c in space],
     }
