@@ -143,7 +143,8 @@ def test_tile_on_a_row_op_it_cannot_take_is_one_line(tmp_path):
     module = import_onnx(str(case.save(tmp_path)))
     assert kernel_of(_node(module)) is None  # texture-tile leaves it alone
     TileConfig((2, 1)).apply(_node(module))
-    with pytest.raises(DiagnosticException, match="texture.tile needs a reduction over the last axis"):
+    with pytest.raises(DiagnosticException,
+                       match="texture.tile needs a reduction over the last axis"):
         OnnxToTexturePass(remarks=False).apply(Context(), module)
 
 

@@ -1,13 +1,13 @@
 """
 `mobile-tune MODEL --device SEL [--search exhaustive|random] [--samples N] -o tuned.json
 [--save-mlir tuned.mlir]`: the measured ground truth for `texture-tile`. Every
-configuration of each GPU kernel texture-tile configures (pruned by `prune-configs` with the device's
-profile unless `--no-prune`) is lowered, built and timed on the device, with the same
-executor as the measured `texture-tile` searches, and the five fastest are timed again,
-interleaved, before one is taken; `tuned.json` records every time, the fastest
-configuration per node (with its re-timed time) and how long tuning took. `--save-mlir` writes the model's
-`onnx` IR with the fastest configurations recorded (`texture.tile`), ready for
-`mobile-opt`/`mobile-run`.
+configuration of each GPU kernel texture-tile configures (pruned by `prune-configs` with
+the device's profile unless `--no-prune`) is lowered, built and timed on the device, with
+the same executor as the measured `texture-tile` searches, and the five fastest are timed
+again, interleaved, before one is taken; `tuned.json` records every time, the fastest
+configuration per node (with its re-timed time) and how long tuning took. `--save-mlir`
+writes the model's `onnx` IR with the fastest configurations recorded (`texture.tile`),
+ready for `mobile-opt`/`mobile-run`.
 """
 
 from __future__ import annotations

@@ -65,7 +65,8 @@ class TextureTilePass(ModulePass):
                 f"texture-tile: cost-model must be one of {', '.join(COST_MODELS)}, "
                 f"not '{self.cost_model}'")
         if self.cost_model == "random" and self.samples < 1:
-            raise DiagnosticException(f"texture-tile: samples must be at least 1, not {self.samples}")
+            raise DiagnosticException(
+                f"texture-tile: samples must be at least 1, not {self.samples}")
         profile = load_profile(self.device)
         limits = HardwareLimits.of(profile)
         constants = texture_constants(profile) if self.cost_model == "tmmodel" else None
