@@ -9,7 +9,8 @@ runs first). `tmmodel` takes the one with the least TMModel cost
 (`models/tmmodel.py`, with the constants of the device profile `device`; ties go to
 the squarest warp footprint, `models/texture_kernels.py`);
 `exhaustive` measures every candidate on the OpenCL device `opencl` and takes the
-fastest; `random` measures `samples` random candidates. Supported ops: 2-D MatMul and
+fastest, after timing the five fastest again, interleaved (`tuning.fastest`); `random`
+does the same with `samples` random candidates. Supported ops: 2-D MatMul and
 Gemm, Conv (strided, depthwise, grouped) and ConvTranspose with `nc4hw4` results,
 Softmax and LayerNormalization over the last axis (`models/texture_kernels.py`); others
 keep the lowering's defaults, and an op that already carries a
