@@ -21,7 +21,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from e2e import import_repo_package, light_model_path  # noqa: E402
+from e2e import import_repo_package, light_model_path, pick_device  # noqa: E402
 
 import_repo_package()
 
@@ -30,7 +30,6 @@ from xdsl.transforms.common_subexpression_elimination import (  # noqa: E402
     CommonSubexpressionElimination,
 )
 
-from mobile_opt.backends.opencl.devices import choose_device  # noqa: E402
 from mobile_opt.backends.opencl.executor import CompiledModel  # noqa: E402
 from mobile_opt.backends.opencl.tuning import random_feeds  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
@@ -100,7 +99,7 @@ def save_rows(bench: str, device, args: argparse.Namespace, rows: list[dict],
 
 def main() -> int:
     args = arguments(__doc__)
-    device = choose_device(args.device)
+    device = pick_device(args.device, "bench/ace.py")
     rows = []
     for name in MODELS:
         plain, feeds = compiled(light_model_path(name), device, ace=False)

@@ -129,11 +129,12 @@ def one_line(e: BaseException) -> str:
 # devices ----------------------------------------------------------------------------
 
 
-def pick_device(spec: str | None):
+def pick_device(spec: str | None, program: str = "e2e"):
     """
     The OpenCL device (a `DeviceInfo`) that `spec` names as `mobile-run --device`
     does: `pocl`, `gpu`, `cpu` or a substring of a platform or device name; with
-    none, the first GPU if there is one, else PoCL.
+    none, the first GPU if there is one, else PoCL. One line naming `program` and exit
+    1 if there is no such device.
     """
     from mobile_opt.backends.opencl.devices import DeviceError, available_devices, choose_device
 
@@ -142,7 +143,7 @@ def pick_device(spec: str | None):
     try:
         return choose_device(spec)
     except DeviceError as e:
-        raise SystemExit(f"e2e: {e}") from None
+        raise SystemExit(f"{program}: {e}") from None
 
 
 def device_info(device):

@@ -19,15 +19,14 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from ace import MODELS, arguments, compiled, save_rows, side_by_side  # noqa: E402
-from e2e import light_model_path, rel_error  # noqa: E402
+from e2e import light_model_path, pick_device, rel_error  # noqa: E402
 
-from mobile_opt.backends.opencl.devices import choose_device  # noqa: E402
 from mobile_opt.backends.opencl.probe.profile import profile_for_device  # noqa: E402
 
 
 def main() -> int:
     args = arguments(__doc__)
-    device = choose_device(args.device)
+    device = pick_device(args.device, "bench/tiling.py")
     profile = profile_for_device(device.name, device.platform)
     if profile is None:
         print(f"bench/tiling.py: error: no shipped profile for {device.name}", file=sys.stderr)

@@ -50,7 +50,7 @@ import_repo_package()
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from mobile_opt.backends.opencl.devices import choose_device  # noqa: E402
+from mobile_opt.backends.opencl.devices import DeviceError, choose_device  # noqa: E402
 from mobile_opt.backends.opencl.probe.profile import (  # noqa: E402
     ProfileError,
     load_profile,
@@ -368,7 +368,7 @@ def main() -> int:
 
 
 class InputError(Exception):
-    """A --rescore file or --profile that cannot be read."""
+    """A --rescore file, --profile or --device that cannot be read or found."""
 
 
 def load_profile_or_fail(name: str) -> dict:
@@ -396,7 +396,10 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             rows = [rescore(r, profile, Path(folder)) for run in runs for r in run["rows"]
                     if r["family"] in families]
         else:
-            device = choose_device(args.device)
+            try:
+                device = choose_device(args.device)
+            except DeviceError as e:
+                raise InputError(e) from None
             device_text, device_name = device.describe(), device.name
             host = None
             profile_name = args.profile or profile_for_device(device.name, device.platform)

@@ -151,6 +151,7 @@ def test_tile_on_a_row_op_it_cannot_take_is_one_line(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--rescore", "/nonexistent/run.json"], "No such file or directory"),
     (["--profile", "nonesuch", "--families", "softmax"], "nonesuch: no such device profile"),
+    (["--device", "nonesuch"], "no OpenCL device matches 'nonesuch'"),
 ])
 def test_bench_bad_input_is_one_line(monkeypatch, capsys, args, message):
     monkeypatch.setattr("sys.argv", ["tmmodel.py", *args])
@@ -194,3 +195,13 @@ def test_tiling_bench_builds_both_pipelines(pocl_device, tmp_path):
     assert fixed.source != tiled.source  # TMModel chose other than the fixed defaults
     want, got = fixed.run(feeds).outputs, tiled.run(feeds).outputs
     assert all(relative_error(got[k], v) < 1e-5 for k, v in want.items())
+
+
+@pytest.mark.parametrize("bench", ["ace", "tiling"])
+def test_side_by_side_benches_name_a_missing_device_in_one_line(bench, monkeypatch):
+    monkeypatch.setattr("sys.argv", [f"{bench}.py", "--device", "nonesuch"])
+    with pytest.raises(SystemExit) as exit:
+        load_bench(bench).main()
+    message = str(exit.value.code)
+    assert message.startswith(f"bench/{bench}.py: no OpenCL device matches 'nonesuch'")
+    assert "\n" not in message
