@@ -47,8 +47,6 @@ from e2e import import_repo_package  # noqa: E402
 
 import_repo_package()
 
-import onnx  # noqa: E402
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device  # noqa: E402
 from mobile_opt.backends.opencl.probe.profile import (  # noqa: E402
@@ -60,6 +58,7 @@ from mobile_opt.backends.opencl.probe.profile import (  # noqa: E402
 from mobile_opt.backends.opencl.tuning import measure, node_name, retime  # noqa: E402
 from mobile_opt.dialects.texture.tiling import TileConfig  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
+from mobile_opt.frontend.single_node import NODE_NAME, save_single_node  # noqa: E402
 from mobile_opt.models import texture_kernels  # noqa: E402
 from mobile_opt.tools.png_chart import Chart, write_png  # noqa: E402
 from mobile_opt.tools.progress import ProgressBar  # noqa: E402
@@ -86,19 +85,8 @@ class Case:
     attrs: tuple[tuple[str, object], ...] = ()
 
     def save(self, folder: Path) -> Path:
-        rng = np.random.default_rng(0)
-        names = ["X"] + [f"W{i}" for i in range(1, len(self.inputs))]
-        weights = [numpy_helper.from_array(rng.standard_normal(s).astype(np.float32), n)
-                   for n, s in zip(names[1:], self.inputs[1:])]
-        node = helper.make_node(self.op, names, ["Y"], name="node", **dict(self.attrs))
-        graph = helper.make_graph(
-            [node], self.family,
-            [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(self.inputs[0]))],
-            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], weights)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
         path = folder / f"{self.family}_{len(list(folder.iterdir()))}.onnx"
-        onnx.save(onnx.shape_inference.infer_shapes(model), path)
-        return path
+        return save_single_node(path, self.op, self.inputs, self.attrs)
 
 
 def sample_cases(family: str, count: int, cpu: bool, rng: np.random.Generator) -> list[Case]:
@@ -166,16 +154,16 @@ def run_case(case: Case, device, profile: dict, folder: Path, bar: ProgressBar) 
     """
     limits = HardwareLimits.of(profile)
     module = import_onnx(str(case.save(folder)))
-    kernel = kernel_of(next(o for o in module.walk() if node_name(o) == "node"))
+    kernel = kernel_of(next(o for o in module.walk() if node_name(o) == NODE_NAME))
     assert kernel is not None, case
     space = list(texture_kernels.candidates(kernel, limits.max_group))
     measured = {m.config: (m.seconds, m.cost_seconds)
-                for m in measure(module, "node", space, device, progress=bar.note)}
+                for m in measure(module, NODE_NAME, space, device, progress=bar.note)}
     picked = choose(kernel, profile, {c: m[0] for c, m in measured.items()})
     fastest = sorted(picked.kept, key=lambda c: measured[c][0])[:RETIMED_FASTEST]
     again = list(dict.fromkeys([picked.model, picked.base, picked.tile_only, *fastest]))
     again = [c for c in again if math.isfinite(measured[c][0])]
-    retimed = {m.config: m.seconds for m in retime(module, "node", again, device,
+    retimed = {m.config: m.seconds for m in retime(module, NODE_NAME, again, device,
                                                    RETIME_ROUNDS, progress=bar.note)}
     return score(case, kernel, profile, measured, retimed)
 
@@ -272,7 +260,7 @@ def rescore(row: dict, profile: dict, folder: Path) -> dict:
                 tuple((k, tuple(v) if isinstance(v, list) else v)
                       for k, v in spec["attrs"].items()))
     kernel = kernel_of(next(o for o in import_onnx(str(case.save(folder))).walk()
-                            if node_name(o) == "node"))
+                            if node_name(o) == NODE_NAME))
     configs = {TileConfig(tuple(c["tile"]), tuple(c["group"]) if c["group"] else None): c
                for c in row["configs"]}
     measured = {config: (c["ms"] * 1e-3 if c["ms"] is not None else math.inf,

@@ -31,6 +31,13 @@ from mobile_opt.transforms.onnx_to_texture.conv import ConvShape
 
 TILE_SIDES = (1, 2, 4, 8)
 GROUP_SIDES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+FAMILIES = ("matmul", "conv", "conv-s2", "depthwise", "conv-transpose-s2", "softmax",
+            "layernorm")
+"""
+Kernel families, each with its own work-group preferences on a device: a stride-1
+convolution's neighbouring work-items share input rows, a stride-2 one's do not, and a
+stride-2 transposed one's alternate between the taps of its output's parities.
+"""
 TRACE_STEPS = 256
 """Reduction steps a trace follows: enough for stable shares of block crossings."""
 
@@ -48,6 +55,11 @@ class KernelModelInputs:
 
 class Kernel(Protocol):
     """A GPU kernel's shape as the model and the searches see it."""
+
+    @property
+    def family(self) -> str:
+        """Which of `FAMILIES` it is: kernels of one family prefer the same work groups."""
+        ...
 
     def describe_shape(self) -> str: ...
 
@@ -76,6 +88,8 @@ class MatMulKernel:
     m: int
     k: int
     n: int
+
+    family = "matmul"
 
     def describe_shape(self) -> str:
         return f"MatMul {self.m}x{self.k}x{self.n}"
@@ -124,6 +138,16 @@ TRACE_CHANNEL_BLOCKS = 8
 @dataclass(frozen=True)
 class ConvKernel:
     geometry: ConvShape
+
+    @property
+    def family(self) -> str:
+        g = self.geometry
+        if g.kind == "depthwise":
+            return "depthwise"
+        strided = max(g.strides) > 1
+        if g.transposed:
+            return "conv-transpose-s2" if strided else "conv"
+        return "conv-s2" if strided else "conv"
 
     def describe_shape(self) -> str:
         g = self.geometry
@@ -234,6 +258,10 @@ class RowKernel:
     def blocks(self) -> int:
         return math.ceil(self.length / 4)
 
+    @property
+    def family(self) -> str:
+        return "layernorm" if self.op == "LayerNormalization" else "softmax"
+
     def describe_shape(self) -> str:
         return f"{self.op} {self.rows}x{self.length}"
 
@@ -303,7 +331,8 @@ def predicted_cost(constants: tmmodel.TextureConstants, kernel: Kernel,
     described = kernel.model_inputs(config)
     group = config.group
     return tmmodel.kernel_cost(constants, described.inputs, described.output, config.tile, group,
-                               warp_shape(group, constants.warp_size), described.footprint)
+                               warp_shape(group, constants.warp_size), described.footprint,
+                               kernel.family)
 
 
 def squareness(kernel: Kernel, config: TileConfig, warp: int) -> float:

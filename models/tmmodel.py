@@ -79,6 +79,9 @@ class TextureConstants:
     group_factors: tuple[tuple[int, int, float], ...] = ()
     """(Gx, Gy, time relative to the best shape) from the work-group sweep; 1 where the
     difference is within the sweep's noise between rounds."""
+    family_group_factors: tuple[tuple[str, tuple[tuple[int, int, float], ...]], ...] = ()
+    """The same, per kernel family, from timing one lowered kernel of the family in every
+    work-group shape; a family missing here takes `group_factors`."""
 
 
 @dataclass(frozen=True)
@@ -140,23 +143,28 @@ def occupancy_groups(constants: TextureConstants, groups: int, footprint: int,
     return math.ceil(groups / constants.cores) * math.ceil(1 / per_core)
 
 
-def group_factor(constants: TextureConstants, group: Sequence[int]) -> float:
-    """F(G): the measured shape nearest to `group` (in log2 of each side), 1 if none."""
-    if not constants.group_factors:
+def group_factor(constants: TextureConstants, group: Sequence[int],
+                 family: str | None = None) -> float:
+    """
+    F(G): of the shapes measured for the kernel's family (else of the generic sweep), the
+    one nearest to `group` (in log2 of each side); 1 if none was measured.
+    """
+    factors = dict(constants.family_group_factors).get(family, constants.group_factors)
+    if not factors:
         return 1.0
     gx, gy = (math.log2(max(g, 1)) for g in group)
-    nearest = min(constants.group_factors,
+    nearest = min(factors,
                   key=lambda f: (math.log2(f[0]) - gx) ** 2 + (math.log2(f[1]) - gy) ** 2)
     return nearest[2]
 
 
 def kernel_cost(constants: TextureConstants, inputs: Sequence[InputAccess],
                 output: Sequence[int], tile: Sequence[int], group: Sequence[int],
-                warp_shape: Sequence[int], footprint: int) -> float:
+                warp_shape: Sequence[int], footprint: int, family: str | None = None) -> float:
     """Eq. 7 (times F(G)): the modelled cost (ns-like units) of one configuration."""
     group_threads = math.prod(group)
     warp_threads = min(math.prod(warp_shape), constants.warp_size, group_threads)
     rounds = occupancy_groups(constants, work_groups(output, tile, group), footprint,
                               group_threads)
     return (warp_latency(constants, warp_threads, inputs) * rounds
-            * group_factor(constants, group))
+            * group_factor(constants, group, family))

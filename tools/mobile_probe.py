@@ -24,7 +24,7 @@ from pathlib import Path
 import pyopencl as cl
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device
-from mobile_opt.backends.opencl.probe import archprobe, tmprobe
+from mobile_opt.backends.opencl.probe import archprobe, kernel_groups, tmprobe
 from mobile_opt.backends.opencl.probe.archprobe import Effort
 from mobile_opt.backends.opencl.probe.profile import SCHEMA
 from mobile_opt.backends.opencl.probe.runner import ProbeError, Runner
@@ -34,7 +34,7 @@ from mobile_opt.tools.png_chart import render
 from mobile_opt.tools.progress import ProgressBar
 
 PROBES = ("warp", "alus", "registers", "buffer-cache", "image-cache", "bandwidth",
-          "stride-chase", "scalability", "occupancy", "work-groups")
+          "stride-chase", "scalability", "occupancy", "work-groups", "kernel-groups")
 
 
 def measure(runner: Runner, effort: Effort, only: set[str], bar: ProgressBar):
@@ -65,6 +65,7 @@ def measure(runner: Runner, effort: Effort, only: set[str], bar: ProgressBar):
     run("scalability", lambda: tmprobe.probe_scalability(runner, effort, warp, tick))
     run("occupancy", lambda: tmprobe.probe_occupancy(runner, effort, warp, tick))
     run("work-groups", lambda: tmprobe.probe_work_groups(runner, effort, tick))
+    run("kernel-groups", lambda: kernel_groups.probe_kernel_groups(runner, effort, tick))
     return results, sweeps
 
 
@@ -117,6 +118,7 @@ def assemble(runner: Runner, results: dict[str, dict], sweeps: list[Sweep], seco
             "single_thread_ns": scaling.get("single_thread_ns"),
             "occupancy": results.get("occupancy"),
             "work_groups": results.get("work-groups"),
+            "kernel_groups": results.get("kernel-groups"),
             "chase_samples": chase.get("samples"),
         },
         "details": {k: v for k, v in results.items() if k not in ("stride-chase",)},

@@ -63,13 +63,21 @@ def texture_constants(profile: dict) -> TextureConstants:
         resident = int(groups[least]) * int(occupancy.get("warp_size_used") or compute["warp_size"])
     sweep = tm.get("work_groups") or {}
     noise = 1 + float(sweep.get("round_spread") or 0.0)
-    # a shape no slower than the sweep's own noise counts as fast as the best
-    group_factors = tuple(sorted((*map(int, shape.split("x")), t if t > noise else 1.0)
-                                 for shape, t in (sweep.get("relative_time") or {}).items()))
+    families = tuple((family, _group_factors(table.get("relative_time") or {}, noise))
+                     for family, table in sorted((tm.get("kernel_groups") or {}).items()))
     return TextureConstants(tuple(tm["beta"]), float(tm["thrash_factor"]),
                             int(tm["cache_lines"]), int(compute["cores"]),
                             int(compute["registers_per_core"]), int(compute["warp_size"]),
-                            resident, group_factors)
+                            resident, _group_factors(sweep.get("relative_time") or {}, noise),
+                            families)
+
+
+def _group_factors(relative_time: dict[str, float],
+                   noise: float) -> tuple[tuple[int, int, float], ...]:
+    """(Gx, Gy, F) per shape `GxxGy`; a shape slower than the best by less than the noise
+    between rounds counts as fast as the best."""
+    return tuple(sorted((*map(int, shape.split("x")), t if t > noise else 1.0)
+                        for shape, t in relative_time.items()))
 
 
 def profile_for_device(device_name: str, platform: str = "") -> str | None:

@@ -1,0 +1,109 @@
+"""
+Work-group shape per kernel family: the work-group sweep (`tmprobe.probe_work_groups`)
+repeated on real kernels. One kernel of each family of `texture_kernels.FAMILIES`,
+lowered as the compiler lowers it, is timed in every work-group shape Gx × Gy of the
+searches, the shapes interleaved over rounds (`tuning.retime`). A fixed sweep kernel
+cannot show what a family's reads do to a shape: on a GPU a stride-1 convolution's
+tall groups share input rows in the texture cache, while a stride-2 transposed one's
+wide rows keep its warps on one parity of the output. The model takes F(G) from here.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from mobile_opt.dialects.texture.tiling import TileConfig
+
+from .archprobe import Effort, Progress, _noop
+from .runner import Runner
+from .sweep import Sweep
+
+
+@dataclass(frozen=True)
+class Representative:
+    """The node one family is timed on, and the thread tile it runs with."""
+
+    op: str
+    shapes: tuple[tuple[int, ...], ...]
+    attrs: tuple[tuple[str, object], ...] = ()
+    tile: tuple[int, int] = (1, 1)
+
+
+def representatives(channels: int, side: int, rows: int) -> dict[str, Representative]:
+    """
+    A kernel of each family: convolutions of `channels` channels (a depthwise one, whose
+    work per pixel is far less, of four times as many) with a 3×3 kernel and an output
+    of `side`² pixels; a MatMul of `rows`³; normalisations of 4·`rows` rows of `rows`
+    elements.
+    """
+    s = side
+
+    def conv(stride: int, depthwise: bool = False, transposed: bool = False) -> Representative:
+        c = 4 * channels if depthwise else channels
+        group = c if depthwise else 1
+        attrs: dict = {"strides": (stride,) * 2, "pads": (1,) * 4, "group": group}
+        if transposed:
+            attrs["output_padding"] = (stride - 1,) * 2
+            return Representative("ConvTranspose", ((1, c, s // stride, s // stride),
+                                                    (c, c, 3, 3), (c,)), tuple(attrs.items()))
+        return Representative("Conv", ((1, c, s * stride, s * stride), (c, c // group, 3, 3),
+                                       (c,)), tuple(attrs.items()))
+
+    row = ((4 * rows, rows),)
+    return {
+        "matmul": Representative("MatMul", ((rows, rows), (rows, rows))),
+        "conv": conv(1),
+        "conv-s2": conv(2),
+        "depthwise": conv(1, depthwise=True),
+        "conv-transpose-s2": conv(2, transposed=True),
+        "softmax": Representative("Softmax", row, (("axis", -1),), (4, 1)),
+        "layernorm": Representative("LayerNormalization", (*row, (rows,), (rows,)),
+                                    (("axis", -1),), (4, 1)),
+    }
+
+
+def probe_kernel_groups(runner: Runner, effort: Effort, progress: Progress = _noop):
+    from mobile_opt.backends.opencl.tuning import node_name, retime
+    from mobile_opt.frontend.onnx_import import import_onnx
+    from mobile_opt.frontend.single_node import NODE_NAME, save_single_node
+    from mobile_opt.models.texture_kernels import GROUP_SIDES
+    from mobile_opt.transforms.prune_configs import kernel_of
+
+    gpu = "GPU" in runner.info.kind
+    scale = effort.pick((64, 64, 512) if gpu else (16, 32, 128), (8, 16, 64))
+    rounds = effort.pick(10, 2)
+    limit = runner.device.max_work_group_size
+    sweeps, tables = [], {}
+    with tempfile.TemporaryDirectory() as folder:
+        for family, node in representatives(*scale).items():
+            path = save_single_node(Path(folder) / f"{family}.onnx", node.op, node.shapes,
+                                    node.attrs)
+            module = import_onnx(path)
+            kernel = kernel_of(next(op for op in module.walk() if node_name(op) == NODE_NAME))
+            assert kernel is not None and kernel.family == family, family
+            gx_total, gy_total = kernel.global_size(TileConfig(node.tile))
+            shapes = [(gx, gy) for gy in GROUP_SIDES for gx in GROUP_SIDES
+                      if gx * gy <= limit and gx_total % gx == 0 and gy_total % gy == 0]
+            configs = [TileConfig(node.tile, shape) for shape in shapes]
+            measured = retime(module, NODE_NAME, configs, runner.info, rounds,
+                              lambda note, f=family: progress(f"{f}: {note}"))
+            times = {shape: m.seconds for shape, m in zip(shapes, measured)
+                     if math.isfinite(m.seconds)}
+            best = min(times.values())
+            tables[family] = {
+                "kernel": kernel.describe_shape(), "tile": list(node.tile),
+                "best_ms": best * 1e3,
+                "relative_time": {f"{gx}x{gy}": t / best for (gx, gy), t in times.items()},
+            }
+            sweep = Sweep(f"Work-group shape, {kernel.describe_shape()} "
+                          f"(T={node.tile[0]}x{node.tile[1]})", "Gx", "ms", log_x=True,
+                          name=f"kernel_groups_{family}")
+            for gy in GROUP_SIDES:
+                points = [(gx, times[gx, gy] * 1e3) for gx in GROUP_SIDES if (gx, gy) in times]
+                if points:
+                    sweep.series[f"Gy={gy}"] = points
+            sweeps.append(sweep)
+    return sweeps, tables
