@@ -6,6 +6,7 @@ it was given), the profile and plots it writes, and its one-line errors.
 
 from __future__ import annotations
 
+import datetime
 import json
 import struct
 import zlib
@@ -15,8 +16,8 @@ import numpy as np
 import pytest
 
 from mobile_opt.backends.opencl.devices import choose_device
-from mobile_opt.backends.opencl.probe import tmprobe
-from mobile_opt.backends.opencl.probe.archprobe import IMAGE_CHASE
+from mobile_opt.backends.opencl.probe import kernel_groups, tmprobe
+from mobile_opt.backends.opencl.probe.archprobe import IMAGE_CHASE, Effort
 from mobile_opt.backends.opencl.probe.profile import (
     PROFILE_DIR,
     SCHEMA,
@@ -26,9 +27,15 @@ from mobile_opt.backends.opencl.probe.profile import (
 )
 from mobile_opt.backends.opencl.probe.runner import Runner
 from mobile_opt.backends.opencl.probe.sweep import plateau_end, steps
+from mobile_opt.backends.opencl.tuning import node_name
+from mobile_opt.dialects.texture.tiling import TileConfig
+from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.frontend.single_node import NODE_NAME, save_single_node
+from mobile_opt.models.texture_kernels import FAMILIES
 from mobile_opt.models.tmmodel import FEATURES, cross_block_features
 from mobile_opt.tools import mobile_probe
 from mobile_opt.tools.png_chart import Chart, render
+from mobile_opt.transforms.prune_configs import kernel_of
 
 # ---------------------------------------------------------------- readings
 
@@ -87,6 +94,22 @@ def test_random_walk_is_one_chain():
         assert at == tuple(trace[k])
 
 
+def _representative_kernels(nodes: dict, folder: Path) -> dict:
+    """The kernel each family's representative node lowers to."""
+    kernels = {}
+    for family, node in nodes.items():
+        path = save_single_node(folder / f"{family}.onnx", node.op, node.shapes, node.attrs)
+        kernels[family] = kernel_of(next(o for o in import_onnx(str(path)).walk()
+                                         if node_name(o) == NODE_NAME))
+    return kernels
+
+
+def test_representatives_are_of_their_family(tmp_path):
+    kernels = _representative_kernels(kernel_groups.representatives(8, 16, 64), tmp_path)
+    assert tuple(kernels) == FAMILIES
+    assert all(k is not None and k.family == f for f, k in kernels.items())
+
+
 # ---------------------------------------------------------------- on PoCL
 
 
@@ -101,6 +124,33 @@ def test_pointer_chase_kernel_follows_the_walk(pocl_device):
         runner.time(kernel, (1,), (1,), image, out, np.int32(count))
         x, y = trace[count % len(trace)]
         assert runner.read(out, np.int32, 1)[0] == x + y
+
+
+def test_kernel_groups_probe_times_every_family(pocl_device, tmp_path, monkeypatch):
+    scales = []
+    real = kernel_groups.representatives
+    monkeypatch.setattr(kernel_groups, "representatives",
+                        lambda *scale: scales.append(scale) or real(*scale))
+    runner = Runner(choose_device("pocl"))
+    sweeps, tables = kernel_groups.probe_kernel_groups(runner, Effort(quick=True))
+    assert tuple(tables) == FAMILIES and len(scales) == 1
+    kernels = _representative_kernels(real(*scales[0]), tmp_path)
+    limit = runner.device.max_work_group_size
+    assert [s.name for s in sweeps] == [f"kernel_groups_{f}" for f in FAMILIES]
+    for (family, table), sweep in zip(tables.items(), sweeps):
+        kernel, times = kernels[family], table["relative_time"]
+        assert table["kernel"] == kernel.describe_shape() and table["best_ms"] > 0
+        assert len(times) > 1 and min(times.values()) == 1.0
+        assert all(t >= 1.0 for t in times.values())
+        gx_total, gy_total = kernel.global_size(TileConfig(tuple(table["tile"])))
+        for shape in times:
+            gx, gy = map(int, shape.split("x"))
+            assert gx_total % gx == 0 and gy_total % gy == 0 and gx * gy <= limit, shape
+        # the sweep plots the same times, in ms
+        plotted = {f"{gx}x{series[3:]}": ms for series, points in sweep.series.items()
+                   for gx, ms in points}
+        assert plotted.keys() == times.keys()
+        assert all(plotted[s] == pytest.approx(t * table["best_ms"]) for s, t in times.items())
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
@@ -136,6 +186,10 @@ def test_quick_probe_writes_profile_and_plots(pocl_device, tmp_path, capsys):
     assert texture_constants(profile).warp_size == compute["warp_size"]
     sweep = tm["work_groups"]
     assert min(sweep["relative_time"].values()) == 1.0 and sweep["round_spread"] >= 0
+    assert tuple(tm["kernel_groups"]) == FAMILIES
+    assert all(min(t["relative_time"].values()) == 1.0 for t in tm["kernel_groups"].values())
+    assert dict(texture_constants(profile).family_group_factors).keys() == set(FAMILIES)
+    assert {f"kernel_groups_{f}" for f in FAMILIES} <= set(profile["sweeps"])
     pngs = sorted(p.stem for p in plots.glob("*.png"))
     assert pngs == sorted(profile["sweeps"])
     for png in plots.glob("*.png"):
@@ -174,6 +228,37 @@ def test_update_replaces_only_the_probes_run(pocl_device, tmp_path, capsys):
     assert profile["tmmodel"]["beta"] == earlier["tmmodel"]["beta"]
     assert set(profile["sweeps"]) == set(earlier["sweeps"])  # its sweep replaced in place
     assert "work-groups" in profile["identity"]["reprobed"]
+    assert profile["identity"]["date"] == earlier["identity"]["date"]
+
+
+def test_update_of_the_kernel_groups_keeps_the_rest(pocl_device, tmp_path, capsys):
+    out = tmp_path / "pocl.json"
+    earlier = json.loads((PROFILE_DIR / "pocl.json").read_text())
+    out.write_text(json.dumps(earlier))
+    with pytest.raises(SystemExit) as exit:
+        mobile_probe.main(["--only", "kernel-groups", "--quick", "--update", "-o", str(out)])
+    assert exit.value.code == 0
+    profile = json.loads(out.read_text())
+    tables = profile["tmmodel"]["kernel_groups"]
+    assert tuple(tables) == FAMILIES
+    for family, table in tables.items():
+        # the quick readings replace the full ones whole: no shape of the earlier
+        # (larger) kernel is left behind in the table or in its sweep
+        assert table["kernel"] != earlier["tmmodel"]["kernel_groups"][family]["kernel"]
+        assert table == profile["details"]["kernel-groups"][family]
+        assert min(table["relative_time"].values()) == 1.0
+        swept = {f"{int(gx)}x{int(gy[3:])}" for gy, points in
+                 profile["sweeps"][f"kernel_groups_{family}"]["series"].items()
+                 for gx, _ in points}
+        assert swept == set(table["relative_time"])
+    for kept in ("compute", "caches", "bandwidth_gbs"):
+        assert profile[kept] == earlier[kept]
+    for kept in ("beta", "thrash_factor", "work_groups"):
+        assert profile["tmmodel"][kept] == earlier["tmmodel"][kept]
+    assert set(profile["sweeps"]) == set(earlier["sweeps"])
+    reprobed = profile["identity"]["reprobed"]
+    assert reprobed["kernel-groups"] == datetime.date.today().isoformat()
+    assert reprobed["work-groups"] == earlier["identity"]["reprobed"]["work-groups"]
     assert profile["identity"]["date"] == earlier["identity"]["date"]
 
 

@@ -1,7 +1,8 @@
 """
 `texture-tile`'s configurations of the convolution and row kernels: each thread tile,
 with the driver's work group and with a chosen one, computes what ONNX Runtime
-computes (on PoCL); and the model sees the kernels `onnx-to-texture` emits.
+computes (on PoCL); the model sees the kernels `onnx-to-texture` emits, each of its
+family; and the one-node models they are timed in.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import onnx
 import pytest
 from harness import load_bench, relative_error
 
@@ -26,8 +28,18 @@ from mobile_opt.backends.opencl.tuning import node_name, random_feeds  # noqa: E
 from mobile_opt.dialects import ocl  # noqa: E402
 from mobile_opt.dialects.texture.tiling import TileConfig  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
+from mobile_opt.frontend.single_node import (  # noqa: E402
+    NODE_NAME,
+    save_single_node,
+    single_node_model,
+)
 from mobile_opt.models import texture_kernels  # noqa: E402
-from mobile_opt.models.texture_kernels import ConvKernel, RowKernel  # noqa: E402
+from mobile_opt.models.texture_kernels import (  # noqa: E402
+    FAMILIES,
+    ConvKernel,
+    MatMulKernel,
+    RowKernel,
+)
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass  # noqa: E402
 from mobile_opt.transforms.prune_configs import kernel_of  # noqa: E402
 from mobile_opt.transforms.texture_to_ocl import TextureToOclPass  # noqa: E402
@@ -134,6 +146,52 @@ def test_kernels_the_model_sees():
     # a row's statistics are read once per work-item: more per item, fewer items
     one, whole = (kernels["softmax"].model_inputs(TileConfig((t, 1))) for t in (1, 10))
     assert one.inputs[0].accesses == 2 * 10 + 1 and whole.inputs[0].accesses == 2 * 10 + 10
+
+
+def _conv_attrs(stride: int, group: int = 1, out_pad: int | None = None) -> tuple:
+    attrs = {"strides": (stride,) * 2, "pads": (1,) * 4, "group": group}
+    if out_pad is not None:
+        attrs["output_padding"] = (out_pad,) * 2
+    return tuple(attrs.items())
+
+
+@pytest.mark.parametrize("op, shapes, attrs, kind, family", [
+    ("MatMul", ((8, 12), (12, 16)), (), MatMulKernel, "matmul"),
+    ("Conv", ((1, 8, 10, 10), (8, 8, 3, 3), (8,)), _conv_attrs(1), ConvKernel, "conv"),
+    ("Conv", ((1, 8, 10, 10), (8, 8, 3, 3), (8,)), _conv_attrs(2), ConvKernel, "conv-s2"),
+    ("Conv", ((1, 8, 9, 9), (8, 1, 3, 3), (8,)), _conv_attrs(1, 8), ConvKernel, "depthwise"),
+    ("Conv", ((1, 8, 9, 9), (8, 1, 3, 3), (8,)), _conv_attrs(2, 8), ConvKernel, "depthwise"),
+    ("ConvTranspose", ((1, 8, 5, 5), (8, 4, 3, 3), (4,)), _conv_attrs(2, out_pad=1),
+     ConvKernel, "conv-transpose-s2"),
+    ("ConvTranspose", ((1, 8, 5, 5), (8, 4, 3, 3), (4,)), _conv_attrs(1), ConvKernel, "conv"),
+    ("Softmax", ((6, 40),), (("axis", -1),), RowKernel, "softmax"),
+    ("LogSoftmax", ((6, 40),), (("axis", -1),), RowKernel, "softmax"),
+    ("LayerNormalization", ((5, 36), (36,), (36,)), (("axis", -1),), RowKernel, "layernorm"),
+])
+def test_kernel_families(tmp_path, op, shapes, attrs, kind, family):
+    """Each kernel names its family; stride and depth decide a convolution's."""
+    path = save_single_node(tmp_path / "node.onnx", op, shapes, attrs)
+    kernel = kernel_of(next(o for o in import_onnx(str(path)).walk()
+                            if node_name(o) == NODE_NAME))
+    assert isinstance(kernel, kind) and kernel.family == family and family in FAMILIES
+
+
+def test_single_node_model(tmp_path):
+    shapes = ((1, 4, 11, 11), (8, 4, 5, 5), (8,))
+    attrs = (("strides", (2, 2)), ("pads", (2, 2, 2, 2)))
+    model = single_node_model("Conv", shapes, attrs, name="conv")
+    onnx.checker.check_model(model, full_check=True)
+    (node,) = model.graph.node
+    assert node.name == NODE_NAME and node.op_type == "Conv"
+    assert [i.name for i in model.graph.input] == ["X"] and model.graph.name == "conv"
+    assert [tuple(w.dims) for w in model.graph.initializer] == list(shapes[1:])
+    (output,) = model.graph.output
+    dims = [d.dim_value for d in output.type.tensor_type.shape.dim]
+    assert dims == [1, 8, (11 + 2 * 2 - 5) // 2 + 1, (11 + 2 * 2 - 5) // 2 + 1]
+    path = save_single_node(tmp_path / "named.onnx", "Conv", shapes, attrs)
+    saved = onnx.load(str(path))
+    assert saved.graph.name == "named"
+    assert saved.graph.initializer == model.graph.initializer  # the same seeded weights
 
 
 def test_tile_on_a_row_op_it_cannot_take_is_one_line(tmp_path):

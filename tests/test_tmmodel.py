@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from mobile_opt.backends.opencl.probe.profile import ProfileError, load_profile, texture_constants
-from mobile_opt.models import tmmodel
+from mobile_opt.models import texture_kernels, tmmodel
+from mobile_opt.models.texture_kernels import FAMILIES, ConvKernel, MatMulKernel
 from mobile_opt.models.tmmodel import FEATURES, InputAccess, TextureConstants
 
 CONSTANTS = TextureConstants(beta=(10.0,) + (0.0,) * (len(FEATURES) - 1), thrash_factor=2.0,
@@ -65,11 +69,13 @@ def test_measured_profiles_give_constants():
         # the work-group sweep: every shape relative to the best, which is 1
         factors = [f for _, _, f in constants.group_factors]
         assert len(factors) >= 20 and min(factors) == 1.0
+        # and one table per kernel family, from timing a kernel of the family
+        tables = dict(constants.family_group_factors)
+        assert sorted(tables) == sorted(FAMILIES)
+        assert all(min(f for _, _, f in table) == 1.0 for table in tables.values())
 
 
 def test_group_factor_scales_the_cost():
-    from dataclasses import replace
-
     shaped = replace(CONSTANTS, group_factors=((1, 1, 3.0), (16, 16, 1.0), (64, 4, 1.5)))
     assert tmmodel.group_factor(CONSTANTS, (16, 16)) == 1.0  # no sweep: no factor
     assert tmmodel.group_factor(shaped, (1, 1)) == 3.0
@@ -90,6 +96,76 @@ def test_group_factors_within_the_sweeps_noise_are_one():
     assert factors == {(1, 1): 1.0, (2, 2): 1.0, (4, 4): 1.5}
     sweep["round_spread"] = 0.0
     assert texture_constants(profile).group_factors[0] == (1, 1, 1.2)
+
+
+def test_group_factor_takes_the_familys_table():
+    generic = ((1, 1, 3.0), (16, 16, 1.0))
+    conv = ((1, 1, 1.0), (16, 16, 2.0))
+    shaped = replace(CONSTANTS, group_factors=generic, family_group_factors=(("conv", conv),))
+    assert tmmodel.group_factor(shaped, (1, 1), "conv") == 1.0
+    assert tmmodel.group_factor(shaped, (32, 8), "conv") == 2.0  # nearest: 16x16
+    for family in ("matmul", "softmax", None):  # no table of their own: the generic one
+        assert tmmodel.group_factor(shaped, (1, 1), family) == 3.0
+        assert tmmodel.group_factor(shaped, (16, 16), family) == 1.0
+    assert tmmodel.group_factor(CONSTANTS, (1, 1), "conv") == 1.0  # no tables at all
+    inputs = [access(1, accesses=16)]
+    args = dict(output=(256, 256), tile=(4, 1), group=(16, 16), warp_shape=(16, 4), footprint=32)
+    plain = tmmodel.kernel_cost(CONSTANTS, inputs, **args)
+    assert tmmodel.kernel_cost(shaped, inputs, **args, family="conv") == pytest.approx(2 * plain)
+    assert tmmodel.kernel_cost(shaped, inputs, **args, family="matmul") == pytest.approx(plain)
+
+
+def test_profile_family_tables_within_the_sweeps_noise_are_one():
+    profile = copy.deepcopy(load_profile("pocl"))
+    tm = profile["tmmodel"]
+    tm["work_groups"]["round_spread"] = 0.3
+    tm["kernel_groups"] = {
+        "matmul": {"relative_time": {"8x8": 1.0, "1x1": 1.5}},
+        "conv": {"relative_time": {"1x1": 1.2, "2x2": 1.0, "8x1": 2.0}},
+    }
+    constants = texture_constants(profile)
+    assert constants.family_group_factors == (
+        ("conv", ((1, 1, 1.0), (2, 2, 1.0), (8, 1, 2.0))),
+        ("matmul", ((1, 1, 1.5), (8, 8, 1.0))),
+    )
+    assert tmmodel.group_factor(constants, (8, 1), "conv") == 2.0
+    assert tmmodel.group_factor(constants, (8, 1), "softmax") == tmmodel.group_factor(
+        constants, (8, 1))
+    tm["work_groups"]["round_spread"] = 0.0
+    assert dict(texture_constants(profile).family_group_factors)["conv"][0] == (1, 1, 1.2)
+    for missing in (None, {}):  # not probed (a quick profile of other probes), or none
+        tm["kernel_groups"] = missing
+        assert texture_constants(profile).family_group_factors == ()
+    del tm["kernel_groups"]
+    assert texture_constants(profile).family_group_factors == ()
+
+
+def _conv_kernel(stride: int) -> ConvKernel:
+    from mobile_opt.transforms.onnx_to_texture.conv import ConvShape
+
+    side = 32 // stride
+    return ConvKernel(ConvShape(input=(1, 16, 32, 32), output=(1, 16, side, side),
+                                kernel=(3, 3), strides=(stride,) * 2, dilations=(1, 1),
+                                pads=(1, 1), group=1, transposed=False))
+
+
+def test_the_choice_follows_the_familys_table():
+    constants = replace(texture_constants(load_profile("pocl")), family_group_factors=())
+    conv = _conv_kernel(1)
+    assert conv.family == "conv"
+    space = list(texture_kernels.candidates(conv, 256))
+    before = texture_kernels.model_choice(constants, conv, space)
+    groups = sorted({c.group for c in space if c.group})
+    target = next(g for g in groups if g != before.group)
+    table = tuple((gx, gy, 1.0 if (gx, gy) == target else 50.0) for gx, gy in groups)
+    shaped = replace(constants, family_group_factors=(("conv", table),))
+    assert texture_kernels.model_choice(shaped, conv, space).group == target
+    # kernels of other families keep their choice
+    for other in (MatMulKernel(128, 128, 128), _conv_kernel(2)):
+        assert other.family != "conv"
+        configs = list(texture_kernels.candidates(other, 256))
+        assert (texture_kernels.model_choice(shaped, other, configs)
+                == texture_kernels.model_choice(constants, other, configs))
 
 
 def test_published_presets_say_what_they_lack():

@@ -140,14 +140,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def overlay(earlier: dict, fresh: dict) -> dict:
-    """`earlier` with every reading `fresh` has (not None) in its place, nested dicts merged."""
+    """
+    `earlier` with, section by section, every reading `fresh` has (not None) in its
+    place. A reading is replaced whole: a sweep measured again over other shapes leaves
+    none of the earlier shapes behind.
+    """
     merged = dict(earlier)
     for key, value in fresh.items():
-        if value is None:
-            continue
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = overlay(merged[key], value)
-        else:
+            merged[key] = {**merged[key], **{k: v for k, v in value.items() if v is not None}}
+        elif value is not None:
             merged[key] = value
     return merged
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from mobile_opt.dialects.texture.tiling import TileConfig
 
 from .archprobe import Effort, Progress, _noop
-from .runner import Runner
+from .runner import ProbeError, Runner
 from .sweep import Sweep
 
 
@@ -92,6 +92,9 @@ def probe_kernel_groups(runner: Runner, effort: Effort, progress: Progress = _no
                               lambda note, f=family: progress(f"{f}: {note}"))
             times = {shape: m.seconds for shape, m in zip(shapes, measured)
                      if math.isfinite(m.seconds)}
+            if not times:
+                raise ProbeError(f"kernel-groups: {kernel.describe_shape()} launches in no "
+                                 "work-group shape")
             best = min(times.values())
             tables[family] = {
                 "kernel": kernel.describe_shape(), "tile": list(node.tile),
