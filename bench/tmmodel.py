@@ -47,7 +47,6 @@ from e2e import import_repo_package  # noqa: E402
 
 import_repo_package()
 
-
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device  # noqa: E402
 from mobile_opt.backends.opencl.probe.profile import (  # noqa: E402
     ProfileError,

@@ -17,7 +17,8 @@ NODE_NAME = "node"
 
 
 def single_node_model(op: str, shapes: Sequence[Sequence[int]],
-                      attrs: Sequence[tuple[str, object]] = (), name: str = "single") -> onnx.ModelProto:
+                      attrs: Sequence[tuple[str, object]] = (),
+                      name: str = "single") -> onnx.ModelProto:
     """
     Node `op` with attributes `attrs`: its first operand is the graph input `X`, the
     others (of `shapes[1:]`) constants of random values; its result `Y`, shapes inferred.

@@ -20,6 +20,7 @@ from mobile_opt.dialects.texture.tiling import TileConfig
 from .archprobe import Effort, Progress, _noop
 from .runner import ProbeError, Runner
 from .sweep import Sweep
+from .tmprobe import plot_group_times
 
 
 @dataclass(frozen=True)
@@ -39,18 +40,16 @@ def representatives(channels: int, side: int, rows: int) -> dict[str, Representa
     of `side`² pixels; a MatMul of `rows`³; normalisations of 4·`rows` rows of `rows`
     elements.
     """
-    s = side
-
     def conv(stride: int, depthwise: bool = False, transposed: bool = False) -> Representative:
         c = 4 * channels if depthwise else channels
         group = c if depthwise else 1
         attrs: dict = {"strides": (stride,) * 2, "pads": (1,) * 4, "group": group}
         if transposed:
             attrs["output_padding"] = (stride - 1,) * 2
-            return Representative("ConvTranspose", ((1, c, s // stride, s // stride),
+            return Representative("ConvTranspose", ((1, c, side // stride, side // stride),
                                                     (c, c, 3, 3), (c,)), tuple(attrs.items()))
-        return Representative("Conv", ((1, c, s * stride, s * stride), (c, c // group, 3, 3),
-                                       (c,)), tuple(attrs.items()))
+        return Representative("Conv", ((1, c, side * stride, side * stride),
+                                       (c, c // group, 3, 3), (c,)), tuple(attrs.items()))
 
     row = ((4 * rows, rows),)
     return {
@@ -69,13 +68,12 @@ def probe_kernel_groups(runner: Runner, effort: Effort, progress: Progress = _no
     from mobile_opt.backends.opencl.tuning import node_name, retime
     from mobile_opt.frontend.onnx_import import import_onnx
     from mobile_opt.frontend.single_node import NODE_NAME, save_single_node
-    from mobile_opt.models.texture_kernels import GROUP_SIDES
+    from mobile_opt.models.texture_kernels import candidates
     from mobile_opt.transforms.prune_configs import kernel_of
 
     gpu = "GPU" in runner.info.kind
     scale = effort.pick((64, 64, 512) if gpu else (16, 32, 128), (8, 16, 64))
     rounds = effort.pick(10, 2)
-    limit = runner.device.max_work_group_size
     sweeps, tables = [], {}
     with tempfile.TemporaryDirectory() as folder:
         for family, node in representatives(*scale).items():
@@ -84,29 +82,22 @@ def probe_kernel_groups(runner: Runner, effort: Effort, progress: Progress = _no
             module = import_onnx(path)
             kernel = kernel_of(next(op for op in module.walk() if node_name(op) == NODE_NAME))
             assert kernel is not None and kernel.family == family, family
-            gx_total, gy_total = kernel.global_size(TileConfig(node.tile))
-            shapes = [(gx, gy) for gy in GROUP_SIDES for gx in GROUP_SIDES
-                      if gx * gy <= limit and gx_total % gx == 0 and gy_total % gy == 0]
-            configs = [TileConfig(node.tile, shape) for shape in shapes]
+            # every work group of the searches for the representative's thread tile
+            configs = [c for c in candidates(kernel, runner.device.max_work_group_size)
+                       if c.tile == node.tile and c.group is not None]
             measured = retime(module, NODE_NAME, configs, runner.info, rounds,
                               lambda note, f=family: progress(f"{f}: {note}"))
-            times = {shape: m.seconds for shape, m in zip(shapes, measured)
-                     if math.isfinite(m.seconds)}
+            times = {m.config.group: m.seconds for m in measured if math.isfinite(m.seconds)}
             if not times:
                 raise ProbeError(f"kernel-groups: {kernel.describe_shape()} launches in no "
                                  "work-group shape")
-            best = min(times.values())
-            tables[family] = {
-                "kernel": kernel.describe_shape(), "tile": list(node.tile),
-                "best_ms": best * 1e3,
-                "relative_time": {f"{gx}x{gy}": t / best for (gx, gy), t in times.items()},
-            }
             sweep = Sweep(f"Work-group shape, {kernel.describe_shape()} "
                           f"(T={node.tile[0]}x{node.tile[1]})", "Gx", "ms", log_x=True,
                           name=f"kernel_groups_{family}")
-            for gy in GROUP_SIDES:
-                points = [(gx, times[gx, gy] * 1e3) for gx in GROUP_SIDES if (gx, gy) in times]
-                if points:
-                    sweep.series[f"Gy={gy}"] = points
+            tables[family] = {
+                "kernel": kernel.describe_shape(), "tile": list(node.tile),
+                "best_ms": min(times.values()) * 1e3,
+                "relative_time": plot_group_times(sweep, times),
+            }
             sweeps.append(sweep)
     return sweeps, tables
