@@ -262,6 +262,23 @@ def test_update_of_the_kernel_groups_keeps_the_rest(pocl_device, tmp_path, capsy
     assert profile["identity"]["date"] == earlier["identity"]["date"]
 
 
+def test_kernel_groups_failure_is_one_line(pocl_device, tmp_path, capsys, monkeypatch):
+    from mobile_opt.backends.opencl import tuning
+    from mobile_opt.backends.opencl.executor import OpenCLRunError
+
+    def fails(*args, **kwargs):
+        raise OpenCLRunError("kernel does not build")
+
+    monkeypatch.setattr(tuning, "retime", fails)
+    out = tmp_path / "p.json"
+    with pytest.raises(SystemExit) as exit:
+        mobile_probe.main(["--only", "kernel-groups", "--quick", "-o", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit.value.code == 1 and "Traceback" not in "\n".join(err)
+    assert "kernel-groups: MatMul" in err[-1] and "kernel does not build" in err[-1]
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("profile, message", [
     (None, "No such file"), ("nvidia-h100", "a profile of NVIDIA H100 80GB HBM3, not of"),
 ])

@@ -65,10 +65,12 @@ def representatives(channels: int, side: int, rows: int) -> dict[str, Representa
 
 
 def probe_kernel_groups(runner: Runner, effort: Effort, progress: Progress = _noop):
+    from mobile_opt.backends.opencl.executor import OpenCLRunError
     from mobile_opt.backends.opencl.tuning import node_name, retime
     from mobile_opt.frontend.onnx_import import import_onnx
     from mobile_opt.frontend.single_node import NODE_NAME, save_single_node
     from mobile_opt.models.texture_kernels import candidates
+    from mobile_opt.transforms.onnx_to_texture.context import LoweringError
     from mobile_opt.transforms.prune_configs import kernel_of
 
     gpu = "GPU" in runner.info.kind
@@ -85,8 +87,11 @@ def probe_kernel_groups(runner: Runner, effort: Effort, progress: Progress = _no
             # every work group of the searches for the representative's thread tile
             configs = [c for c in candidates(kernel, runner.device.max_work_group_size)
                        if c.tile == node.tile and c.group is not None]
-            measured = retime(module, NODE_NAME, configs, runner.info, rounds,
-                              lambda note, f=family: progress(f"{f}: {note}"))
+            try:
+                measured = retime(module, NODE_NAME, configs, runner.info, rounds,
+                                  lambda note, f=family: progress(f"{f}: {note}"))
+            except (OpenCLRunError, LoweringError) as e:  # a probe's failure is one line
+                raise ProbeError(f"kernel-groups: {kernel.describe_shape()}: {e}") from None
             times = {m.config.group: m.seconds for m in measured if math.isfinite(m.seconds)}
             if not times:
                 raise ProbeError(f"kernel-groups: {kernel.describe_shape()} launches in no "
