@@ -55,6 +55,7 @@ from mobile_opt.backends.opencl.probe.profile import (  # noqa: E402
     texture_constants,
 )
 from mobile_opt.backends.opencl.tuning import measure, node_name, retime  # noqa: E402
+from mobile_opt.dialects.texture import Layout  # noqa: E402
 from mobile_opt.dialects.texture.tiling import TileConfig  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.frontend.single_node import NODE_NAME, save_single_node  # noqa: E402
@@ -199,7 +200,8 @@ def choose(kernel, profile: dict, latency: dict[TileConfig, float]) -> Picks:
     model_seconds = time.perf_counter() - start
 
     def best_with_tile(tile: tuple[int, int]) -> TileConfig:
-        pool = [c for c in kept if c.tile == tile] or kept
+        """Fig. 9's Base and TMM-T: the tile, B as it comes, the best measured G."""
+        pool = [c for c in kept if c.tile == tile and c.layout is None] or kept
         return min(pool, key=lambda c: latency[c])
 
     return Picks(pruned, kept, model, model_seconds, predicted,
@@ -243,6 +245,7 @@ def score(case: Case, kernel, profile: dict,
                        "tmm_t": latency[picks.tile_only] * 1e3,
                        "tmm": latency[picks.model] * 1e3, "exhaustive": latency[best] * 1e3},
         "configs": [{"config": c.describe(), "tile": c.tile, "group": c.group,
+                     "layout": c.layout.value if c.layout else None,
                      "ms": scan[c] * 1e3 if math.isfinite(scan[c]) else None,
                      "retimed_ms": retimed[c] * 1e3 if c in retimed else None,
                      "measuring_seconds": measured[c][1],
@@ -260,7 +263,8 @@ def rescore(row: dict, profile: dict, folder: Path) -> dict:
                       for k, v in spec["attrs"].items()))
     kernel = kernel_of(next(o for o in import_onnx(str(case.save(folder))).walk()
                             if node_name(o) == NODE_NAME))
-    configs = {TileConfig(tuple(c["tile"]), tuple(c["group"]) if c["group"] else None): c
+    configs = {TileConfig(tuple(c["tile"]), tuple(c["group"]) if c["group"] else None,
+                          Layout(c["layout"]) if c.get("layout") else None): c
                for c in row["configs"]}
     measured = {config: (c["ms"] * 1e-3 if c["ms"] is not None else math.inf,
                          c["measuring_seconds"]) for config, c in configs.items()}

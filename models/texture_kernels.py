@@ -25,6 +25,8 @@ from typing import Protocol
 
 import numpy as np
 
+from mobile_opt.dialects.texture import Layout
+from mobile_opt.dialects.texture.layouts import pixel_coordinates
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import tmmodel
 from mobile_opt.transforms.onnx_to_texture.conv import ConvShape
@@ -67,6 +69,15 @@ class Kernel(Protocol):
         """The thread tiles (x, y) its lowering can take."""
         ...
 
+    def layouts(self) -> tuple[Layout | None, ...]:
+        """The storage layouts (access patterns) its streamed operand can take."""
+        ...
+
+    def pattern(self, config: TileConfig) -> str | None:
+        """What its family's measured patterns (F(A)) call the configuration's; None: no
+        table applies."""
+        ...
+
     def global_size(self, config: TileConfig) -> tuple[int, int]: ...
 
     def model_inputs(self, config: TileConfig) -> KernelModelInputs: ...
@@ -83,11 +94,24 @@ def _features(trace: list[tuple[int, int]] | np.ndarray) -> np.ndarray:
 # MatMul ---------------------------------------------------------------------------------
 
 
+B_LAYOUTS: tuple[Layout | None, ...] = (None, Layout.BLOCK2, Layout.BLOCK4, Layout.BLOCK8,
+                                         Layout.COLS4)
+"""The access patterns of a MatMul's B that the host packs (a weight or graph input):
+as it comes (rows4: a one-pixel column walk), block-b strips, and cols4."""
+
+LINE_PIXELS = 2
+"""Pixels along x of a cache line as TMModel's patterns count reuse (its Fig. 3)."""
+
+
 @dataclass(frozen=True)
 class MatMulKernel:
     m: int
     k: int
     n: int
+    trans_b: bool = False
+    """B is stored [N, K] (Gemm's transB)."""
+    b_layouts: tuple[Layout | None, ...] = (None,)
+    """The layouts B may take: all of `B_LAYOUTS` where the host packs B."""
 
     family = "matmul"
 
@@ -97,6 +121,13 @@ class MatMulKernel:
     def thread_tiles(self) -> Iterator[tuple[int, int]]:
         return ((1, rows) for rows in TILE_SIDES if rows == 1 or rows <= self.m)
 
+    def layouts(self) -> tuple[Layout | None, ...]:
+        return self.b_layouts
+
+    def pattern(self, config: TileConfig) -> str | None:
+        # the table is measured on a [K, N] B; a [N, K] one lies otherwise in a layout
+        return None if self.trans_b else (config.layout or Layout.ROWS4).value
+
     def global_size(self, config: TileConfig) -> tuple[int, int]:
         return (math.ceil(self.n / 4), math.ceil(self.m / config.rows) if self.m > 1 else 1)
 
@@ -104,15 +135,19 @@ class MatMulKernel:
         """
         One work-item computes `rows` output rows of one 4-wide column block n4: each step
         k4 of its loop reads A's pixels (k4, m..m+rows-1) (rows4 of A: a block-`rows` walk
-        along k) and B's pixels (n4, 4·k4..4·k4+3) (rows4 of B: a walk down a column,
-        which the warp's neighbours along n4 read beside it).
+        along k) and the four pixels of B that hold B[4·k4..4·k4+3, n4·4..n4·4+3], where
+        B's layout puts them (rows4: down a column, which the warp's neighbours along n4
+        read beside it). B packed along K keeps a float4 of partial sums per output lane.
         """
         rows = min(config.rows, self.m)
         k4 = math.ceil(self.k / 4)
-        a_features, b_features = _matmul_features(min(k4, TRACE_STEPS), rows)
+        layout = config.layout or Layout.ROWS4
+        a_features = _block_walk_features(min(k4, TRACE_STEPS), rows)
+        b_features, b_lines, dot = _b_walk(min(k4, TRACE_STEPS), layout, self.trans_b)
         a = tmmodel.InputAccess(a_features, rows, rows * k4)
-        b = tmmodel.InputAccess(b_features, 0, 4 * k4)
-        footprint = 4 * rows + 4 * rows + 16 + 8  # accumulators, A block, B rows, indices
+        b = tmmodel.InputAccess(b_features, b_lines, 4 * k4)
+        accumulators = 16 * rows if dot else 4 * rows
+        footprint = accumulators + 4 * rows + 16 + 8  # A block, B pixels, indices
         output = (math.ceil(self.n / 4), self.m)
         return KernelModelInputs(output, (a, b), footprint, 16 * (rows + 4))
 
@@ -121,11 +156,34 @@ class MatMulKernel:
 
 
 @cache
-def _matmul_features(steps: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """H of A's and B's traces (they depend on the reduction steps and the tile only)."""
-    a_trace = [(k4, r) for k4 in range(steps) for r in range(rows)]
-    b_trace = [(0, 4 * k4 + j) for k4 in range(steps) for j in range(4)]
-    return _features(a_trace), _features(b_trace)
+def _block_walk_features(steps: int, rows: int) -> np.ndarray:
+    """H of A's trace: `rows` pixels down a column per step, the steps along x."""
+    return _features([(k4, r) for k4 in range(steps) for r in range(rows)])
+
+
+@cache
+def _b_walk(steps: int, layout: Layout, trans_b: bool) -> tuple[np.ndarray, int, bool]:
+    """
+    H of B's trace over `steps` steps of one work-item in `layout`; the cache lines it
+    keeps in reuse per step (0 for a one-pixel column walk, whose lines the warp's
+    neighbours fill); whether B is packed along K (the dot form).
+    """
+    k_rows = 4 * steps
+    shape = (4, k_rows) if trans_b else (k_rows, 4)
+    where = pixel_coordinates(layout, shape)
+    if trans_b:
+        where = where.transpose(1, 0, 2)  # indexed [k, n] like a plain B
+    dot = layout.packed_axis(2) == (1 if trans_b else 0)
+    trace: list[tuple[int, int]] = []
+    lines = 0
+    for k4 in range(steps):
+        block = where[4 * k4:4 * k4 + 4]
+        order = block.transpose(1, 0, 2) if dot else block  # lanes outer in the dot form
+        step = list(dict.fromkeys(map(tuple, order.reshape(-1, 2).tolist())))
+        trace += step
+        if len({x for x, _ in step}) > 1:
+            lines = max(lines, len({(x // LINE_PIXELS, y) for x, y in step}))
+    return _features(trace), lines, dot
 
 
 # convolutions -------------------------------------------------------------------------------
@@ -163,6 +221,12 @@ class ConvKernel:
             return iter([(1, 1)])  # the grouped kernel computes one pixel
         width = self.geometry.output[3]
         return ((t, 1) for t in TILE_SIDES if t == 1 or t <= width)
+
+    def layouts(self) -> tuple[Layout | None, ...]:
+        return (None,)
+
+    def pattern(self, config: TileConfig) -> str | None:
+        return None
 
     def _tiles(self, config: TileConfig) -> int:
         return math.ceil(self.geometry.output[3] / config.tile[0])
@@ -269,6 +333,12 @@ class RowKernel:
         sides = [t for t in (*TILE_SIDES, 16, 32, 64) if t < self.blocks] + [self.blocks]
         return ((t, 1) for t in sides)
 
+    def layouts(self) -> tuple[Layout | None, ...]:
+        return (None,)
+
+    def pattern(self, config: TileConfig) -> str | None:
+        return None
+
     def global_size(self, config: TileConfig) -> tuple[int, int]:
         return math.ceil(self.blocks / config.tile[0]), self.rows
 
@@ -309,15 +379,16 @@ def warp_shape(group: tuple[int, int], warp: int) -> tuple[int, int]:
 
 
 def candidates(kernel: Kernel, max_group: int) -> Iterator[TileConfig]:
-    """Every (T, G) whose group tiles the range: G is left to the driver too."""
-    for tile in kernel.thread_tiles():
-        probe = TileConfig(tile)
-        gx_total, gy_total = kernel.global_size(probe)
-        yield probe
-        for gx in GROUP_SIDES:
-            for gy in GROUP_SIDES:
-                if gx * gy <= max_group and gx_total % gx == 0 and gy_total % gy == 0:
-                    yield TileConfig(tile, (gx, gy))
+    """Every (A, T, G) whose group tiles the range: G is left to the driver too."""
+    for layout in kernel.layouts():
+        for tile in kernel.thread_tiles():
+            probe = TileConfig(tile, None, layout)
+            gx_total, gy_total = kernel.global_size(probe)
+            yield probe
+            for gx in GROUP_SIDES:
+                for gy in GROUP_SIDES:
+                    if gx * gy <= max_group and gx_total % gx == 0 and gy_total % gy == 0:
+                        yield TileConfig(tile, (gx, gy), layout)
 
 
 def predicted_cost(constants: tmmodel.TextureConstants, kernel: Kernel,
@@ -332,7 +403,7 @@ def predicted_cost(constants: tmmodel.TextureConstants, kernel: Kernel,
     group = config.group
     return tmmodel.kernel_cost(constants, described.inputs, described.output, config.tile, group,
                                warp_shape(group, constants.warp_size), described.footprint,
-                               kernel.family)
+                               kernel.family, kernel.pattern(config))
 
 
 def squareness(kernel: Kernel, config: TileConfig, warp: int) -> float:

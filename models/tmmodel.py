@@ -20,7 +20,9 @@ configuration from a device profile's measured constants.
   relative time `F(G)` (the probe's work-group sweep; 1 where the profile has none).
   Eq. 7 alone cannot tell apart groups of equal occupancy, which devices do not run
   equally fast: a CPU pays per group dispatched, a GPU idles the lanes a sub-warp group
-  leaves empty.
+  leaves empty. Likewise times the access pattern's measured relative time `F(A)`
+  (MatMul's B in each layout): β, fitted to one thread's pointer chase, barely tells
+  patterns apart, while a warp's reads of each share the cache's lines unequally.
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ class TextureConstants:
     family_group_factors: tuple[tuple[str, tuple[tuple[int, int, float], ...]], ...] = ()
     """The same, per kernel family, from timing one lowered kernel of the family in every
     work-group shape; a family missing here takes `group_factors`."""
+    family_pattern_factors: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
+    """F(A): (layout, time relative to the best) per family whose kernel was timed with
+    its streamed operand in each layout; 1 within the noise, and for any other."""
 
 
 @dataclass(frozen=True)
@@ -158,13 +163,21 @@ def group_factor(constants: TextureConstants, group: Sequence[int],
     return nearest[2]
 
 
+def pattern_factor(constants: TextureConstants, family: str | None,
+                   pattern: str | None) -> float:
+    """F(A): the family's measured time of the access pattern relative to its best."""
+    return dict(dict(constants.family_pattern_factors).get(family, ())).get(pattern, 1.0)
+
+
 def kernel_cost(constants: TextureConstants, inputs: Sequence[InputAccess],
                 output: Sequence[int], tile: Sequence[int], group: Sequence[int],
-                warp_shape: Sequence[int], footprint: int, family: str | None = None) -> float:
-    """Eq. 7 (times F(G)): the modelled cost (ns-like units) of one configuration."""
+                warp_shape: Sequence[int], footprint: int, family: str | None = None,
+                pattern: str | None = None) -> float:
+    """Eq. 7 (times F(G) and F(A)): the modelled cost (ns-like units) of one configuration."""
     group_threads = math.prod(group)
     warp_threads = min(math.prod(warp_shape), constants.warp_size, group_threads)
     rounds = occupancy_groups(constants, work_groups(output, tile, group), footprint,
                               group_threads)
     return (warp_latency(constants, warp_threads, inputs) * rounds
-            * group_factor(constants, group, family))
+            * group_factor(constants, group, family)
+            * pattern_factor(constants, family, pattern))

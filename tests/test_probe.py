@@ -151,6 +151,13 @@ def test_kernel_groups_probe_times_every_family(pocl_device, tmp_path, monkeypat
                    for gx, ms in points}
         assert plotted.keys() == times.keys()
         assert all(plotted[s] == pytest.approx(t * table["best_ms"]) for s, t in times.items())
+    # MatMul's B in each layout, in the family's best group (one of the times above)
+    matmul = tables["matmul"]
+    patterns = matmul["pattern_relative_time"]
+    assert set(patterns) == {"rows4", "block2", "block4", "block8", "cols4"}
+    assert min(patterns.values()) == 1.0 and all(t >= 1.0 for t in patterns.values())
+    assert matmul["relative_time"]["{}x{}".format(*matmul["pattern_group"])] == 1.0
+    assert all("pattern_relative_time" not in t for f, t in tables.items() if f != "matmul")
 
 
 def _png_size(data: bytes) -> tuple[int, int]:

@@ -14,12 +14,20 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from mobile_opt.backends.opencl.devices import choose_device
 from mobile_opt.backends.opencl.executor import CompiledModel
 from mobile_opt.backends.opencl.tuning import measure, random_feeds
+from mobile_opt.dialects.texture import Layout, pack
+from mobile_opt.dialects.texture.layouts import pixel_coordinates
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import texture_kernels
 from mobile_opt.models.texture_kernels import MatMulKernel
+from mobile_opt.models.tmmodel import FEATURES
 from mobile_opt.tools.mobile_run import opencl_pipeline
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
-from mobile_opt.transforms.prune_configs import HardwareLimits, prune_reason, surviving
+from mobile_opt.transforms.prune_configs import (
+    HardwareLimits,
+    kernel_of,
+    prune_reason,
+    surviving,
+)
 from mobile_opt.transforms.texture_tile import TextureTilePass
 from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
 from mobile_opt.dialects.onnx import ONNX
@@ -39,11 +47,11 @@ builtin.module {
 SHAPE = MatMulKernel(40, 36, 24)
 
 
-def _module():
+def _module(source: str = SOURCE):
     ctx = Context()
     for dialect in (Builtin, Func, ONNX):
         ctx.load_dialect(dialect)
-    return Parser(ctx, SOURCE).parse_module()
+    return Parser(ctx, source).parse_module()
 
 
 def _run(module, device) -> np.ndarray:
@@ -71,6 +79,84 @@ def test_every_configuration_computes_the_product(pocl_device):
         a, b = feeds.values()
         want = a @ b
         assert np.allclose(got, want, rtol=1e-4, atol=1e-4), config.describe()
+
+
+GEMM_TRANS_B = """
+builtin.module {
+  func.func @main_graph(%a: tensor<33x17xf32>, %b: tensor<9x17xf32>, %c: tensor<9xf32>) -> tensor<33x9xf32> {
+    %y = onnx.Gemm %a, %b, %c {transB = 1 : i64} : (tensor<33x17xf32>, tensor<9x17xf32>, tensor<9xf32>) -> tensor<33x9xf32> loc("mm")
+    func.return %y : tensor<33x9xf32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("source, trans_b", [(SOURCE, False), (GEMM_TRANS_B, True)])
+def test_every_access_pattern_computes_the_product(pocl_device, source, trans_b):
+    """B packed by the host in each layout (axpy and dot forms, ragged K and N)."""
+    device = choose_device("pocl")
+    for layout in texture_kernels.B_LAYOUTS:
+        for tile in ((1, 1), (1, 4)):
+            module = _module(source)
+            node = next(op for op in module.walk() if op.name in ("onnx.MatMul", "onnx.Gemm"))
+            kernel = kernel_of(node)
+            assert kernel.trans_b == trans_b and kernel.layouts() == texture_kernels.B_LAYOUTS
+            TileConfig(tile, None, layout).apply(node)
+            got, feeds = _run(module, device)
+            a, b, *c = feeds.values()
+            want = a @ (b.T if trans_b else b) + sum(c)
+            assert np.allclose(got, want, rtol=1e-4, atol=1e-4), (layout, tile)
+
+
+def test_only_a_host_packed_b_takes_a_pattern():
+    module = _module(SOURCE.replace("%y = onnx.MatMul %a, %b", "%y = onnx.MatMul %a, %r").replace(
+        "    %y", "    %r = onnx.Relu %b : (tensor<36x24xf32>) -> tensor<36x24xf32>\n    %y", 1))
+    node = next(op for op in module.walk() if op.name == "onnx.MatMul")
+    assert kernel_of(node).layouts() == (None,)
+    assert {c.layout for c in texture_kernels.candidates(kernel_of(node), 64)} == {None}
+    weights = kernel_of(next(op for op in _module().walk() if op.name == "onnx.MatMul"))
+    space = list(texture_kernels.candidates(weights, 64))
+    assert {c.layout for c in space} == set(texture_kernels.B_LAYOUTS)
+    assert len(space) == 5 * len([c for c in space if c.layout is None])
+
+
+def test_patterns_the_model_sees():
+    """B's trace per layout: where its pixels lie, the reuse and the dot form's registers."""
+    kernel = MatMulKernel(64, 64, 64, False, texture_kernels.B_LAYOUTS)
+    column = kernel.model_inputs(TileConfig((1, 4)))
+    strips = {layout: kernel.model_inputs(TileConfig((1, 4), None, layout))
+              for layout in texture_kernels.B_LAYOUTS[1:]}
+    assert column.inputs[1].reuse_lines == 0  # one-pixel column: the warp fills the lines
+    assert all(s.inputs[1].reuse_lines == 2 for s in strips.values())
+    assert strips[Layout.COLS4].footprint == column.footprint + 12 * 4  # a float4 per lane
+    assert strips[Layout.BLOCK4].footprint == column.footprint
+    features = dict(zip(FEATURES, column.inputs[1].features))
+    assert features["x2x2"] == 0 and features["y2x2"] > 0.4  # down a column: crosses along y
+    block2 = dict(zip(FEATURES, strips[Layout.BLOCK2].inputs[1].features))
+    assert block2["x2x2"] == 0 and block2["y2x2"] < features["y2x2"]
+    block4 = dict(zip(FEATURES, strips[Layout.BLOCK4].inputs[1].features))
+    # four pixels along a row a step: a new row each step, not each read
+    assert block4["x2x2"] > 0.4 and block4["y4x4"] < features["y4x4"] / 2
+    # the same pixels, transposed content: cols4 reads where block4 does
+    assert np.allclose(strips[Layout.COLS4].inputs[1].features, strips[Layout.BLOCK4].inputs[1].features)
+
+
+@pytest.mark.parametrize("layout", [Layout.ROWS4, Layout.COLS4, Layout.BLOCK2, Layout.BLOCK4,
+                                    Layout.BLOCK8])
+def test_pixel_coordinates_follow_the_layout(layout):
+    array = np.arange(1, 11 * 7 + 1, dtype=np.float64).reshape(11, 7)
+    pixels = pack(layout, array)
+    where = pixel_coordinates(layout, array.shape)
+    for (i, j), value in np.ndenumerate(array):
+        x, y = where[i, j]
+        assert value in pixels[y, x]
+
+
+def test_a_pattern_survives_the_attribute_round_trip():
+    config = TileConfig((1, 8), (4, 2), Layout.BLOCK4)
+    assert TileConfig.from_attribute(config.attribute()) == config
+    assert config.describe() == "T=1x8 G=4x2 B=block4"
+    assert TileConfig.from_attribute(TileConfig((1, 2)).attribute()).layout is None
 
 
 def test_groups_tile_the_range():

@@ -10,7 +10,16 @@ import pytest
 
 from mobile_opt.backends.opencl.probe.profile import ProfileError, load_profile, texture_constants
 from mobile_opt.models import texture_kernels, tmmodel
-from mobile_opt.models.texture_kernels import FAMILIES, ConvKernel, MatMulKernel
+from mobile_opt.dialects.texture import Layout
+from mobile_opt.dialects.texture.tiling import TileConfig
+from mobile_opt.models.texture_kernels import (
+    B_LAYOUTS,
+    FAMILIES,
+    ConvKernel,
+    MatMulKernel,
+    candidates,
+    model_choice,
+)
 from mobile_opt.models.tmmodel import FEATURES, InputAccess, TextureConstants
 
 CONSTANTS = TextureConstants(beta=(10.0,) + (0.0,) * (len(FEATURES) - 1), thrash_factor=2.0,
@@ -171,3 +180,26 @@ def test_the_choice_follows_the_familys_table():
 def test_published_presets_say_what_they_lack():
     with pytest.raises(ProfileError, match="no tmmodel.beta"):
         texture_constants(load_profile("adreno740"))
+
+
+def test_pattern_factor_takes_the_familys_measured_patterns():
+    """F(A): MatMul's B layouts as the kernel-groups probe timed them, 1 within the noise."""
+    profile = copy.deepcopy(load_profile("pocl"))
+    tm = profile["tmmodel"]
+    tm["work_groups"]["round_spread"] = 0.1
+    tm["kernel_groups"]["matmul"]["pattern_relative_time"] = {
+        "rows4": 1.6, "block2": 1.0, "block4": 1.05, "block8": 1.3, "cols4": 1.0}
+    constants = texture_constants(profile)
+    assert dict(constants.family_pattern_factors)["matmul"] == (
+        ("block2", 1.0), ("block4", 1.0), ("block8", 1.3), ("cols4", 1.0), ("rows4", 1.6))
+    assert tmmodel.pattern_factor(constants, "matmul", "rows4") == 1.6
+    assert tmmodel.pattern_factor(constants, "conv", None) == 1.0  # no table: no factor
+    kernel = MatMulKernel(256, 256, 256, False, B_LAYOUTS)
+    configs = list(candidates(kernel, 256))
+    # β prefers block-8 strips on PoCL; measured 1.3 slower, they lose to block-4
+    assert model_choice(constants, kernel, configs).layout is Layout.BLOCK4
+    tm["kernel_groups"]["matmul"]["pattern_relative_time"] = {
+        "rows4": 1.0, "block2": 2.0, "block4": 2.0, "block8": 2.0, "cols4": 2.0}
+    assert model_choice(texture_constants(profile), kernel, configs).layout is None
+    # a [N, K] B lies otherwise in each layout: the table, measured on [K, N], leaves it be
+    assert MatMulKernel(64, 64, 64, True, B_LAYOUTS).pattern(TileConfig((1, 1))) is None

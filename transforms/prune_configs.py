@@ -21,15 +21,18 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i64
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from mobile_opt.backends.opencl.probe.profile import load_profile
 from mobile_opt.dialects import onnx
+from mobile_opt.dialects.onnx.base import is_constant_expression
 from mobile_opt.dialects.onnx.shapes import normalize_axis
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import texture_kernels
 from mobile_opt.models.texture_kernels import (
+    B_LAYOUTS,
     ConvKernel,
     Kernel,
     KernelModelInputs,
@@ -87,7 +90,8 @@ def kernel_of(op) -> Kernel | None:
     """
     The kernel `onnx-to-texture` emits for `op`, as the model sees it: 2-D MatMul and
     Gemm; rank-4 Conv and ConvTranspose whose result is stored `nc4hw4`; Softmax,
-    LogSoftmax and LayerNormalization over the last axis. None for anything else.
+    LogSoftmax and LayerNormalization over the last axis. None for anything else. A
+    product's B may take another layout where the host packs it (a weight or graph input).
     """
     shapes = [list(v.type.get_shape()) for v in op.operands if hasattr(v.type, "get_shape")]
     if isinstance(op, (onnx.MatMulOp, onnx.GemmOp, onnx.FusedMatMulOp, onnx.FusedGemmOp)):
@@ -96,8 +100,11 @@ def kernel_of(op) -> Kernel | None:
             return None
         trans = isinstance(op, (onnx.GemmOp, onnx.FusedGemmOp))
         m, k = (a[1], a[0]) if trans and op.int_attr("transA") else (a[0], a[1])
-        n = b[0] if trans and op.int_attr("transB") else b[1]
-        return MatMulKernel(m, k, n)
+        trans_b = bool(trans and op.int_attr("transB"))
+        n = b[0] if trans_b else b[1]
+        b_value = op.operands[1]
+        host_packed = is_constant_expression(b_value) or not isinstance(b_value.owner, Operation)
+        return MatMulKernel(m, k, n, trans_b, B_LAYOUTS if host_packed else (None,))
     if isinstance(op, (onnx.ConvOp, onnx.FusedConvOp, onnx.ConvTransposeOp)):
         if len(shapes[0]) != 4 or activation_layout(op.results[0]) is not Layout.NC4HW4:
             return None

@@ -1,8 +1,9 @@
 """
 `texture-tile{device=... cost-model=tmmodel|exhaustive|random}`: choose each GPU
-kernel's configuration — its thread tile T (and with it the access pattern of its row
-operand) and its work-group size G (and with it the warp shape W) — and record it on
-the op for `onnx-to-texture` (`dialects/texture/tiling.py`).
+kernel's configuration — the access pattern A of a product's B (the layout the host
+packs a weight or graph input in), its thread tile T (and with it the access pattern
+of its row operand) and its work-group size G (and with it the warp shape W) — and
+record it on the op for `onnx-to-texture` (`dialects/texture/tiling.py`).
 
 The candidates are those `prune-configs` kept (the pass prunes them itself when it
 runs first). `tmmodel` takes the one with the least TMModel cost

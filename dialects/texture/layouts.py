@@ -165,3 +165,13 @@ def unpack(layout: Layout, pixels: np.ndarray, shape: tuple[int, ...]) -> np.nda
             a = pixels.reshape(ceil4(c), kh * kw, 4).transpose(0, 2, 1)
             a = a.reshape(-1, one, kh, kw)[:c]
     return np.ascontiguousarray(a).reshape(shape)
+
+
+def pixel_coordinates(layout: Layout, shape: tuple[int, ...]) -> np.ndarray:
+    """(x, y) of the pixel holding each element of a tensor of `shape`: [*shape, 2]."""
+    count = prod(shape)
+    pixels = pack(layout, np.arange(1, count + 1, dtype=np.int64).reshape(shape))
+    y, x, lane = np.nonzero(pixels)
+    where = np.empty((count, 2), dtype=np.int64)
+    where[pixels[y, x, lane] - 1] = np.stack([x, y], axis=1)
+    return where.reshape(*shape, 2)

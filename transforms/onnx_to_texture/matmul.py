@@ -13,10 +13,13 @@ depends on which axis of each operand's storage is packed:
   A[m, k..k+3]; otherwise the four elements are gathered with scalar reads.
 - B packed along N (rows4 [.., K, N], TMModel's row-major pattern): four pixels
   hold B[k+j, n..n+3] and `acc = fma(a[j], b_j, acc)` ("axpy" form).
-- B packed along K (Gemm with transB, i.e. rows4 of B's [N, K]; or a 1-D B):
-  each output lane keeps its own float4 of partial dot products, summed at the
-  end ("dot" form). Constant weights are packed as they come, so a transposed
-  weight needs no host transpose.
+- B packed along K (Gemm with transB, i.e. rows4 of B's [N, K]; cols4 of B's
+  [K, N]; or a 1-D B): each output lane keeps its own float4 of partial dot
+  products, summed at the end ("dot" form). Constant weights are packed as they
+  come, so a transposed weight needs no host transpose.
+
+`texture-tile` may choose B's layout (its access pattern, `dialects/texture/tiling.py`);
+the host packs a weight or graph input in it, and the views read any layout.
 
 A last partial block of K reads only the rows of B that exist; the padding lanes
 of a K-packed pixel are zero, so they add nothing.
@@ -97,7 +100,11 @@ def _operands(k: KernelContext, op: Operation) -> tuple[MatrixOperand, MatrixOpe
     trans_a = isinstance(op, GemmAttrsOp) and op.int_attr("transA")
     trans_b = isinstance(op, GemmAttrsOp) and op.int_attr("transB")
     a_view = k.input(a_value, hint="a")
-    b_view = k.input(b_value, hint="b")
+    b_layout = k.config.layout if k.config else None
+    why = b_layout.check_rank(b_rank) if b_layout is not None else None
+    if why:
+        raise LoweringError(f"{node_label(op)}: B: {why}")
+    b_view = k.input(b_value, layout=b_layout, hint="b")
     # A contracts its last axis and B its second-to-last, unless transposed
     a = _matrix_operand(a_view, a_rank, a_rank - 1, a_rank - 2, swap=trans_a)
     b = _matrix_operand(b_view, b_rank, b_rank - 2, b_rank - 1, swap=trans_b)

@@ -6,6 +6,11 @@ searches, the shapes interleaved over rounds (`tuning.retime`). A fixed sweep ke
 cannot show what a family's reads do to a shape: on a GPU a stride-1 convolution's
 tall groups share input rows in the texture cache, while a stride-2 transposed one's
 wide rows keep its warps on one parity of the output. The model takes F(G) from here.
+
+A family whose kernel streams an operand the host can lay out (MatMul's B) is then
+timed in each of those layouts, its access patterns, in its best work group: the
+pointer chase's β sees one thread's block crossings, not how a warp's reads of each
+pattern share the cache's lines and sectors, so the model takes F(A) from here too.
 """
 
 from __future__ import annotations
@@ -84,15 +89,19 @@ def probe_kernel_groups(runner: Runner, effort: Effort, progress: Progress = _no
             module = import_onnx(path)
             kernel = kernel_of(next(op for op in module.walk() if node_name(op) == NODE_NAME))
             assert kernel is not None and kernel.family == family, family
+            def timed(configs: list[TileConfig], f: str = family) -> dict[TileConfig, float]:
+                try:
+                    measured = retime(module, NODE_NAME, configs, runner.info, rounds,
+                                      lambda note: progress(f"{f}: {note}"))
+                except (OpenCLRunError, LoweringError) as e:  # a probe's failure is one line
+                    raise ProbeError(f"kernel-groups: {kernel.describe_shape()}: {e}") from None
+                return {m.config: m.seconds for m in measured if math.isfinite(m.seconds)}
+
             # every work group of the searches for the representative's thread tile
-            configs = [c for c in candidates(kernel, runner.device.max_work_group_size)
-                       if c.tile == node.tile and c.group is not None]
-            try:
-                measured = retime(module, NODE_NAME, configs, runner.info, rounds,
-                                  lambda note, f=family: progress(f"{f}: {note}"))
-            except (OpenCLRunError, LoweringError) as e:  # a probe's failure is one line
-                raise ProbeError(f"kernel-groups: {kernel.describe_shape()}: {e}") from None
-            times = {m.config.group: m.seconds for m in measured if math.isfinite(m.seconds)}
+            space = list(candidates(kernel, runner.device.max_work_group_size))
+            times = {c.group: t for c, t in timed(
+                [c for c in space if c.tile == node.tile and c.group and c.layout is None]
+            ).items()}
             if not times:
                 raise ProbeError(f"kernel-groups: {kernel.describe_shape()} launches in no "
                                  "work-group shape")
@@ -105,4 +114,13 @@ def probe_kernel_groups(runner: Runner, effort: Effort, progress: Progress = _no
                 "relative_time": plot_group_times(sweep, times),
             }
             sweeps.append(sweep)
+            if len(kernel.layouts()) > 1:
+                best = min(times, key=times.get)
+                patterns = timed([TileConfig(node.tile, best, layout)
+                                  for layout in kernel.layouts()])
+                if patterns:
+                    fastest = min(patterns.values())
+                    tables[family]["pattern_group"] = list(best)
+                    tables[family]["pattern_relative_time"] = {
+                        kernel.pattern(c): t / fastest for c, t in patterns.items()}
     return sweeps, tables

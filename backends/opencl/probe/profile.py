@@ -63,13 +63,17 @@ def texture_constants(profile: dict) -> TextureConstants:
         resident = int(groups[least]) * int(occupancy.get("warp_size_used") or compute["warp_size"])
     sweep = tm.get("work_groups") or {}
     noise = 1 + float(sweep.get("round_spread") or 0.0)
+    tables = sorted((tm.get("kernel_groups") or {}).items())
     families = tuple((family, _group_factors(table.get("relative_time") or {}, noise))
-                     for family, table in sorted((tm.get("kernel_groups") or {}).items()))
+                     for family, table in tables)
+    patterns = tuple((family, tuple(sorted((layout, t if t > noise else 1.0) for layout, t in
+                                           table["pattern_relative_time"].items())))
+                     for family, table in tables if table.get("pattern_relative_time"))
     return TextureConstants(tuple(tm["beta"]), float(tm["thrash_factor"]),
                             int(tm["cache_lines"]), int(compute["cores"]),
                             int(compute["registers_per_core"]), int(compute["warp_size"]),
                             resident, _group_factors(sweep.get("relative_time") or {}, noise),
-                            families)
+                            families, patterns)
 
 
 def _group_factors(relative_time: dict[str, float],
