@@ -21,12 +21,11 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i64
-from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from mobile_opt.backends.opencl.probe.profile import load_profile
 from mobile_opt.dialects import onnx
-from mobile_opt.dialects.onnx.base import is_constant_expression
+from mobile_opt.dialects.onnx.base import is_host_packed
 from mobile_opt.dialects.onnx.shapes import normalize_axis
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.tiling import TileConfig
@@ -102,9 +101,8 @@ def kernel_of(op) -> Kernel | None:
         m, k = (a[1], a[0]) if trans and op.int_attr("transA") else (a[0], a[1])
         trans_b = bool(trans and op.int_attr("transB"))
         n = b[0] if trans_b else b[1]
-        b_value = op.operands[1]
-        host_packed = is_constant_expression(b_value) or not isinstance(b_value.owner, Operation)
-        return MatMulKernel(m, k, n, trans_b, B_LAYOUTS if host_packed else (None,))
+        layouts = B_LAYOUTS if is_host_packed(op.operands[1]) else (None,)
+        return MatMulKernel(m, k, n, trans_b, layouts)
     if isinstance(op, (onnx.ConvOp, onnx.FusedConvOp, onnx.ConvTransposeOp)):
         if len(shapes[0]) != 4 or activation_layout(op.results[0]) is not Layout.NC4HW4:
             return None

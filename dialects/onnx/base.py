@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, traits_def
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
@@ -156,6 +156,11 @@ def is_constant_expression(value: SSAValue) -> bool:
     return isinstance(owner, OnnxConstantOp) or (
         isinstance(owner, OnnxOp) and all(is_constant_expression(v) for v in owner.operands)
     )
+
+
+def is_host_packed(value: SSAValue) -> bool:
+    """A graph input or a constant expression: the host has it, and packs it as asked."""
+    return not isinstance(value.owner, Operation) or is_constant_expression(value)
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:

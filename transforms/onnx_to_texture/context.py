@@ -17,7 +17,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from mobile_opt.dialects import ocl, onnx, texture
-from mobile_opt.dialects.onnx.base import is_constant_expression
+from mobile_opt.dialects.onnx.base import is_constant_expression, is_host_packed
 from mobile_opt.dialects.texture import Layout, image_size
 from mobile_opt.dialects.texture.tiling import TileConfig
 
@@ -176,7 +176,7 @@ class LoweringContext:
         if value in self.stored:
             raise LoweringError(f"{label}: operand in layout {self.stored[value].layout.value}, "
                                 f"{layout.value} needed")
-        if isinstance(value.owner, Operation) and not self.is_host_constant(value):
+        if not is_host_packed(value):
             raise LoweringError(f"{label}: operand {value} was not lowered")
         return self.pack(value, layout or self.layout_for(value), label)
 
@@ -211,8 +211,7 @@ class LoweringContext:
                 break
             others = [v for v in user.operands if v is not value]
             if not all(
-                self.is_host_constant(v) or not isinstance(v.owner, Operation)
-                or (v.owner in order and order[v.owner] < order[op])
+                is_host_packed(v) or (v.owner in order and order[v.owner] < order[op])
                 for v in others
             ):
                 break

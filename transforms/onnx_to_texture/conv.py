@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from mobile_opt.dialects import onnx
-from mobile_opt.dialects.onnx.base import is_none, tensor
+from mobile_opt.dialects.onnx.base import is_host_packed, is_none, tensor
 from mobile_opt.dialects.onnx.shapes import ShapeError
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.layouts import ceil4
@@ -459,8 +459,7 @@ def lower_conv_transpose(ctx: LoweringContext, op: Operation, epilogue: list[Ope
     require_rank4(op, op.X, op.W, op.Y)
     geo = conv_geometry(op)
     group = geo.group
-    owner = op.W.owner
-    if isinstance(owner, Operation) and not ctx.is_host_constant(op.W):
+    if not is_host_packed(op.W):
         raise LoweringError(f"{node_label(op)}: the weight must be a constant or a graph input")
     emit_conv(ctx, op, epilogue, geo, regroup_transposed_weight(ctx, op.W, group),
               optional(op.B), host_computed=True)

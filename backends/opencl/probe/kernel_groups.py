@@ -89,10 +89,12 @@ def probe_kernel_groups(runner: Runner, effort: Effort, progress: Progress = _no
             module = import_onnx(path)
             kernel = kernel_of(next(op for op in module.walk() if node_name(op) == NODE_NAME))
             assert kernel is not None and kernel.family == family, family
-            def timed(configs: list[TileConfig], f: str = family) -> dict[TileConfig, float]:
+
+            def timed(configs: list[TileConfig]) -> dict[TileConfig, float]:
+                """The configurations interleaved over rounds; those that launch."""
                 try:
                     measured = retime(module, NODE_NAME, configs, runner.info, rounds,
-                                      lambda note: progress(f"{f}: {note}"))
+                                      lambda note: progress(f"{family}: {note}"))
                 except (OpenCLRunError, LoweringError) as e:  # a probe's failure is one line
                     raise ProbeError(f"kernel-groups: {kernel.describe_shape()}: {e}") from None
                 return {m.config: m.seconds for m in measured if math.isfinite(m.seconds)}

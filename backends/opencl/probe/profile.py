@@ -66,7 +66,7 @@ def texture_constants(profile: dict) -> TextureConstants:
     tables = sorted((tm.get("kernel_groups") or {}).items())
     families = tuple((family, _group_factors(table.get("relative_time") or {}, noise))
                      for family, table in tables)
-    patterns = tuple((family, tuple(sorted((layout, t if t > noise else 1.0) for layout, t in
+    patterns = tuple((family, tuple(sorted((layout, _beyond_noise(t, noise)) for layout, t in
                                            table["pattern_relative_time"].items())))
                      for family, table in tables if table.get("pattern_relative_time"))
     return TextureConstants(tuple(tm["beta"]), float(tm["thrash_factor"]),
@@ -76,11 +76,15 @@ def texture_constants(profile: dict) -> TextureConstants:
                             families, patterns)
 
 
+def _beyond_noise(relative_time: float, noise: float) -> float:
+    """A time relative to the best, or 1 where it is within the noise between rounds."""
+    return relative_time if relative_time > noise else 1.0
+
+
 def _group_factors(relative_time: dict[str, float],
                    noise: float) -> tuple[tuple[int, int, float], ...]:
-    """(Gx, Gy, F) per shape `GxxGy`; a shape slower than the best by less than the noise
-    between rounds counts as fast as the best."""
-    return tuple(sorted((*map(int, shape.split("x")), t if t > noise else 1.0)
+    """(Gx, Gy, F) per shape `GxxGy`, as fast as the best within the noise."""
+    return tuple(sorted((*map(int, shape.split("x")), _beyond_noise(t, noise))
                         for shape, t in relative_time.items()))
 
 
