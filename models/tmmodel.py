@@ -20,7 +20,8 @@ configuration from a device profile's measured constants.
   relative time `F(G)` (the probe's work-group sweep; 1 where the profile has none).
   Eq. 7 alone cannot tell apart groups of equal occupancy, which devices do not run
   equally fast: a CPU pays per group dispatched, a GPU idles the lanes a sub-warp group
-  leaves empty. Likewise times the access pattern's measured relative time `F(A)`
+  leaves empty. A shape's speed also moves with the thread tile, so F(G) is read at the
+  nearest tile the probe timed. Likewise times the access pattern's measured relative time `F(A)`
   (MatMul's B in each layout): β, fitted to one thread's pointer chase, barely tells
   patterns apart, while a warp's reads of each share the cache's lines unequally.
 """
@@ -60,6 +61,12 @@ def cross_block_features(trace: np.ndarray) -> np.ndarray:
     return np.array(features)
 
 
+GroupFactors = tuple[tuple[int, int, float], ...]
+"""(Gx, Gy, time relative to the best shape)."""
+PatternFactors = tuple[tuple[str, float], ...]
+"""(layout, time relative to the best layout)."""
+
+
 @dataclass(frozen=True)
 class TextureConstants:
     """What the model reads from a device profile."""
@@ -87,6 +94,13 @@ class TextureConstants:
     family_pattern_factors: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
     """F(A): (layout, time relative to the best) per family whose kernel was timed with
     its streamed operand in each layout; 1 within the noise, and for any other."""
+    tile_group_factors: tuple[tuple[str, tuple[tuple[tuple[int, int], GroupFactors], ...]],
+                              ...] = ()
+    """F(G) per family and thread tile (the family's kernel timed at several tiles): a
+    family here takes the table of the tile nearest to the configuration's."""
+    tile_pattern_factors: tuple[tuple[str, tuple[tuple[tuple[int, int], PatternFactors], ...]],
+                                ...] = ()
+    """F(A) per family and thread tile, likewise."""
 
 
 @dataclass(frozen=True)
@@ -148,13 +162,24 @@ def occupancy_groups(constants: TextureConstants, groups: int, footprint: int,
     return math.ceil(groups / constants.cores) * math.ceil(1 / per_core)
 
 
+def _nearest_tile(tables, tile: Sequence[int]):
+    """Of (tile, table) pairs, the table of the tile nearest to `tile` in log2 of each side."""
+    return min(tables, key=lambda entry: sum((math.log2(a) - math.log2(b)) ** 2
+                                             for a, b in zip(entry[0], tile)))[1]
+
+
 def group_factor(constants: TextureConstants, group: Sequence[int],
-                 family: str | None = None) -> float:
+                 family: str | None = None, tile: Sequence[int] | None = None) -> float:
     """
-    F(G): of the shapes measured for the kernel's family (else of the generic sweep), the
-    one nearest to `group` (in log2 of each side); 1 if none was measured.
+    F(G): of the shapes measured for the kernel's family at the nearest thread tile (else
+    for the family, else in the generic sweep), the one nearest to `group` (in log2 of
+    each side); 1 if none was measured.
     """
-    factors = dict(constants.family_group_factors).get(family, constants.group_factors)
+    by_tile = dict(constants.tile_group_factors).get(family)
+    if by_tile and tile is not None:
+        factors = _nearest_tile(by_tile, tile)
+    else:
+        factors = dict(constants.family_group_factors).get(family, constants.group_factors)
     if not factors:
         return 1.0
     gx, gy = (math.log2(max(g, 1)) for g in group)
@@ -163,10 +188,16 @@ def group_factor(constants: TextureConstants, group: Sequence[int],
     return nearest[2]
 
 
-def pattern_factor(constants: TextureConstants, family: str | None,
-                   pattern: str | None) -> float:
-    """F(A): the family's measured time of the access pattern relative to its best."""
-    return dict(dict(constants.family_pattern_factors).get(family, ())).get(pattern, 1.0)
+def pattern_factor(constants: TextureConstants, family: str | None, pattern: str | None,
+                   tile: Sequence[int] | None = None) -> float:
+    """F(A): the family's measured time of the access pattern relative to its best, at the
+    nearest thread tile where it was timed at several."""
+    by_tile = dict(constants.tile_pattern_factors).get(family)
+    if by_tile and tile is not None:
+        factors = _nearest_tile(by_tile, tile)
+    else:
+        factors = dict(constants.family_pattern_factors).get(family, ())
+    return dict(factors).get(pattern, 1.0)
 
 
 def kernel_cost(constants: TextureConstants, inputs: Sequence[InputAccess],
@@ -179,5 +210,5 @@ def kernel_cost(constants: TextureConstants, inputs: Sequence[InputAccess],
     rounds = occupancy_groups(constants, work_groups(output, tile, group), footprint,
                               group_threads)
     return (warp_latency(constants, warp_threads, inputs) * rounds
-            * group_factor(constants, group, family)
-            * pattern_factor(constants, family, pattern))
+            * group_factor(constants, group, family, tile)
+            * pattern_factor(constants, family, pattern, tile))

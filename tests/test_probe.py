@@ -158,6 +158,17 @@ def test_kernel_groups_probe_times_every_family(pocl_device, tmp_path, monkeypat
     assert min(patterns.values()) == 1.0 and all(t >= 1.0 for t in patterns.values())
     assert matmul["relative_time"]["{}x{}".format(*matmul["pattern_group"])] == 1.0
     assert all("pattern_relative_time" not in t for f, t in tables.items() if f != "matmul")
+    # each family at several thread tiles, its own among them; B's patterns at every tile
+    for family, table in tables.items():
+        tiles = table["tiles"]
+        want = [t for t in kernels[family].thread_tiles()
+                if max(t) in kernel_groups.PROBED_TILE_SIDES]
+        assert list(tiles) == [f"{x}x{y}" for x, y in want] and len(tiles) > 1, family
+        own = tiles["{}x{}".format(*table["tile"])]
+        assert own["relative_time"] == table["relative_time"]
+        for entry in tiles.values():
+            assert min(entry["relative_time"].values()) == 1.0 and entry["best_ms"] > 0
+            assert ("pattern_relative_time" in entry) == (family == "matmul")
 
 
 def _png_size(data: bytes) -> tuple[int, int]:

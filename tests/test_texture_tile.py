@@ -209,6 +209,40 @@ def test_measure_times_the_node(pocl_device):
     assert all(r.seconds > 0 and r.cost_seconds > r.seconds for r in results)
 
 
+def test_configurations_of_one_tile_share_a_build(pocl_device, monkeypatch):
+    """A work group is only a launch parameter: one build per (tile, layout), each
+    configuration launched in its own group, computing the same product."""
+    from mobile_opt.backends.opencl import tuning
+    from mobile_opt.backends.opencl.executor import OpenCLRunError
+
+    device = choose_device("pocl")
+    built, launched = [], []
+    real_build = tuning._build
+    monkeypatch.setattr(tuning, "_build", lambda module, node, config, dev:
+                        built.append(config) or real_build(module, node, config, dev))
+    real_time = tuning._node_seconds
+
+    def node_seconds(compiled, feeds, node):
+        launched.append([local for _, _, _, local in compiled._launches])
+        outputs.append(next(iter(compiled.run(feeds).outputs.values())))
+        return real_time(compiled, feeds, node)
+
+    outputs = []
+    monkeypatch.setattr(tuning, "_node_seconds", node_seconds)
+    configs = [TileConfig((1, 2), g) for g in (None, (2, 4), (6, 5), (3, 10))]
+    configs += [TileConfig((1, 4), (2, 2)), TileConfig((1, 4), (6, 5), Layout.BLOCK4)]
+    measure(_module(), "mm", configs, device, repeat=1)
+    assert built == [TileConfig((1, 2)), TileConfig((1, 4)), TileConfig((1, 4), None,
+                                                                          Layout.BLOCK4)]
+    assert launched[::2] == [[c.group] for c in configs]  # a warm-up run, then one
+    feeds = random_feeds(_module())
+    a, b = feeds.values()
+    assert all(np.allclose(o, a @ b, rtol=1e-4, atol=1e-4) for o in outputs)
+    base = real_build(_module(), "mm", TileConfig((1, 2)), device)
+    with pytest.raises(OpenCLRunError, match=r"work group \[4, 4\] does not tile the range"):
+        base.with_local_size(lambda launch: True, (4, 4))
+
+
 def test_retime_interleaves_the_configurations(pocl_device, monkeypatch):
     from mobile_opt.backends.opencl import tuning
 

@@ -159,7 +159,8 @@ def _conv_kernel(stride: int) -> ConvKernel:
 
 
 def test_the_choice_follows_the_familys_table():
-    constants = replace(texture_constants(load_profile("pocl")), family_group_factors=())
+    constants = replace(texture_constants(load_profile("pocl")), family_group_factors=(),
+                        tile_group_factors=())  # the family's one table, not its tiles'
     conv = _conv_kernel(1)
     assert conv.family == "conv"
     space = list(texture_kernels.candidates(conv, 256))
@@ -187,6 +188,7 @@ def test_pattern_factor_takes_the_familys_measured_patterns():
     profile = copy.deepcopy(load_profile("pocl"))
     tm = profile["tmmodel"]
     tm["work_groups"]["round_spread"] = 0.1
+    del tm["kernel_groups"]["matmul"]["tiles"]  # the family's one table, not its tiles'
     tm["kernel_groups"]["matmul"]["pattern_relative_time"] = {
         "rows4": 1.6, "block2": 1.0, "block4": 1.05, "block8": 1.3, "cols4": 1.0}
     constants = texture_constants(profile)
@@ -203,3 +205,52 @@ def test_pattern_factor_takes_the_familys_measured_patterns():
     assert model_choice(texture_constants(profile), kernel, configs).layout is None
     # a [N, K] B lies otherwise in each layout: the table, measured on [K, N], leaves it be
     assert MatMulKernel(64, 64, 64, True, B_LAYOUTS).pattern(TileConfig((1, 1))) is None
+
+
+def test_factors_are_read_at_the_nearest_tile_measured():
+    """F(G) and F(A) per thread tile: the nearest tile's table (log2 of each side); the
+    family's table where no tile is given or the family was timed at one tile only."""
+    family = ((2, 16, 1.0), (8, 8, 1.5))
+    by_tile = (((1, 1), ((2, 16, 1.0), (8, 8, 1.3))), ((1, 8), ((2, 16, 1.4), (8, 8, 1.0))))
+    patterns = (((1, 1), (("cols4", 1.6), ("rows4", 1.0))),
+                ((1, 8), (("cols4", 1.0), ("rows4", 1.5))))
+    shaped = replace(CONSTANTS, family_group_factors=(("matmul", family),),
+                     family_pattern_factors=(("matmul", (("cols4", 2.0),)),),
+                     tile_group_factors=(("matmul", by_tile),),
+                     tile_pattern_factors=(("matmul", patterns),))
+    assert tmmodel.group_factor(shaped, (8, 8), "matmul") == 1.5  # no tile: the family's
+    assert tmmodel.group_factor(shaped, (8, 8), "matmul", (1, 1)) == 1.3
+    assert tmmodel.group_factor(shaped, (8, 8), "matmul", (1, 2)) == 1.3  # nearer to 1 than 8
+    assert tmmodel.group_factor(shaped, (2, 16), "matmul", (1, 4)) == 1.4  # nearer to 8
+    assert tmmodel.group_factor(shaped, (8, 8), "conv", (1, 8)) == 1.0  # no tables
+    assert tmmodel.pattern_factor(shaped, "matmul", "cols4") == 2.0
+    assert tmmodel.pattern_factor(shaped, "matmul", "cols4", (1, 1)) == 1.6
+    assert tmmodel.pattern_factor(shaped, "matmul", "rows4", (1, 8)) == 1.5
+    assert tmmodel.pattern_factor(shaped, "matmul", "block2", (1, 8)) == 1.0  # not timed
+    # the model's choice follows the tile's table: T=8 wants B in cols4, T=1 in rows4
+    args = dict(output=(64, 256), group=(8, 8), warp_shape=(8, 8), footprint=32)
+    inputs = [access(0, accesses=16)]
+    cost = {(t, p): tmmodel.kernel_cost(shaped, inputs, tile=t, family="matmul", pattern=p,
+                                        **args)
+            for t in ((1, 1), (1, 8)) for p in ("rows4", "cols4")}
+    assert cost[(1, 1), "rows4"] < cost[(1, 1), "cols4"]
+    assert cost[(1, 8), "cols4"] < cost[(1, 8), "rows4"]
+
+
+def test_profile_tile_tables_within_the_sweeps_noise_are_one():
+    profile = copy.deepcopy(load_profile("pocl"))
+    tm = profile["tmmodel"]
+    tm["work_groups"]["round_spread"] = 0.1
+    tm["kernel_groups"] = {"matmul": {"relative_time": {"2x16": 1.0, "8x8": 1.05}, "tiles": {
+        "1x1": {"relative_time": {"2x16": 1.0, "8x8": 1.05}},
+        "1x8": {"relative_time": {"2x16": 1.3, "8x8": 1.0},
+                "pattern_relative_time": {"rows4": 1.5, "cols4": 1.0, "block2": 1.02}}}}}
+    constants = texture_constants(profile)
+    assert constants.tile_group_factors == (("matmul", (
+        ((1, 1), ((2, 16, 1.0), (8, 8, 1.0))),
+        ((1, 8), ((2, 16, 1.3), (8, 8, 1.0))))),)
+    assert constants.tile_pattern_factors == (("matmul", (
+        ((1, 1), ()), ((1, 8), (("block2", 1.0), ("cols4", 1.0), ("rows4", 1.5))))),)
+    del tm["kernel_groups"]["matmul"]["tiles"]  # a profile probed before tiles were
+    assert texture_constants(profile).tile_group_factors == ()
+    assert texture_constants(profile).tile_pattern_factors == ()

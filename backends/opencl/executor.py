@@ -8,14 +8,16 @@ launches the kernels in order and unpacks the outputs.
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyopencl as cl
 from mobile_opt.backends.opencl.plan import (
+    LaunchRecord,
     OutputRecord,
     PackRecord,
     Plan,
@@ -83,6 +85,25 @@ class CompiledModel:
             self._launches.append((record, kernel, tuple(record.global_size), local))
         self._steps = list(steps(self.plan))
         self._upload_weights()
+
+    def with_local_size(self, launches: Callable[[LaunchRecord], bool],
+                        local_size: Sequence[int] | None) -> CompiledModel:
+        """
+        This build, its storage shared, with the launches `launches` picks run in work
+        groups of `local_size` (None: the driver's choice). A work group is only a launch
+        parameter, so configurations that differ in it alone need one build.
+        """
+        variant = copy.copy(self)
+        variant._launches = []
+        for record, kernel, global_size, local in self._launches:
+            if launches(record):
+                if local_size is not None and any(g % n for g, n in zip(global_size,
+                                                                        local_size)):
+                    raise OpenCLRunError(f"{record.kernel}: work group {list(local_size)} "
+                                         f"does not tile the range {list(global_size)}")
+                local = None if local_size is None else tuple(local_size)
+            variant._launches.append((record, kernel, global_size, local))
+        return variant
 
     # storage --------------------------------------------------------------------------
     def _new_slot(self, slot: Slot) -> cl.MemoryObject:

@@ -65,6 +65,27 @@ def _build(module: ModuleOp, node: str, config: TileConfig, device) -> CompiledM
     return CompiledModel(clone, device)
 
 
+class _Builds:
+    """
+    Builds of node `node` under configurations, one per thread tile and layout: the
+    configurations that differ only in their work group share it, each launched in its
+    own. `keep` bounds the builds held (a scan visits each tile's groups together).
+    """
+
+    def __init__(self, module: ModuleOp, node: str, device, keep: int | None = None):
+        self.module, self.node, self.device, self.keep = module, node, device, keep
+        self._built: dict[TileConfig, CompiledModel] = {}
+
+    def __call__(self, config: TileConfig) -> CompiledModel:
+        key = replace(config, group=None)
+        if key not in self._built:
+            if self.keep is not None and len(self._built) >= self.keep:
+                self._built.pop(next(iter(self._built)))
+            self._built[key] = _build(self.module, self.node, key, self.device)
+        return self._built[key].with_local_size(lambda launch: _names(launch.node, self.node),
+                                                config.group)
+
+
 def _node_seconds(compiled: CompiledModel, feeds: dict[str, np.ndarray], node: str) -> float:
     """One run's time of the node's kernels; infinite where the device cannot launch them."""
     try:
@@ -80,12 +101,13 @@ def measure(module: ModuleOp, node: str, configs: Sequence[TileConfig], device,
             repeat: int = 3, progress: Callable[[str], None] | None = None) -> list[Measurement]:
     """Each configuration of node `node` (its label) measured on `device` (a DeviceInfo)."""
     feeds = random_feeds(module)
+    builds = _Builds(module, node, device, keep=1)
     results = []
     for index, config in enumerate(configs):
         if progress:
             progress(f"{node} {config.describe()} ({index + 1}/{len(configs)})")
         start = time.perf_counter()
-        compiled = _build(module, node, config, device)
+        compiled = builds(config)
         times = [_node_seconds(compiled, feeds, node) for _ in range(repeat + 1)]
         results.append(Measurement(config, min(times[1:]), time.perf_counter() - start))
     return results
@@ -102,7 +124,8 @@ def retime(module: ModuleOp, node: str, configs: Sequence[TileConfig], device,
     """
     feeds = random_feeds(module)
     start = time.perf_counter()
-    built = [_build(module, node, config, device) for config in configs]
+    builds = _Builds(module, node, device)
+    built = [builds(config) for config in configs]
     times: list[list[float]] = [[] for _ in configs]
     for round_ in range(rounds + 1):
         if progress:

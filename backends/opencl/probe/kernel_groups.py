@@ -5,10 +5,12 @@ lowered as the compiler lowers it, is timed in every work-group shape Gx × Gy o
 searches, the shapes interleaved over rounds (`tuning.retime`). A fixed sweep kernel
 cannot show what a family's reads do to a shape: on a GPU a stride-1 convolution's
 tall groups share input rows in the texture cache, while a stride-2 transposed one's
-wide rows keep its warps on one parity of the output. The model takes F(G) from here.
+wide rows keep its warps on one parity of the output. Nor does one thread tile show
+another's: the best group moves with the tile, so the kernel is timed at several tiles
+(`PROBED_TILE_SIDES`). The model takes F(G) from here.
 
 A family whose kernel streams an operand the host can lay out (MatMul's B) is then
-timed in each of those layouts, its access patterns, in its best work group: the
+timed in each of those layouts, its access patterns, in each tile's best work group: the
 pointer chase's β sees one thread's block crossings, not how a warp's reads of each
 pattern share the cache's lines and sectors, so the model takes F(A) from here too.
 """
@@ -25,7 +27,7 @@ from mobile_opt.dialects.texture.tiling import TileConfig
 from .archprobe import Effort, Progress, _noop
 from .runner import ProbeError, Runner
 from .sweep import Sweep
-from .tmprobe import plot_group_times
+from .tmprobe import plot_group_times, relative_group_times
 
 
 @dataclass(frozen=True)
@@ -99,30 +101,51 @@ def probe_kernel_groups(runner: Runner, effort: Effort, progress: Progress = _no
                     raise ProbeError(f"kernel-groups: {kernel.describe_shape()}: {e}") from None
                 return {m.config: m.seconds for m in measured if math.isfinite(m.seconds)}
 
-            # every work group of the searches for the representative's thread tile
             space = list(candidates(kernel, runner.device.max_work_group_size))
-            times = {c.group: t for c, t in timed(
-                [c for c in space if c.tile == node.tile and c.group and c.layout is None]
-            ).items()}
-            if not times:
-                raise ProbeError(f"kernel-groups: {kernel.describe_shape()} launches in no "
-                                 "work-group shape")
+            by_tile = {tile: _time_tile(kernel, tile, space, timed)
+                       for tile in probed_tiles(kernel)}
+            seconds, table = by_tile[node.tile]
             sweep = Sweep(f"Work-group shape, {kernel.describe_shape()} "
                           f"(T={node.tile[0]}x{node.tile[1]})", "Gx", "ms", log_x=True,
                           name=f"kernel_groups_{family}")
-            tables[family] = {
-                "kernel": kernel.describe_shape(), "tile": list(node.tile),
-                "best_ms": min(times.values()) * 1e3,
-                "relative_time": plot_group_times(sweep, times),
-            }
+            plot_group_times(sweep, seconds)
+            # the representative's own tile stands for the family where a tile's is missing
+            tables[family] = {"kernel": kernel.describe_shape(), "tile": list(node.tile),
+                              **table,
+                              "tiles": {f"{t[0]}x{t[1]}": v for t, (_, v) in by_tile.items()}}
             sweeps.append(sweep)
-            if len(kernel.layouts()) > 1:
-                best = min(times, key=times.get)
-                patterns = timed([TileConfig(node.tile, best, layout)
-                                  for layout in kernel.layouts()])
-                if patterns:
-                    fastest = min(patterns.values())
-                    tables[family]["pattern_group"] = list(best)
-                    tables[family]["pattern_relative_time"] = {
-                        kernel.pattern(c): t / fastest for c, t in patterns.items()}
     return sweeps, tables
+
+
+PROBED_TILE_SIDES = (1, 2, 4, 8, 16, 64)
+"""Thread tiles whose work groups and patterns are timed: a family's best work group moves
+with its tile (on the H100 a MatMul's rows tile of 4 wants groups 2 wide, one of 8
+wants them 8 wide), and the model looks up the table of the nearest tile."""
+
+
+def probed_tiles(kernel) -> list[tuple[int, int]]:
+    return [t for t in kernel.thread_tiles() if max(t) in PROBED_TILE_SIDES]
+
+
+def _time_tile(kernel, tile: tuple[int, int], space: list[TileConfig],
+               timed) -> tuple[dict[tuple[int, int], float], dict]:
+    """
+    The representative at one thread tile: every work group of the searches, B as it
+    comes; then, where the kernel streams an operand the host lays out, each layout in
+    the tile's best group. The groups' seconds, and the tile's table of relative times.
+    """
+    times = {c.group: t for c, t in timed(
+        [c for c in space if c.tile == tile and c.group and c.layout is None]).items()}
+    if not times:
+        raise ProbeError(f"kernel-groups: {kernel.describe_shape()} launches in no "
+                         f"work-group shape at T={tile[0]}x{tile[1]}")
+    best = min(times, key=times.get)
+    table = {"best_ms": times[best] * 1e3, "relative_time": relative_group_times(times)}
+    if len(kernel.layouts()) > 1:
+        patterns = timed([TileConfig(tile, best, layout) for layout in kernel.layouts()])
+        if patterns:
+            fastest = min(patterns.values())
+            table["pattern_group"] = list(best)
+            table["pattern_relative_time"] = {kernel.pattern(c): t / fastest
+                                              for c, t in patterns.items()}
+    return times, table

@@ -66,19 +66,34 @@ def texture_constants(profile: dict) -> TextureConstants:
     tables = sorted((tm.get("kernel_groups") or {}).items())
     families = tuple((family, _group_factors(table.get("relative_time") or {}, noise))
                      for family, table in tables)
-    patterns = tuple((family, tuple(sorted((layout, _beyond_noise(t, noise)) for layout, t in
-                                           table["pattern_relative_time"].items())))
+    patterns = tuple((family, _pattern_factors(table, noise))
                      for family, table in tables if table.get("pattern_relative_time"))
+    by_tile = [(family, sorted((tuple(map(int, tile.split("x"))), entry)
+                               for tile, entry in table["tiles"].items()))
+               for family, table in tables if table.get("tiles")]
+    tile_groups = tuple((family, tuple((tile, _group_factors(entry["relative_time"], noise))
+                                       for tile, entry in entries))
+                        for family, entries in by_tile)
+    tile_patterns = tuple((family, tuple((tile, _pattern_factors(entry, noise))
+                                         for tile, entry in entries))
+                          for family, entries in by_tile
+                          if any(e.get("pattern_relative_time") for _, e in entries))
     return TextureConstants(tuple(tm["beta"]), float(tm["thrash_factor"]),
                             int(tm["cache_lines"]), int(compute["cores"]),
                             int(compute["registers_per_core"]), int(compute["warp_size"]),
                             resident, _group_factors(sweep.get("relative_time") or {}, noise),
-                            families, patterns)
+                            families, patterns, tile_groups, tile_patterns)
 
 
 def _beyond_noise(relative_time: float, noise: float) -> float:
     """A time relative to the best, or 1 where it is within the noise between rounds."""
     return relative_time if relative_time > noise else 1.0
+
+
+def _pattern_factors(table: dict, noise: float) -> tuple[tuple[str, float], ...]:
+    """(layout, F) per layout a table timed, as fast as the best within the noise."""
+    return tuple(sorted((layout, _beyond_noise(t, noise))
+                        for layout, t in (table.get("pattern_relative_time") or {}).items()))
 
 
 def _group_factors(relative_time: dict[str, float],

@@ -337,5 +337,10 @@ def plot_group_times(sweep: Sweep, times: dict[tuple[int, int], float]) -> dict[
         points = [(gx, times[gx, gy] * 1e3) for gx in GROUP_SIDES if (gx, gy) in times]
         if points:
             sweep.series[f"Gy={gy}"] = points
+    return relative_group_times(times)
+
+
+def relative_group_times(times: dict[tuple[int, int], float]) -> dict[str, float]:
+    """Each work-group shape's time relative to the best, by `GxxGy`."""
     best = min(times.values())
     return {f"{gx}x{gy}": t / best for (gx, gy), t in times.items()}
