@@ -20,7 +20,7 @@ lowered, built and timed on the device (`backends/opencl/tuning.py`), and:
   measured G for it), TMM (the model's T and G), Exhaustive;
 - (e) the space before and after `prune-configs`, and whether the best survives.
 
-    python3 bench/tmmodel.py --device pocl          # about 40 minutes on two cores
+    python3 bench/tmmodel.py --device pocl          # about 6 minutes on two cores
     python3 bench/tmmodel.py --device gpu --cases 4  # bench/gpu_tmmodel.sh on the GPU
 
 Results: `bench/results/tmmodel-<device>.json` (summaries overall and per family) and a
