@@ -162,10 +162,17 @@ def occupancy_groups(constants: TextureConstants, groups: int, footprint: int,
     return math.ceil(groups / constants.cores) * math.ceil(1 / per_core)
 
 
-def _nearest_tile(tables, tile: Sequence[int]):
-    """Of (tile, table) pairs, the table of the tile nearest to `tile` in log2 of each side."""
-    return min(tables, key=lambda entry: sum((math.log2(a) - math.log2(b)) ** 2
-                                             for a, b in zip(entry[0], tile)))[1]
+def _measured_table(by_tile, by_family, family: str | None, tile: Sequence[int] | None,
+                    fallback=()):
+    """
+    The family's table at the thread tile nearest to `tile` (in log2 of each side) where
+    the family was timed at several tiles, else its one table, else `fallback`.
+    """
+    tiles = dict(by_tile).get(family)
+    if tiles and tile is not None:
+        return min(tiles, key=lambda entry: sum((math.log2(a) - math.log2(b)) ** 2
+                                                for a, b in zip(entry[0], tile)))[1]
+    return dict(by_family).get(family, fallback)
 
 
 def group_factor(constants: TextureConstants, group: Sequence[int],
@@ -175,11 +182,8 @@ def group_factor(constants: TextureConstants, group: Sequence[int],
     for the family, else in the generic sweep), the one nearest to `group` (in log2 of
     each side); 1 if none was measured.
     """
-    by_tile = dict(constants.tile_group_factors).get(family)
-    if by_tile and tile is not None:
-        factors = _nearest_tile(by_tile, tile)
-    else:
-        factors = dict(constants.family_group_factors).get(family, constants.group_factors)
+    factors = _measured_table(constants.tile_group_factors, constants.family_group_factors,
+                              family, tile, constants.group_factors)
     if not factors:
         return 1.0
     gx, gy = (math.log2(max(g, 1)) for g in group)
@@ -192,11 +196,8 @@ def pattern_factor(constants: TextureConstants, family: str | None, pattern: str
                    tile: Sequence[int] | None = None) -> float:
     """F(A): the family's measured time of the access pattern relative to its best, at the
     nearest thread tile where it was timed at several."""
-    by_tile = dict(constants.tile_pattern_factors).get(family)
-    if by_tile and tile is not None:
-        factors = _nearest_tile(by_tile, tile)
-    else:
-        factors = dict(constants.family_pattern_factors).get(family, ())
+    factors = _measured_table(constants.tile_pattern_factors,
+                              constants.family_pattern_factors, family, tile)
     return dict(factors).get(pattern, 1.0)
 
 

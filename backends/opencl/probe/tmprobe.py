@@ -322,22 +322,19 @@ def probe_work_groups(runner: Runner, effort: Effort, progress: Progress = _noop
     times = {shape: min(t) for shape, t in seen.items()}
     # how far one shape's rounds lie apart: differences between shapes below it are noise
     spread = float(np.median([max(t) / min(t) - 1 for t in seen.values()]))
+    plot_group_times(sweep, times)
     return sweep, {"range": [side, side], "reads": GROUP_READS, "round_spread": spread,
-                   "relative_time": plot_group_times(sweep, times)}
+                   "relative_time": relative_group_times(times)}
 
 
-def plot_group_times(sweep: Sweep, times: dict[tuple[int, int], float]) -> dict[str, float]:
-    """
-    Seconds per work-group shape (Gx, Gy) as a series per Gy on `sweep` (in ms); returns
-    each shape's time relative to the best, by `GxxGy`.
-    """
+def plot_group_times(sweep: Sweep, times: dict[tuple[int, int], float]) -> None:
+    """Seconds per work-group shape (Gx, Gy) as a series per Gy on `sweep` (in ms)."""
     from mobile_opt.models.texture_kernels import GROUP_SIDES
 
     for gy in GROUP_SIDES:
         points = [(gx, times[gx, gy] * 1e3) for gx in GROUP_SIDES if (gx, gy) in times]
         if points:
             sweep.series[f"Gy={gy}"] = points
-    return relative_group_times(times)
 
 
 def relative_group_times(times: dict[tuple[int, int], float]) -> dict[str, float]:
