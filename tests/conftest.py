@@ -32,15 +32,12 @@ def pocl_device():
     The PoCL CPU device that OpenCL tests run on. Without one the tests skip
     locally, but fail under CI=true: CI must never pass by not running them.
     """
-    try:
-        import pyopencl as cl
+    from mobile_opt.backends.opencl.devices import DeviceError, choose_device
 
-        for platform in cl.get_platforms():
-            if "Portable Computing Language" in platform.name:
-                return platform.get_devices()[0]
-        problem = "no PoCL OpenCL platform (pip install pocl-binary-distribution)"
-    except Exception as e:  # an ICD loader with no platforms raises here
-        problem = f"OpenCL unavailable: {e}"
+    try:
+        return choose_device("pocl").device
+    except DeviceError as e:
+        problem = str(e)
     if os.environ.get("CI") == "true":
         pytest.fail(problem)
     pytest.skip(problem)

@@ -543,10 +543,15 @@ def kernel_time_rows(records, times: list[float], limit: int = KERNEL_TABLE_ROWS
 
 def run_opencl_mode(args: argparse.Namespace) -> int:
     # the device first: it points the ICD loader at pip-installed runtimes before pyopencl loads
-    from mobile_opt.backends.opencl.devices import DeviceError, choose_device
+    from mobile_opt.backends.opencl.devices import DeviceError, choose_device, default_device
 
     try:
-        device = choose_device(args.device or "pocl")
+        if args.device:
+            device = choose_device(args.device)
+        else:
+            device, remark = default_device()
+            if remark:
+                print(f"remark: {remark}", file=sys.stderr)
     except DeviceError as e:
         raise UserError(str(e)) from None
 

@@ -50,7 +50,7 @@ class LowerRead(RewritePattern):
             new_ops += [read, arith.ExtFOp(read.result, ocl.FLOAT4)]
         else:
             new_ops.append(ocl.ReadImageFOp(op.storage, op.x, op.y))
-        rewriter.replace_op(op, new_ops)
+        rewriter.replace(op, new_ops)
 
 
 class LowerWrite(RewritePattern):
@@ -66,7 +66,7 @@ class LowerWrite(RewritePattern):
             new_ops += [half, ocl.WriteImageHOp(half.result, op.storage, op.x, op.y)]
         else:
             new_ops.append(ocl.WriteImageFOp(op.value, op.storage, op.x, op.y))
-        rewriter.replace_op(op, new_ops, [])
+        rewriter.replace(op, new_ops, [])
 
 
 @dataclass(frozen=True)

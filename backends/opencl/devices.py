@@ -24,6 +24,10 @@ from pathlib import Path
 
 SYSTEM_VENDORS = Path("/etc/OpenCL/vendors")
 POCL_PLATFORM = "Portable Computing Language"
+DEBIAN_POCL_HINT = "apt-get install pocl-opencl-icd"
+_BUILD_HINTS = {
+    POCL_PLATFORM: f" (a newer PoCL knows this CPU: {DEBIAN_POCL_HINT}; or --device intel)"
+}
 INTEL_HINT = "pip install intel-opencl-rt intel-cmplr-lib-rt"
 
 
@@ -177,6 +181,33 @@ def available_devices() -> list[DeviceInfo]:
     return found
 
 
+_TRIVIAL_KERNEL = "__kernel void probe(__global float *a) { a[get_global_id(0)] += 1.0f; }"
+_build_problems: dict[int, str | None] = {}
+
+
+def build_problem(info: DeviceInfo) -> str | None:
+    """
+    Why this device's compiler cannot build a trivial kernel, or None if it can.
+    pocl-binary-distribution 3.0 carries LLVM 14, which does not know CPUs newer than
+    its release (AMD family 26, say): it then asks for target CPU 'generic' and every
+    build fails. Checked once per device and process.
+    """
+    key = info.device.int_ptr
+    if key not in _build_problems:
+        import pyopencl as cl
+
+        try:
+            context = cl.Context([info.device])
+            cl.Program(context, _TRIVIAL_KERNEL).build()
+            _build_problems[key] = None
+        except cl.Error as e:
+            # the compiler's own first error line, else pyopencl's summary
+            lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+            errors = [ln for ln in lines if ln.startswith("error")]
+            _build_problems[key] = (errors or lines or [type(e).__name__])[0]
+    return _build_problems[key]
+
+
 def matches(info: DeviceInfo, spec: str) -> bool:
     """Whether `--device spec` names this device."""
     key = spec.strip().lower()
@@ -188,11 +219,20 @@ def matches(info: DeviceInfo, spec: str) -> bool:
 
 
 def choose_device(spec: str = "pocl") -> DeviceInfo:
-    """The first device `spec` names; a one-line `DeviceError` listing the devices otherwise."""
+    """
+    The first device `spec` names whose compiler works on this host; a one-line
+    `DeviceError` listing the devices otherwise.
+    """
     devices = available_devices()
-    for info in devices:
-        if matches(info, spec):
+    named = [info for info in devices if matches(info, spec)]
+    for info in named:
+        if build_problem(info) is None:
             return info
+    if named:
+        raise DeviceError(
+            f"{named[0].name} [{named[0].platform}] cannot build OpenCL on this host: "
+            f"{build_problem(named[0])}{_BUILD_HINTS.get(named[0].platform, '')}"
+        )
     listed = "; ".join(f"{d.name} [{d.platform}]" for d in devices) or "none"
     hint = ""
     if "intel" in spec.lower() and intel_cpu_runtime() is None:
@@ -200,3 +240,17 @@ def choose_device(spec: str = "pocl") -> DeviceInfo:
     elif spec.lower() == "pocl":
         hint = " (pip install pocl-binary-distribution)"
     raise DeviceError(f"no OpenCL device matches '{spec}'{hint}; available: {listed}")
+
+
+def default_device() -> tuple[DeviceInfo, str | None]:
+    """
+    The device a run takes when none is named: PoCL, or else the first CPU device
+    that builds here, with a remark that says why PoCL was passed over.
+    """
+    try:
+        return choose_device("pocl"), None
+    except DeviceError as pocl_error:
+        for info in available_devices():
+            if matches(info, "cpu") and build_problem(info) is None:
+                return info, f"{pocl_error}; running on {info.name} [{info.platform}] instead"
+        raise
