@@ -3,23 +3,34 @@
 PYTHON ?= python3
 HEXAGON_TOOLS = clang-19 llvm-mc-19 ld.lld-19 llvm-nm-19 qemu-hexagon
 HEXAGON_PACKAGES = qemu-user clang-19 lld-19 llvm-19
+# Debian's PoCL (LLVM 15) beside the pip one: pocl-binary-distribution's LLVM 14 cannot
+# compile for CPUs newer than it (AMD family 26), where the OpenCL tests need this one
+POCL_ICD = /etc/OpenCL/vendors/pocl.icd
+POCL_PACKAGE = pocl-opencl-icd
 
-.PHONY: install install-test install-hexagon test lit pytest
+.PHONY: install install-test install-apt front-door test lit pytest
 
 install:
 	$(PYTHON) -m pip install -q -e .
 
-# the DSP path's toolchain (Debian): LLVM 19's Hexagon assembler and linker, QEMU user mode
-install-hexagon:
+# Debian's packages the tests need: the DSP path's toolchain (LLVM 19's Hexagon
+# assembler and linker, QEMU user mode) and a PoCL that compiles on any x86-64 CPU
+install-apt:
 	@missing=""; for t in $(HEXAGON_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
-	if [ -n "$$missing" ]; then \
-		echo "installing$$missing: apt-get install $(HEXAGON_PACKAGES)"; \
+	packages=""; [ -z "$$missing" ] || packages="$(HEXAGON_PACKAGES)"; \
+	[ -f $(POCL_ICD) ] || packages="$$packages $(POCL_PACKAGE)"; \
+	if [ -n "$$packages" ]; then \
+		echo "installing:$$packages"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive \
-			apt-get install -y -q $(HEXAGON_PACKAGES); \
+			apt-get install -y -q $$packages; \
 	fi
 
-install-test: install-hexagon
+# the README's main job in a fresh virtual environment with no extras, as a new user runs it
+front-door:
+	PYTHON=$(PYTHON) bash .ci/front-door
+
+install-test: install-apt
 	$(PYTHON) -m pip install -q -e ".[dev]"
 
 lit:
@@ -28,4 +39,4 @@ lit:
 pytest:
 	$(PYTHON) -m pytest -q
 
-test: install-test lit pytest
+test: front-door install-test lit pytest

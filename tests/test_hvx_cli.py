@@ -23,7 +23,7 @@ def test_mobile_run_hexagon_is_bit_exact(conv_model, tmp_path, capsys):
         capsys,
     )
     assert status == 0, err
-    assert "y       [1, 8, 8, 8]  0            0            PASS" in out
+    assert "y       [1, 8, 8, 8]  0            0 LSB     PASS" in out
     assert "packets executed" in out and "k0_conv" in out
     assert (tmp_path / "out" / "program.s").read_text().count("vrmpy") > 0
     assert (tmp_path / "out" / "y.npy").exists()

@@ -12,7 +12,6 @@ from harness import assert_one_line_error, run_mobile_run
 from onnx import TensorProto, helper, numpy_helper, save
 
 from mobile_opt.tools import mobile_run
-from mobile_opt.tools.mobile_run import compare
 from mobile_opt.tools.mobile_translate import main as translate
 
 
@@ -46,17 +45,7 @@ def test_passing_run_prints_a_table(model: Path, capsys):
     status, out, err = run(["--reference", str(model), "--dim", "N=2"], capsys)
     assert status == 0, err
     lines = out.splitlines()
-    assert lines[0].split() == [
-        "output",
-        "shape",
-        "max",
-        "abs",
-        "err",
-        "max",
-        "rel",
-        "err",
-        "status",
-    ]
+    assert lines[0].split() == ["output", "shape", "max", "abs", "err", "relative", "status"]
     assert lines[1].split()[0] == "out/y" and lines[1].endswith("PASS")
     assert lines[2].split()[:2] == ["count", "[4]"] and lines[2].endswith("PASS")
 
@@ -123,10 +112,15 @@ def test_an_output_out_of_tolerance_fails(model: Path, capsys, monkeypatch):
 
 
 def test_shipped_model_by_name(capsys):
-    """The README's main job: a ResNet-50 the onnx package ships, against onnxruntime."""
+    """
+    A ResNet-50 the onnx package ships, against onnxruntime. Its weights are all 0.02,
+    so its softmax is uniform: the check cannot tell it from a constant, and says so.
+    """
     status, out, err = run(["--reference", "onnx:light_resnet50"], capsys)
     assert status == 0, err
-    assert out.splitlines()[1].split() == ["gpu_0/softmax_1", "[1,", "1000]", "0", "0", "PASS"]
+    row = out.splitlines()[1].split()
+    assert row[:3] == ["gpu_0/softmax_1", "[1,", "1000]"] and row[-2:] == ["NO", "SIGNAL"]
+    assert "warning: output 'gpu_0/softmax_1' says nothing" in err
 
 
 def test_unknown_shipped_model(capsys):
@@ -208,29 +202,3 @@ def test_console_entry_point_reports_without_traceback(tmp_path: Path):
     )
     assert result.returncode == 1
     assert result.stderr == f"mobile-run: error: {tmp_path / 'none.onnx'}: no such file\n"
-
-
-@pytest.mark.parametrize(
-    "got, want, passed, max_abs",
-    [
-        ([1.0, 2.0], [1.0, 2.0], True, 0.0),
-        ([1.0, 2.001], [1.0, 2.0], False, 0.001),
-        ([np.nan, np.inf], [np.nan, np.inf], True, 0.0),
-        ([np.nan, 1.0], [0.0, 1.0], False, np.inf),
-        ([np.inf], [1.0], False, np.inf),
-        ([1e-5], [0.0], True, 1e-5),
-    ],
-)
-def test_compare(got, want, passed, max_abs):
-    result = compare(np.array(got, np.float32), np.array(want, np.float32), rtol=1e-4, atol=1e-4)
-    assert result.passed == passed
-    assert result.max_abs == pytest.approx(max_abs, rel=1e-3)
-
-
-def test_compare_reports_shape_and_dtype_mismatch():
-    assert (
-        compare(np.zeros(2, np.float32), np.zeros(3, np.float32), 0, 0).note == "shape [3] expected"
-    )
-    assert (
-        compare(np.zeros(2, np.int32), np.zeros(2, np.int64), 0, 0).note == "dtype int64 expected"
-    )

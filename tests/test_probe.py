@@ -249,6 +249,23 @@ def test_update_replaces_only_the_probes_run(pocl_device, tmp_path, capsys):
     assert profile["identity"]["date"] == earlier["identity"]["date"]
 
 
+def test_update_keeps_the_profiles_driver_facts(pocl_device, tmp_path, capsys):
+    """A profile measured on another host keeps its driver facts, and says which differ."""
+    out = tmp_path / "pocl.json"
+    earlier = json.loads((PROFILE_DIR / "pocl.json").read_text())
+    earlier["compute"]["local_memory_bytes"] = 12345  # no PoCL reports this
+    earlier["image"]["max_width"] = 321
+    out.write_text(json.dumps(earlier))
+    with pytest.raises(SystemExit) as exit:
+        mobile_probe.main(["--only", "work-groups", "--quick", "--update", "-o", str(out)])
+    assert exit.value.code == 0
+    profile = json.loads(out.read_text())
+    assert profile["compute"] == earlier["compute"] and profile["image"] == earlier["image"]
+    remark = capsys.readouterr().err
+    assert "compute.local_memory_bytes 12345 (here " in remark
+    assert "image.max_width 321 (here " in remark
+
+
 def test_update_of_the_kernel_groups_keeps_the_rest(pocl_device, tmp_path, capsys):
     out = tmp_path / "pocl.json"
     earlier = json.loads((PROFILE_DIR / "pocl.json").read_text())

@@ -26,7 +26,7 @@ import pyopencl as cl
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device
 from mobile_opt.backends.opencl.probe import archprobe, kernel_groups, tmprobe
 from mobile_opt.backends.opencl.probe.archprobe import Effort
-from mobile_opt.backends.opencl.probe.profile import SCHEMA
+from mobile_opt.backends.opencl.probe.profile import SCHEMA, describes
 from mobile_opt.backends.opencl.probe.runner import ProbeError, Runner
 from mobile_opt.backends.opencl.probe.sweep import Sweep
 from mobile_opt.tools.cli import UserError, output_folder, run_tool, write_atomically
@@ -154,26 +154,42 @@ def overlay(earlier: dict, fresh: dict) -> dict:
     return merged
 
 
-def profile_to_update(path: str, device_name: str) -> dict:
+def profile_to_update(path: str, info) -> dict:
     """The existing profile `--update` puts readings into: of this device, readable."""
     try:
         earlier = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
         raise UserError(f"--update {path}: {e}") from None
-    name = (earlier.get("identity") or {}).get("name") if isinstance(earlier, dict) else None
-    if name != device_name:
-        raise UserError(f"--update {path}: a profile of {name}, not of {device_name}")
+    identity = (earlier.get("identity") or {}) if isinstance(earlier, dict) else {}
+    if not describes(identity, info.name, info.platform):
+        raise UserError(f"--update {path}: a profile of {identity.get('name')}, "
+                        f"not of {info.name}")
     return earlier
 
 
-def updated(earlier: dict, fresh: dict, probes: list[str]) -> dict:
-    """`earlier` with the readings of `probes` from `fresh` in their place."""
-    merged = overlay(earlier, {k: v for k, v in fresh.items() if k != "identity"})
+QUERIED = {"image": ("max_width", "max_height", "fp16"),
+           "compute": ("cores", "max_work_group_size", "local_memory_bytes")}
+"""Facts read from the driver rather than measured: no probe's reading."""
+
+
+def updated(earlier: dict, fresh: dict, probes: list[str]) -> tuple[dict, list[str]]:
+    """
+    `earlier` with the readings of `probes` from `fresh` in their place, and the
+    facts the driver reports that differ on the device at hand (the profile keeps the
+    earlier ones: an update re-measures probes, it does not move a profile to a host).
+    """
+    differ = []
+    for section, keys in QUERIED.items():
+        for key in keys:
+            was, now = earlier.get(section, {}).get(key), fresh[section].pop(key, None)
+            if was != now:
+                differ.append(f"{section}.{key} {was} (here {now})")
+    merged = overlay(earlier, {k: v for k, v in fresh.items() if k not in ("identity", "image")})
     identity = earlier["identity"]
     date = fresh["identity"]["date"]
     merged["identity"] = dict(identity, reprobed={**identity.get("reprobed", {}),
                                                   **{name: date for name in probes}})
-    return merged
+    return merged, differ
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -196,7 +212,7 @@ def probe(args: argparse.Namespace) -> int:
         info = choose_device(args.device)
     except DeviceError as e:
         raise UserError(str(e)) from None
-    earlier = profile_to_update(args.output, info.name) if args.update else None
+    earlier = profile_to_update(args.output, info) if args.update else None
     start = time.time()
     bar = ProgressBar(len([p for p in PROBES if p in only]), f"probing {info.name}")
     try:
@@ -208,7 +224,10 @@ def probe(args: argparse.Namespace) -> int:
     bar.finish()
     profile = assemble(runner, results, sweeps, time.time() - start, args.quick)
     if earlier is not None:
-        profile = updated(earlier, profile, [p for p in PROBES if p in only])
+        profile, differ = updated(earlier, profile, [p for p in PROBES if p in only])
+        if differ:
+            print(f"remark: kept the profile's driver facts where this {info.name} differs: "
+                  + ", ".join(differ), file=sys.stderr)
     if plots is not None:
         plots.mkdir(parents=True, exist_ok=True)
         for sweep in sweeps:

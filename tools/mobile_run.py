@@ -10,9 +10,14 @@ MODEL is an `.onnx` file (imported as `mobile-translate` does), `.mlir` IR, or
 function declares: floats uniform in [-1, 1), integers in 0..2, booleans either
 way. For an `.onnx` model ONNX Runtime runs the original file on the same inputs;
 one line per output says how far the result is from it, and the exit status is 1
-if any output is out of tolerance (by default rtol 1e-3 / atol 1e-4 for float32
-and float64, 1e-2 / 1e-3 for float16, within 1 for int8/uint8, exact for other
-integers and booleans).
+if any output is out of tolerance (`checking.py`). Errors are judged against the
+output's scale, its largest expected magnitude: by default a float output passes
+within 1e-3 of it, a quantized output (int8/uint8, or the float a DequantizeLinear
+returns) within one LSB, other integers and booleans exactly; `--rtol` (of the
+scale) and `--atol` (absolute) replace the defaults. An output the comparison
+cannot tell from a constant (its expected values spread less than the tolerance,
+e.g. the uniform softmax of a model whose weights are all equal) is NO SIGNAL, with
+a warning on stderr.
 
 The OpenCL run (the default) takes the device from `--device`: `pocl` (default),
 `gpu`, `cpu`, or a substring of a platform or device name (`intel` for the pip
@@ -24,7 +29,7 @@ Intel CPU runtime). It runs the graph passes (`-p`, default
 `texture-to-ocl`, `ace` and `cse`. `--fp16` stores every tensor as half (kernels still
 compute in float); each stored tensor keeps 11 significant bits, so the error
 grows with depth and with the output's range, and the default tolerance becomes
-rtol 2e-2 with atol 1e-2 x the largest magnitude of the expected output. Besides
+2e-2 of the expected output's scale. Besides
 the error table it prints the kernels' time from profiling events (the median
 over runs 2..N with `--repeat N`), the wall time of each run and the storage the
 host plan needs with and without memory reuse. `--save-dir` also receives
@@ -37,23 +42,39 @@ whose graph is still `onnx` ops can be checked.
 from __future__ import annotations
 
 import argparse
+import atexit
 import dataclasses
 import io
 import re
+import shutil
 import statistics
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import onnx
-from mobile_opt.backends.reference.interpreter import find_function, input_dtype, run_reference
-from mobile_opt.frontend.onnx_import import graph_io_names, import_onnx
+from mobile_opt.backends.reference.interpreter import find_function, run_reference
+from mobile_opt.checking import (
+    FAIL,
+    NO_SIGNAL,
+    CheckError,
+    compare,
+    comparison_cells,
+    criterion,
+    format_table,
+    make_inputs,
+    output_lsbs,
+    random_weights,
+    run_onnxruntime,
+)
+from mobile_opt.frontend.onnx_import import graph_io_names, import_onnx, read_model
 from mobile_opt.tools.cli import UserError, one_line, parse_dims, run_tool, write_atomically
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float16Type, ModuleOp, TensorType
+from xdsl.dialects.builtin import Float16Type, ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 from xdsl.universe import Universe
@@ -62,19 +83,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 DEFAULT_GRAPH_PASSES = "onnx-fold-constants,onnx-fold-batchnorm,onnx-canonicalize,onnx-fuse"
 """The graph passes the OpenCL run applies before lowering when `-p` is not given."""
 
-FP16_RTOL = 2e-2
-FP16_ATOL_SCALE = 1e-2
-"""`--fp16` defaults: rtol, and atol as a fraction of the expected output's largest magnitude."""
-
 KERNEL_TABLE_ROWS = 15
-
-DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
-    "f": (1e-3, 1e-4),  # float32 and float64
-    "float16": (1e-2, 1e-3),
-    "int8": (0.0, 1.0),  # quantised results may round the other way
-    "uint8": (0.0, 1.0),
-}
-"""(rtol, atol) per output dtype name or kind; other types must match exactly."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -130,13 +139,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--input", action="append", metavar="NAME=FILE.npy", help="value of one input"
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the random inputs (default %(default)s)"
+        "--seed", type=int, default=0,
+        help="seed of the random inputs and weights (default %(default)s)",
+    )
+    parser.add_argument(
+        "--random-weights", action="store_true",
+        help="replace an .onnx model's weights with seeded random ones (He-normal, "
+        "BatchNorm statistics estimated on a random input) so that its outputs carry "
+        "signal, e.g. for the onnx package's light_* models, whose weights are all 0.02",
     )
     parser.add_argument(
         "--dim", action="append", metavar="NAME=N", help="static size for a symbolic dim"
     )
-    parser.add_argument("--rtol", type=float, help="relative tolerance (default 1e-3 for float32)")
-    parser.add_argument("--atol", type=float, help="absolute tolerance (default 1e-4 for float32)")
+    parser.add_argument(
+        "--rtol", type=float,
+        help="tolerance relative to the expected output's largest magnitude (default 1e-3)",
+    )
+    parser.add_argument(
+        "--atol", type=float, help="absolute tolerance (default 0; one LSB if quantized)"
+    )
     parser.add_argument(
         "--save-dir",
         metavar="DIR",
@@ -239,104 +260,6 @@ def parse_input_specs(items: Sequence[str] | None, names: Sequence[str]) -> dict
     return values
 
 
-def random_input(name: str, t: object, rng: np.random.Generator) -> np.ndarray:
-    """A random value of tensor type `t`: floats in [-1, 1), integers in 0..2, any booleans."""
-    if not isinstance(t, TensorType):
-        raise UserError(f"input '{name}' has non-tensor type {t}; give it with --input")
-    shape = t.get_shape()
-    if any(d < 0 for d in shape):
-        raise UserError(f"input '{name}' has a dynamic shape; give it with --input (or --dim)")
-    dtype = input_dtype(name, t)
-    if dtype.kind == "f":
-        return rng.uniform(-1, 1, shape).astype(dtype)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, shape).astype(dtype)
-    return rng.integers(0, 3, shape).astype(dtype)
-
-
-def make_inputs(
-    function: func.FuncOp, given: dict[str, np.ndarray], seed: int
-) -> dict[str, np.ndarray]:
-    names, _ = graph_io_names(function)
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for name, t in zip(names, function.function_type.inputs.data):
-        feeds[name] = given[name] if name in given else random_input(name, t, rng)
-    return feeds
-
-
-def run_onnxruntime(path: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    try:
-        import onnxruntime
-    except ImportError:
-        raise UserError("onnxruntime is not installed; install mobile-opt[dev]") from None
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3  # no warnings about unused initializers
-    try:
-        session = onnxruntime.InferenceSession(
-            str(path), options, providers=["CPUExecutionProvider"]
-        )
-        wanted = {i.name for i in session.get_inputs()}
-        results = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
-    except Exception as e:  # onnxruntime raises its own exception types
-        lines = str(e).strip().splitlines()
-        raise UserError(f"onnxruntime: {lines[0] if lines else type(e).__name__}") from None
-    return {o.name: np.asarray(r) for o, r in zip(session.get_outputs(), results)}
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """How far an output is from its expected value."""
-
-    max_abs: float
-    max_rel: float
-    passed: bool
-    note: str = ""
-
-
-def tolerances(dtype: np.dtype, rtol: float | None, atol: float | None) -> tuple[float, float]:
-    default = DEFAULT_TOLERANCES.get(dtype.name, DEFAULT_TOLERANCES.get(dtype.kind, (0.0, 0.0)))
-    return (default[0] if rtol is None else rtol, default[1] if atol is None else atol)
-
-
-def compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> Comparison:
-    """Elementwise `|got - want| <= atol + rtol |want|`; NaNs must coincide."""
-    if got.shape != want.shape:
-        return Comparison(np.inf, np.inf, False, f"shape {list(want.shape)} expected")
-    if got.dtype != want.dtype:
-        return Comparison(np.inf, np.inf, False, f"dtype {want.dtype} expected")
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        same = (g == w) | (np.isnan(g) & np.isnan(w))  # equal infinities and coinciding NaNs
-        error = np.nan_to_num(np.where(same, 0.0, np.abs(g - w)), nan=np.inf, posinf=np.inf)
-        scale = np.abs(w)
-        relative = np.where(error == 0, 0.0, np.inf)
-        np.divide(
-            error, scale, out=relative, where=(scale != 0) & np.isfinite(scale) & (error != 0)
-        )
-        passed = bool(np.all(error <= atol + rtol * np.where(np.isfinite(scale), scale, 0)))
-    return Comparison(float(error.max(initial=0)), float(relative.max(initial=0)), passed)
-
-
-def fp16_tolerances(
-    want: np.ndarray, rtol: float | None, atol: float | None
-) -> tuple[float, float]:
-    """`--fp16` defaults: rtol 2e-2, atol 1e-2 x max |want| (at least 1e-3)."""
-    finite = np.abs(want[np.isfinite(want)]).astype(np.float64)
-    scale = float(finite.max(initial=0.0))
-    default_atol = max(FP16_ATOL_SCALE * scale, 1e-3)
-    return (FP16_RTOL if rtol is None else rtol, default_atol if atol is None else atol)
-
-
-def format_table(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
-
-
-def _number(x: float) -> str:
-    return "inf" if np.isinf(x) else f"{x:.3g}"
-
-
 def save_outputs(folder: Path, outputs: dict[str, np.ndarray]) -> None:
     """Each output as `folder/NAME.npy`, written atomically (odd characters of NAME become `_`)."""
     try:
@@ -381,32 +304,50 @@ def run(args: argparse.Namespace) -> int:
     return run_opencl_mode(args)
 
 
-def load_with_inputs(args: argparse.Namespace):
-    """The model file, universe, context, imported module and the inputs to feed it."""
+def load_with_inputs(args: argparse.Namespace, passes: str | None = None):
+    """
+    The model file, universe, context, imported module (through `passes`, if any), the
+    inputs to feed it and the LSB of each quantized output.
+    """
     path = resolve_model(args.model)
+    if args.random_weights:
+        path = with_random_weights(path, args.seed)
     universe = Universe.get_multiverse()
     ctx = universe_context(universe)
     module = load_module(path, parse_dims(args.dim), ctx)
+    lsbs = output_lsbs(find_function(module, args.function))
+    if passes:
+        run_passes(module, passes, universe, ctx)
     function = find_function(module, args.function)
     names, _ = graph_io_names(function)
-    feeds = make_inputs(function, parse_input_specs(args.input, names), args.seed)
-    return path, universe, ctx, module, feeds
+    try:
+        feeds = make_inputs(function, parse_input_specs(args.input, names), args.seed)
+    except CheckError as e:
+        raise UserError(str(e)) from None
+    return path, universe, ctx, module, feeds, lsbs
+
+
+def with_random_weights(path: Path, seed: int) -> Path:
+    """A copy of the model at `path` with random weights, in a folder removed at exit."""
+    if path.suffix != ".onnx":
+        raise UserError(f"--random-weights applies to an .onnx model, not {path}")
+    try:
+        model = random_weights(read_model(path), seed)
+    except CheckError as e:
+        raise UserError(f"{path}: --random-weights: {e}") from None
+    folder = Path(tempfile.mkdtemp(prefix="mobile-run-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    copy = folder / f"{path.stem}-random{seed}.onnx"
+    onnx.save(model, copy)
+    return copy
 
 
 def run_reference_mode(args: argparse.Namespace) -> int:
-    path = resolve_model(args.model)
-    universe = Universe.get_multiverse()
-    ctx = universe_context(universe)
-    module = load_module(path, parse_dims(args.dim), ctx)
-    if args.passes:
-        run_passes(module, args.passes, universe, ctx)
-    function = find_function(module, args.function)
-    names, _ = graph_io_names(function)
-    feeds = make_inputs(function, parse_input_specs(args.input, names), args.seed)
+    path, _, _, module, feeds, lsbs = load_with_inputs(args, args.passes)
     outputs = run_reference(module, feeds, args.function)
     if args.save_dir:
         save_outputs(Path(args.save_dir), outputs)
-    return report_outputs(path, feeds, outputs, args)
+    return report_outputs(path, feeds, outputs, args, lsbs=lsbs)
 
 
 def report_outputs(
@@ -415,34 +356,44 @@ def report_outputs(
     outputs: dict[str, np.ndarray],
     args: argparse.Namespace,
     fp16: bool = False,
+    lsbs: dict[str, float] | None = None,
 ) -> int:
-    """The error table against onnxruntime (or shapes alone for `.mlir`); 1 if any failed."""
+    """
+    The error table against onnxruntime (or shapes alone for `.mlir`), each output held
+    to its criterion (`checking.criterion`); a warning for each output the comparison
+    cannot tell from a constant; 1 if any failed.
+    """
     if path.suffix != ".onnx":
         rows = [["output", "shape", "dtype"]]
         rows += [[n, str(list(v.shape)), str(v.dtype)] for n, v in outputs.items()]
         print(format_table(rows))
         return 0
-    expected = run_onnxruntime(path, feeds)
-    rows = [["output", "shape", "max abs err", "max rel err", "status"]]
-    failed = False
+    try:
+        expected = run_onnxruntime(path, feeds)
+    except CheckError as e:
+        raise UserError(str(e)) from None
+    rows = [["output", "shape", "max abs err", "relative", "status"]]
+    notes, failed = [], False
     for name, got in outputs.items():
         if name not in expected:
-            rows.append(
-                [name, str(list(got.shape)), "-", "-", "FAIL (onnxruntime has no such output)"]
-            )
+            rows.append([name, str(list(got.shape)), "-", "-",
+                         "FAIL (onnxruntime has no such output)"])
             failed = True
             continue
-        if fp16 and expected[name].dtype.kind == "f":
-            rtol, atol = fp16_tolerances(expected[name], args.rtol, args.atol)
-        else:
-            rtol, atol = tolerances(expected[name].dtype, args.rtol, args.atol)
-        result = compare(got, expected[name], rtol, atol)
-        failed |= not result.passed
-        status = "PASS" if result.passed else "FAIL" + (f" ({result.note})" if result.note else "")
-        rows.append(
-            [name, str(list(got.shape)), _number(result.max_abs), _number(result.max_rel), status]
-        )
+        want = expected[name]
+        rule = criterion(want, (lsbs or {}).get(name), args.rtol, args.atol,
+                         fp16 and want.dtype.kind == "f")
+        result = compare(got, want, rule)
+        failed |= result.status == FAIL
+        rows.append([name, str(list(got.shape)), *comparison_cells(result), result.status])
+        if result.status == NO_SIGNAL:
+            print(f"warning: output '{name}' says nothing: {result.note}; feed other inputs "
+                  "(--input) or use a model with real weights", file=sys.stderr)
+        elif result.note:
+            notes.append(f"note: output '{name}': {result.note}")
     print(format_table(rows))
+    for note in notes:
+        print(note)
     return 1 if failed else 0
 
 
@@ -559,7 +510,7 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
     from mobile_opt.backends.opencl.plan import PlanError, build_plan, memory_line, plan_comment
     from mobile_opt.backends.opencl.printer import OpenCLPrintError
 
-    path, universe, ctx, module, feeds = load_with_inputs(args)
+    path, universe, ctx, module, feeds, lsbs = load_with_inputs(args)
     fp16 = compile_for_device(module, args, device, universe, ctx)
     try:
         plan = build_plan(module, args.function)
@@ -576,7 +527,7 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
         write_atomically(folder / "model.cl", model.source + "\n" + plan_comment(model.plan))
         write_atomically(folder / "plan.json", model.plan.dumps() + "\n")
     print(f"device: {device.describe()}" + (" [fp16 storage]" if fp16 else ""))
-    status = report_outputs(path, feeds, outputs, args, fp16)
+    status = report_outputs(path, feeds, outputs, args, fp16, lsbs)
     timed = results[1:] if len(results) > 1 else results
     times = [
         statistics.median(r.kernel_times[i].seconds for r in timed)
@@ -603,7 +554,7 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     from mobile_opt.backends.hexagon.harness import missing_tools
     from mobile_opt.backends.hexagon.runner import PRINTER_PACKINGS, assembly, run_module
 
-    path, universe, ctx, module, feeds = load_with_inputs(args)
+    path, universe, ctx, module, feeds, lsbs = load_with_inputs(args)
     # kernels unrolled by output shape, their pointer steps folded into offsets, for the packer
     spec = f"onnx-to-hvx{{layout={args.layout} function={args.function}}},hvx-unroll"
     if args.passes:
@@ -625,7 +576,7 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
           f"packing {args.packing})")
     # the DSP computes exactly what onnxruntime does: compare bit for bit by default
     exact = argparse.Namespace(**{**vars(args), "rtol": args.rtol or 0.0, "atol": args.atol or 0.0})
-    status = report_outputs(path, feeds, outputs, exact)
+    status = report_outputs(path, feeds, outputs, exact, lsbs=lsbs)
     if execution is not None:
         rows = [["kernel", "packets", "%"]]
         total = execution.total_packets

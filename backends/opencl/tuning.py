@@ -41,7 +41,7 @@ def node_name(op: Operation) -> str:
 
 def random_feeds(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
     """Random inputs for the module's graph, drawn as `mobile-run` draws them."""
-    from mobile_opt.tools.mobile_run import make_inputs
+    from mobile_opt.checking import make_inputs
 
     return make_inputs(find_function(module, "main_graph"), {}, seed)
 

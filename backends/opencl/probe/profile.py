@@ -103,6 +103,20 @@ def _group_factors(relative_time: dict[str, float],
                         for shape, t in relative_time.items()))
 
 
+POCL_PLATFORM = "Portable Computing Language"
+
+
+def describes(identity: dict, device_name: str, platform: str) -> bool:
+    """
+    Whether a profile's identity is of this device: the same name, or both PoCL's CPU
+    device, whose name changes with the host's CPU (and PoCL's build) but whose
+    readings are one software device's.
+    """
+    return identity.get("name") == device_name or (
+        platform == POCL_PLATFORM and identity.get("platform") == POCL_PLATFORM
+    )
+
+
 def profile_for_device(device_name: str, platform: str = "") -> str | None:
     """
     The shipped measured profile of the device of this name, if there is one; PoCL's
@@ -115,6 +129,6 @@ def profile_for_device(device_name: str, platform: str = "") -> str | None:
             continue
         if identity.get("source") == "measured" and identity.get("name") == device_name:
             return path.stem
-    if platform == "Portable Computing Language" and (PROFILE_DIR / "pocl.json").is_file():
+    if platform == POCL_PLATFORM and (PROFILE_DIR / "pocl.json").is_file():
         return "pocl"
     return None

@@ -1,0 +1,350 @@
+"""
+Checking what a compiled model computes: the inputs it is fed, the onnxruntime
+oracle, and the criterion each output is held to. `mobile-run`, the benchmarks and
+the tests share it.
+
+An output passes when `max |got - want| <= atol + rtol * scale`, where `scale` is the
+largest magnitude of the expected output: errors are judged against the output's own
+range, so a network whose outputs are 1e-9 is held to 1e-12, not waved through by an
+absolute floor. A quantized output is judged in its least significant bits (LSBs):
+an integer output in units of 1, a dequantized float output in units of its scale.
+An output that the criterion cannot tell from a constant (its values spread less than
+the tolerance, e.g. the uniform softmax of constant weights, or outputs of 1e-9 under
+an absolute tolerance) is NO SIGNAL: it does not fail, but it does not pass either,
+and the report says so.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper, shape_inference
+from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
+
+from mobile_opt.backends.reference.interpreter import input_dtype
+from mobile_opt.dialects.onnx.base import constant_array
+from mobile_opt.dialects.onnx.quant import DequantizeLinearOp
+from mobile_opt.frontend.onnx_import import graph_io_names
+
+
+class CheckError(Exception):
+    """The check itself cannot run (no onnxruntime, a bad input); one line."""
+
+
+RELATIVE_TOLERANCE = {"float16": 2e-2, "f": 1e-3}
+"""Default rtol (of the expected output's largest magnitude) per dtype name or kind."""
+FP16_STORAGE_RTOL = 2e-2
+"""Default rtol when the device stores tensors as half (11 significant bits a tensor)."""
+LSB_TOLERANCE = 1.0
+"""Default tolerance of quantized outputs, in LSBs: a rounding may go the other way."""
+TINY = 1e-6
+"""An expected output whose largest magnitude is below this is remarked on."""
+
+
+# inputs ------------------------------------------------------------------------------
+def random_input(name: str, t: object, rng: np.random.Generator) -> np.ndarray:
+    """A random value of tensor type `t`: floats in [-1, 1), integers in 0..2, any booleans."""
+    if not isinstance(t, TensorType):
+        raise CheckError(f"input '{name}' has non-tensor type {t}; give it with --input")
+    shape = t.get_shape()
+    if any(d < 0 for d in shape):
+        raise CheckError(f"input '{name}' has a dynamic shape; give it with --input (or --dim)")
+    dtype = input_dtype(name, t)
+    if dtype.kind == "f":
+        return rng.uniform(-1, 1, shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(dtype)
+    return rng.integers(0, 3, shape).astype(dtype)
+
+
+def make_inputs(
+    function: func.FuncOp, given: Mapping[str, np.ndarray], seed: int
+) -> dict[str, np.ndarray]:
+    """A value for each input of `function`: the given one, or a seeded random one."""
+    names, _ = graph_io_names(function)
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for name, t in zip(names, function.function_type.inputs.data):
+        feeds[name] = given[name] if name in given else random_input(name, t, rng)
+    return feeds
+
+
+# the oracle --------------------------------------------------------------------------
+def onnxruntime_run(model: str | bytes, feeds: Mapping[str, np.ndarray]):
+    """onnxruntime's CPU provider on a model file or its bytes: (session, outputs)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # no warnings about unused initializers
+    try:
+        session = onnxruntime.InferenceSession(model, options,
+                                               providers=["CPUExecutionProvider"])
+        wanted = {i.name for i in session.get_inputs()}
+        return session, session.run(None, {k: v for k, v in feeds.items() if k in wanted})
+    except Exception as e:  # onnxruntime raises its own exception types
+        lines = str(e).strip().splitlines()
+        raise CheckError(f"onnxruntime: {lines[0] if lines else type(e).__name__}") from None
+
+
+def run_onnxruntime(path: Path, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The outputs onnxruntime computes for the model file `path`, by name."""
+    session, results = onnxruntime_run(str(path), feeds)
+    return {o.name: np.asarray(r) for o, r in zip(session.get_outputs(), results)}
+
+
+# the criterion -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Criterion:
+    """`max |got - want| <= atol + rtol * scale`; `lsb` is a quantized output's step."""
+
+    rtol: float
+    atol: float
+    lsb: float | None = None
+
+
+def criterion(
+    want: np.ndarray,
+    lsb: float | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    fp16: bool = False,
+) -> Criterion:
+    """
+    The default criterion of an expected output, with the given `rtol`/`atol` in its
+    place: floats within 1e-3 of their scale (2e-2 with half storage), quantized
+    outputs within one LSB, other integers and booleans exactly.
+    """
+    if want.dtype.kind in "iu" and want.dtype.itemsize == 1:
+        lsb = 1.0
+    if lsb is not None:
+        return Criterion(0.0 if rtol is None else rtol,
+                         LSB_TOLERANCE * lsb if atol is None else atol, lsb)
+    if want.dtype.kind == "f":
+        default = FP16_STORAGE_RTOL if fp16 else RELATIVE_TOLERANCE.get(
+            want.dtype.name, RELATIVE_TOLERANCE["f"])
+        return Criterion(default if rtol is None else rtol, 0.0 if atol is None else atol)
+    return Criterion(0.0 if rtol is None else rtol, 0.0 if atol is None else atol)
+
+
+PASS, FAIL, NO_SIGNAL = "PASS", "FAIL", "NO SIGNAL"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How far an output is from its expected value, and the verdict."""
+
+    max_abs: float
+    scale: float  # the largest magnitude of the expected output
+    status: str
+    note: str = ""
+    lsb: float | None = None
+
+    @property
+    def relative(self) -> float:
+        """The error relative to the expected output's scale."""
+        if self.max_abs == 0:
+            return 0.0
+        return self.max_abs / self.scale if self.scale > 0 else float("inf")
+
+    @property
+    def passed(self) -> bool:
+        return self.status != FAIL
+
+
+def compare(got: np.ndarray, want: np.ndarray, rule: Criterion) -> Comparison:
+    """`got` against `want` under `rule`; NaNs must coincide, infinities be equal."""
+    if got.shape != want.shape:
+        return Comparison(np.inf, np.inf, FAIL, f"shape {list(want.shape)} expected")
+    if got.dtype != want.dtype:
+        return Comparison(np.inf, np.inf, FAIL, f"dtype {want.dtype} expected")
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        same = (g == w) | (np.isnan(g) & np.isnan(w))
+        error = np.nan_to_num(np.where(same, 0.0, np.abs(g - w)), nan=np.inf, posinf=np.inf)
+    finite = w[np.isfinite(w)]
+    scale = float(np.abs(finite).max(initial=0.0))
+    max_abs = float(error.max(initial=0.0))
+    bound = rule.atol + rule.rtol * scale
+    passed = max_abs <= bound
+    note = ""
+    spread = float(finite.max() - finite.min()) if finite.size else 0.0
+    if w.size > 1 and finite.size == w.size and spread / 2 <= bound:
+        # a constant (the midrange) would pass too: the comparison cannot tell the
+        # output from a constant, so it says nothing of the computation
+        status = NO_SIGNAL if passed else FAIL
+        note = (f"every expected value is {finite.flat[0]:.6g}" if spread == 0 else
+                f"the expected values lie within {spread:.3g} of each other, inside the "
+                f"tolerance")
+    else:
+        status = PASS if passed else FAIL
+        if rule.lsb is None and want.dtype.kind == "f" and 0 < scale < TINY:
+            note = f"the expected output is tiny (at most {scale:.3g}); judged at that scale"
+    return Comparison(max_abs, scale, status, note, rule.lsb)
+
+
+def output_lsbs(function: func.FuncOp) -> dict[str, float]:
+    """
+    The LSB of each output of `function` that a DequantizeLinear with a constant
+    per-tensor scale produces: its value in float units.
+    """
+    _, names = graph_io_names(function)
+    returned = function.body.block.last_op.operands
+    lsbs = {}
+    for name, value in zip(names, returned):
+        op = value.owner
+        if isinstance(op, DequantizeLinearOp):
+            scale = constant_array(op.x_scale)
+            if scale is not None and scale.size == 1:
+                lsbs[name] = float(scale.reshape(()))
+    return lsbs
+
+
+# tables ------------------------------------------------------------------------------
+def format_table(rows: list[list[str]]) -> str:
+    """Rows of cells as left-aligned columns."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def number(x: float) -> str:
+    return "inf" if np.isinf(x) else f"{x:.3g}"
+
+
+def comparison_cells(result: Comparison) -> list[str]:
+    """The error cells of a report row: max abs error, and relative or in LSBs."""
+    if result.lsb is not None:
+        lsbs = result.max_abs / result.lsb if result.lsb else np.inf
+        return [number(result.max_abs), f"{number(lsbs)} LSB"]
+    return [number(result.max_abs), number(result.relative)]
+
+
+# random weights ----------------------------------------------------------------------
+WEIGHT_INPUTS = {"Conv": 1, "ConvTranspose": 1, "Gemm": 1, "MatMul": 1}
+"""Each op's input that holds a weight matrix, drawn He-normal from its fan-in."""
+BIAS_INPUTS = {"Conv": 2, "ConvTranspose": 2, "Gemm": 2}
+
+
+def _fan_in(node: onnx.NodeProto, shape: tuple[int, ...]) -> int:
+    if node.op_type == "Gemm":
+        trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
+        return shape[1] if trans_b else shape[0]
+    if node.op_type == "MatMul":
+        return shape[-2] if len(shape) > 1 else shape[0]
+    return int(np.prod(shape[1:]))
+
+
+def random_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
+    """
+    `model` with seeded random weights, for a check whose outputs must carry signal
+    (the onnx package's `light_*` models make every weight 0.02 with ConstantOfShape,
+    so that each channel computes the same and the softmax is uniform). Weights of
+    Conv, ConvTranspose, Gemm and MatMul are drawn He-normal from their fan-in, their
+    biases and the BatchNormalization and LayerNormalization scales and shifts near
+    1 and 0, and the mean and variance of each BatchNormalization over an input with
+    spatial axes are then estimated on a random input (`_estimate_batch_norms`), so
+    activations stay of order one.
+    """
+    model = copy.deepcopy(model)
+    graph = model.graph
+    _constants_of_shape_as_initializers(graph)
+    if model.ir_version < 4:  # initializers need not be graph inputs from IR 4
+        model.ir_version = 4
+    initializers = {t.name: t for t in graph.initializer}
+    rng = np.random.default_rng(seed)
+    drawn: dict[str, np.ndarray] = {}
+
+    def draw(name: str, make) -> None:
+        if name in initializers and name not in drawn:
+            old = numpy_helper.to_array(initializers[name])
+            if old.dtype.kind == "f" and old.size > 1:
+                drawn[name] = make(old.shape).astype(old.dtype)
+
+    for node in graph.node:
+        inputs = list(node.input) + [""] * 5
+        if node.op_type in WEIGHT_INPUTS:
+            name = inputs[WEIGHT_INPUTS[node.op_type]]
+            if name in initializers:
+                shape = tuple(initializers[name].dims)
+                std = np.sqrt(2.0 / max(_fan_in(node, shape), 1))
+                draw(name, lambda s, std=std: rng.normal(0.0, std, s))
+            if node.op_type in BIAS_INPUTS:
+                draw(inputs[BIAS_INPUTS[node.op_type]], lambda s: rng.normal(0.0, 0.1, s))
+        elif node.op_type in ("BatchNormalization", "LayerNormalization"):
+            draw(inputs[1], lambda s: rng.uniform(0.5, 1.5, s))
+            draw(inputs[2], lambda s: rng.normal(0.0, 0.1, s))
+    for name, value in drawn.items():
+        initializers[name].CopyFrom(numpy_helper.from_array(value, name))
+    _estimate_batch_norms(model, rng)
+    return model
+
+
+def _constants_of_shape_as_initializers(graph: onnx.GraphProto) -> None:
+    """Each ConstantOfShape of a constant shape becomes the initializer it makes."""
+    initializers = {t.name: t for t in graph.initializer}
+    kept = []
+    for node in graph.node:
+        if node.op_type == "ConstantOfShape" and node.input[0] in initializers:
+            shape = numpy_helper.to_array(initializers[node.input[0]]).astype(np.int64)
+            value = next((numpy_helper.to_array(a.t) for a in node.attribute
+                          if a.name == "value"), np.zeros(1, np.float32))
+            full = np.full(tuple(shape), value.reshape(-1)[0], value.dtype)
+            graph.initializer.append(numpy_helper.from_array(full, node.output[0]))
+        else:
+            kept.append(node)
+    del graph.node[:]
+    graph.node.extend(kept)
+    produced = {t.name for t in graph.initializer}
+    inputs = [v for v in graph.input if v.name not in produced]
+    del graph.input[:]
+    graph.input.extend(inputs)
+
+
+def _estimate_batch_norms(model: onnx.ModelProto, rng: np.random.Generator) -> None:
+    """
+    Set each BatchNormalization's mean and variance to those of its input on one random
+    input, all in one onnxruntime run: a copy of the model normalises with the input's
+    own statistics (InstanceNormalization, which is batch statistics for a batch of
+    one) and returns every BatchNormalization's input.
+    """
+    graph = model.graph
+    ranks = {v.name: len(v.type.tensor_type.shape.dim)
+             for v in (*shape_inference.infer_shapes(model).graph.value_info, *graph.input)}
+    # InstanceNormalization needs spatial axes: others keep the statistics they have
+    norms = [n for n in graph.node
+             if n.op_type == "BatchNormalization" and ranks.get(n.input[0], 0) >= 3]
+    if not norms:
+        return
+    probe = copy.deepcopy(model)
+    for node in probe.graph.node:
+        if node.op_type == "BatchNormalization" and ranks.get(node.input[0], 0) >= 3:
+            eps = [a for a in node.attribute if a.name == "epsilon"]
+            inputs, outputs = list(node.input[:3]), list(node.output[:1])
+            node.Clear()
+            node.op_type, node.name = "InstanceNormalization", outputs[0]
+            node.input.extend(inputs)
+            node.output.extend(outputs)
+            node.attribute.extend(eps)
+    del probe.graph.output[:]
+    probe.graph.output.extend(
+        helper.make_tensor_value_info(n.input[0], TensorProto.FLOAT, None) for n in norms)
+    initializers = {t.name for t in graph.initializer}
+    feeds = {}
+    for value in graph.input:
+        if value.name in initializers:
+            continue
+        dims = [d.dim_value or 1 for d in value.type.tensor_type.shape.dim]
+        dtype = helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type)
+        feeds[value.name] = rng.uniform(-1, 1, dims).astype(dtype)
+    _, seen = onnxruntime_run(probe.SerializeToString(), feeds)
+    for node, x in zip(norms, seen):
+        axes = tuple(i for i in range(x.ndim) if i != 1)
+        for index, stat in ((3, x.mean(axis=axes)), (4, x.var(axis=axes))):
+            name = f"{node.output[0]}__{'mean' if index == 3 else 'var'}"
+            graph.initializer.append(numpy_helper.from_array(stat.astype(np.float32), name))
+            node.input[index] = name
