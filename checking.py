@@ -171,6 +171,8 @@ def compare(got: np.ndarray, want: np.ndarray, rule: Criterion) -> Comparison:
     scale = float(np.abs(finite).max(initial=0.0))
     max_abs = float(error.max(initial=0.0))
     bound = rule.atol + rule.rtol * scale
+    if rule.lsb:  # a float's LSB multiple is inexact: a thousandth of an LSB of slack
+        bound += 1e-3 * rule.lsb
     passed = max_abs <= bound
     note = ""
     spread = float(finite.max() - finite.min()) if finite.size else 0.0

@@ -202,3 +202,27 @@ def test_console_entry_point_reports_without_traceback(tmp_path: Path):
     )
     assert result.returncode == 1
     assert result.stderr == f"mobile-run: error: {tmp_path / 'none.onnx'}: no such file\n"
+
+
+@pytest.mark.parametrize("lsbs, status, code", [(1, "PASS", 0), (2, "FAIL", 1)])
+def test_a_quantized_output_is_held_to_one_lsb(tmp_path: Path, capsys, monkeypatch,
+                                                lsbs, status, code):
+    """A QDQ graph's float output: onnxruntime's integer kernels may round once the other way."""
+    import quant_models
+
+    path = tmp_path / "qdq.onnx"
+    save(quant_models.conv_model(4, 6, 6, 4, seed=3), path)
+    real = mobile_run.run_onnxruntime
+    scale = float(numpy_helper.to_array(
+        next(t for t in quant_models.conv_model(4, 6, 6, 4, seed=3).graph.initializer
+             if t.name == "y_scale")))
+
+    def off_by(path, feeds):
+        results = real(path, feeds)
+        results["y"].flat[7] += np.float32(lsbs * scale)
+        return results
+
+    monkeypatch.setattr(mobile_run, "run_onnxruntime", off_by)
+    code_, out, _ = run(["--reference", str(path)], capsys)
+    row = next(line for line in out.splitlines() if line.startswith("y "))
+    assert code_ == code and row.endswith(status) and f"{lsbs} LSB" in row
