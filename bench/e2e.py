@@ -74,9 +74,6 @@ LIGHT_MODELS = [
 EXPORTED_MODELS = ["vit_tiny", "mobilenetv2_small", "gpt2_small"]
 """The models of `bench/models.py`; committed copies are in `tests/models/NAME.onnx`."""
 
-WEIGHT_GAIN = 3.0
-"""Variance gain of the random Conv/Gemm/MatMul weights (uniform bound sqrt(gain / fan-in))."""
-
 DEFAULT_PASSES = "onnx-fold-constants,onnx-fold-batchnorm,onnx-canonicalize,onnx-fuse"
 
 
@@ -223,75 +220,15 @@ def resolve_models(names: Iterable[str], scratch: Path) -> list[ModelSource]:
 
 def randomized_weights(model: onnx.ModelProto, seed: int) -> onnx.ModelProto:
     """
-    `model` with seeded random weights instead of ConstantOfShape-filled ones, and
-    a final Softmax's input exposed as one more output. The light models fill every
-    weight with 0.02, so each of them returns the same constant for any input and
-    a comparison of outputs would check nothing. Weights feeding Conv/Gemm/MatMul
-    are He-uniform (fan-in), BatchNormalization's scale and variance uniform in
-    [0.5, 1.5), its bias and mean, Conv/Gemm biases and Add/Sum constants in
-    [-0.1, 0.1), Mul constants in [0.5, 1.5); others keep the shipped value.
+    `model` with seeded random weights (`checking.random_weights`: the light models
+    fill every weight with 0.02, so each of them returns the same constant for any
+    input and a comparison of outputs would check nothing), and a final Softmax's
+    input exposed as one more output.
     """
-    model = onnx.ModelProto.FromString(model.SerializeToString())
+    from mobile_opt.checking import random_weights
+
+    model = random_weights(model, seed)
     graph = model.graph
-    rng = np.random.default_rng(seed)
-    initializers = {t.name: onnx.numpy_helper.to_array(t) for t in graph.initializer}
-    consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
-    for node in graph.node:
-        for i, name in enumerate(node.input):
-            consumers.setdefault(name, []).append((node, i))
-
-    def role(name: str) -> tuple[onnx.NodeProto, int] | None:
-        """The first consumer of `name` past Unsqueeze/Reshape/Identity, and its operand index."""
-        for node, index in consumers.get(name, []):
-            if node.op_type in ("Unsqueeze", "Reshape", "Identity") and index == 0:
-                return role(node.output[0])
-            return node, index
-        return None
-
-    def draw(shape: list[int], node: onnx.NodeProto, index: int) -> np.ndarray | None:
-        op = node.op_type
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        if op in ("Conv", "Gemm", "MatMul") and index == 1 and len(shape) >= 2:
-            if op == "Conv":
-                fan_in = int(np.prod(shape[1:]))
-            elif op == "Gemm":
-                fan_in = shape[1] if attrs.get("transB", 0) else shape[0]
-            else:
-                fan_in = shape[-2]
-            bound = np.sqrt(WEIGHT_GAIN / max(fan_in, 1))
-            return rng.uniform(-bound, bound, shape)
-        if (op in ("Conv", "Gemm") and index == 2) or op in ("Add", "Sum"):
-            return rng.uniform(-0.1, 0.1, shape)
-        if op == "BatchNormalization" and index in (1, 4):
-            return rng.uniform(0.5, 1.5, shape)
-        if op == "BatchNormalization" and index in (2, 3):
-            return rng.uniform(-0.1, 0.1, shape)
-        if op == "Mul":
-            return rng.uniform(0.5, 1.5, shape)
-        return None
-
-    kept = []
-    for node in graph.node:
-        shape_name = node.input[0] if node.op_type == "ConstantOfShape" and node.input else None
-        target = role(node.output[0]) if shape_name in initializers else None
-        value = draw([int(d) for d in initializers[shape_name]], *target) if target else None
-        if value is None:
-            kept.append(node)
-            continue
-        graph.initializer.append(
-            onnx.numpy_helper.from_array(value.astype(np.float32), node.output[0])
-        )
-    del graph.node[:]
-    graph.node.extend(kept)
-    # weights only as initializers (IR 4+), so shape inference can read constant shapes
-    used = {name for node in graph.node for name in node.input}
-    weights = [t for t in graph.initializer if t.name in used]
-    del graph.initializer[:]
-    graph.initializer.extend(weights)
-    inputs = [v for v in graph.input if v.name not in initializers]
-    del graph.input[:]
-    graph.input.extend(inputs)
-    model.ir_version = max(model.ir_version, 4)
     producers = {o: n for n in graph.node for o in n.output}
     inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     typed = {v.name: v for v in inferred.graph.value_info}
@@ -919,7 +856,6 @@ def report(device, args, rows: list[Row]) -> dict:
             "storage": args.storage,
             "tol": args.tol,
             "weights": args.weights,
-            "weight_gain": WEIGHT_GAIN,
         },
         "rows": [row_json(r) for r in rows],
     }
