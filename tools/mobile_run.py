@@ -50,7 +50,14 @@ import numpy as np
 import onnx
 from mobile_opt.backends.reference.interpreter import find_function, input_dtype, run_reference
 from mobile_opt.frontend.onnx_import import graph_io_names, import_onnx
-from mobile_opt.tools.cli import UserError, one_line, parse_dims, run_tool, write_atomically
+from mobile_opt.tools.cli import (
+    DIM_HELP,
+    UserError,
+    one_line,
+    parse_dims,
+    run_tool,
+    write_atomically,
+)
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float16Type, ModuleOp, TensorType
@@ -133,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=int, default=0, help="seed of the random inputs (default %(default)s)"
     )
     parser.add_argument(
-        "--dim", action="append", metavar="NAME=N", help="static size for a symbolic dim"
+        "--dim", action="append", metavar="NAME=N|INPUT:AXIS=N", help=DIM_HELP
     )
     parser.add_argument("--rtol", type=float, help="relative tolerance (default 1e-3 for float32)")
     parser.add_argument("--atol", type=float, help="absolute tolerance (default 1e-4 for float32)")
