@@ -12,9 +12,10 @@ makes more `Shape` nodes constant.
 A value is constant if it is an initializer, a `Constant` node's output, `Shape`/`Size`
 of a value whose shape is static, or the output of a deterministic default-domain node
 whose inputs are all constant. A constant node folds if the dialect lacks its op (it
-must), or if it is *derived* (computed from a `Shape`/`Size` or from such a fold), another
-node reads it and it holds at most `FOLD_LIMIT` elements: an index, a shape, a mask.
-Weight-only arithmetic that the dialect supports stays for `onnx-fold-constants`.
+must), or if it is *derived*, another node reads it and it holds at most `FOLD_LIMIT`
+elements. Derived means computed from a `Shape`/`Size` or from such a fold, or computed
+into an integer or boolean type: a shape, an index, a mask. Float arithmetic on weights
+that the dialect supports stays for `onnx-fold-constants`.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ NUMPY_TYPES = {
     onnx.TensorProto.BOOL,
 }
 """Element types that fold: those whose values numpy holds as they are."""
+INDEX_TYPES = {onnx.TensorProto.INT32, onnx.TensorProto.INT64, onnx.TensorProto.BOOL}
+"""Element types of shapes, indices and masks: a constant computed in one is derived."""
 SHAPE_OPS = {"Shape", "Size"}
 """Ops whose value is their input's shape: constant whenever that shape is static."""
 
@@ -70,17 +73,21 @@ def fold_constants(
     """One round of folding, in place; the number of nodes folded."""
     graph = model.graph
     shapes = _static_shapes(graph)
+    others = _not_tensors(graph)
+    types = _element_types(graph)
     derived: dict[str, bool] = {t.name: False for t in graph.initializer}
     reads = _reads(graph)
     chosen: list[int] = []
     for index, node in enumerate(graph.node):
-        flag = _derived(node, derived, shapes)
+        flag = None if others.intersection(node.output) else _derived(node, derived, shapes)
         if flag is None:
             continue
         outputs = [o for o in node.output if o]
-        derived.update((o, flag or not supported(node)) for o in outputs)
         if node.op_type == "Constant":
+            derived.update((o, flag) for o in outputs)
             continue
+        flag = flag or not supported(node) or all(types.get(o) in INDEX_TYPES for o in outputs)
+        derived.update((o, flag) for o in outputs)
         read = any(reads[o] for o in outputs)
         small = all(_size(shapes.get(o)) <= FOLD_LIMIT for o in outputs)
         if not supported(node) or (flag and read and small):
@@ -89,7 +96,7 @@ def fold_constants(
         return 0
 
     opsets = {o.domain: o.version for o in model.opset_import if o.domain in ("", "ai.onnx")}
-    values, failures = _evaluate(graph, chosen, shapes, {"": max(opsets.values())}, path)
+    values, failures = _evaluate(graph, chosen, shapes, types, {"": max(opsets.values())}, path)
     graph_outputs = {o.name for o in graph.output}
     nodes: list[onnx.NodeProto | list[onnx.NodeProto]] = list(graph.node)
     folded = 0
@@ -123,10 +130,8 @@ def _derived(
     node: onnx.NodeProto, derived: dict[str, bool], shapes: dict[str, tuple[int, ...]]
 ) -> bool | None:
     """None if `node` is not constant, else whether it is derived."""
-    if node.domain not in ("", "ai.onnx") or node.op_type in RANDOM_OPS:
+    if _never_folds(node):
         return None
-    if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute):
-        return None  # If, Loop, Scan: their bodies may read run-time values
     if node.op_type in SHAPE_OPS:
         return True if node.input[0] in shapes else None
     if node.op_type == "Constant":
@@ -137,10 +142,35 @@ def _derived(
     return any(derived[i] for i in inputs)
 
 
+def _never_folds(node: onnx.NodeProto) -> bool:
+    return (
+        node.domain not in ("", "ai.onnx")
+        or node.op_type in RANDOM_OPS
+        # If, Loop, Scan: their bodies may read run-time values
+        or any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute)
+    )
+
+
+def run_time_nodes(graph: onnx.GraphProto) -> list[onnx.NodeProto]:
+    """
+    The nodes that no folding makes constant, whatever the input dims: those that read
+    a graph input's data (Shape and Size read its shape only), and those never folded.
+    """
+    run_time = {v.name for v in graph.input} - {t.name for t in graph.initializer}
+    found = []
+    for node in graph.node:
+        reads_data = node.op_type not in SHAPE_OPS and run_time.intersection(node.input)
+        if reads_data or _never_folds(node):
+            run_time.update(node.output)
+            found.append(node)
+    return found
+
+
 def _evaluate(
     graph: onnx.GraphProto,
     chosen: list[int],
     shapes: dict[str, tuple[int, ...]],
+    types: dict[str, int],
     opsets: dict[str, int],
     path: Path,
 ) -> tuple[dict[str, np.ndarray], dict[str, tuple[onnx.NodeProto, str]]]:
@@ -160,7 +190,6 @@ def _evaluate(
         if node.op_type not in SHAPE_OPS:
             stack.extend(producer[i] for i in node.input if i in producer)
     initializers = {t.name: t for t in graph.initializer}
-    types = _element_types(graph)
     base_dir = str(path.parent)
     values: dict[str, np.ndarray] = {}
     failures: dict[str, tuple[onnx.NodeProto, str]] = {}
@@ -202,6 +231,8 @@ def _run(node: onnx.NodeProto, feeds: dict[str, np.ndarray], opsets: dict[str, i
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # a division by zero is the model's own business
         results = ReferenceEvaluator(graph, opsets=opsets).run(None, feeds)
+    if not all(isinstance(r, np.ndarray | np.generic) for r in results):
+        raise TypeError("a result is not a tensor")
     return [np.asarray(r) for r in results]
 
 
@@ -284,6 +315,12 @@ def _static_shapes(graph: onnx.GraphProto) -> dict[str, tuple[int, ...]]:
             if all(d.HasField("dim_value") and d.dim_value >= 0 for d in dims):
                 shapes[value.name] = tuple(d.dim_value for d in dims)
     return shapes
+
+
+def _not_tensors(graph: onnx.GraphProto) -> set[str]:
+    """Values typed as sequences, maps or optionals: they never fold."""
+    values = (*graph.input, *graph.value_info, *graph.output)
+    return {v.name for v in values if v.type.WhichOneof("value") not in (None, "tensor_type")}
 
 
 def _element_types(graph: onnx.GraphProto) -> dict[str, int]:

@@ -15,7 +15,7 @@ where there is one, the node.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -56,7 +56,7 @@ from mobile_opt.dialects.onnx.shapes import ShapeError
 from mobile_opt.dialects.onnx.types import element_type_from_onnx, onnx_type_name
 from mobile_opt.frontend.dims import fix_input_dims
 from mobile_opt.frontend.errors import OnnxImportError, node_label
-from mobile_opt.frontend.folding import FOLDED, fold_constants
+from mobile_opt.frontend.folding import FOLDED, fold_constants, run_time_nodes
 from mobile_opt.frontend.weights import INLINE_LIMIT, save_derived_weight
 
 MIN_OPSET = 9
@@ -119,8 +119,8 @@ def _is_supported(node: onnx.NodeProto) -> bool:
     )
 
 
-def _check_ops(model: onnx.ModelProto, path: Path) -> None:
-    for node in model.graph.node:
+def _check_ops(nodes: Iterable[onnx.NodeProto], path: Path) -> None:
+    for node in nodes:
         if node.domain not in ("", "ai.onnx"):
             raise OnnxImportError(
                 f"{path}: {node_label(node)}: unsupported op domain '{node.domain}'"
@@ -194,13 +194,14 @@ def prepare_model(path: str | Path, dims: Mapping[str, int] | None = None) -> on
     path = Path(path)
     model = read_model(path)
     version = _opset(model, path)
+    _check_ops(run_time_nodes(model.graph), path)  # what no folding can save fails first
     fix_input_dims(model, path, dims or {})
     model = _convert(model, path, version)
     model = _infer_shapes(model, path)
     # folding makes shapes static, which makes more Shape nodes constant: to a fixpoint
     while fold_constants(model, path, _is_supported):
         model = _infer_shapes(model, path)
-    _check_ops(model, path)
+    _check_ops(model.graph.node, path)
     return model
 
 

@@ -35,7 +35,7 @@ def _weight(name: str, shape, seed: int) -> onnx.TensorProto:
     return numpy_helper.from_array(rng.uniform(-1, 1, shape).astype(np.float32), name)
 
 
-def channel_split(batch: int | str = "N") -> onnx.ModelProto:
+def channel_split(batch: int | str = "N", opset: int = 17) -> onnx.ModelProto:
     """
     ShuffleNetV2's channel split and shuffle as torch (opset 17, dynamo=False) exports
     them: x[N, 8, 4, 4] -> Relu -> the two halves along the channels, whose Slice ends
@@ -72,6 +72,7 @@ def channel_split(batch: int | str = "N") -> onnx.ModelProto:
         nodes,
         [helper.make_tensor_value_info("x", F, [batch, 8, 4, 4])],
         [helper.make_tensor_value_info("y", F, [batch, 8, 4, 4])],
+        opset=opset,
     )
 
 
