@@ -97,9 +97,12 @@ class MobileOptMain(xDSLOptMain):
 
     def prepare_input(self):
         try:
-            return super().prepare_input()
+            chunks, file_extension = super().prepare_input()
         except ValueError as e:
             raise UserError(f"{self.get_input_name()}: {e}") from None
+        if self.args.dim and file_extension != "onnx":
+            raise UserError("--dim applies to .onnx models only")
+        return chunks, file_extension
 
     def prepare_output(self) -> IO[str]:
         # buffered, so a failure leaves no partial output file behind

@@ -52,6 +52,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     def body() -> None:
         if args.import_hexagon_asm:
+            if args.dim:
+                raise UserError("--dim applies to .onnx models only")
             module = import_hexagon_asm(args.import_hexagon_asm)
         else:
             module = import_onnx(

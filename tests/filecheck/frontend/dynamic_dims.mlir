@@ -97,6 +97,13 @@
 // STATIC-NEXT: mobile-opt: error: dynamic.onnx: --dim x:1=4: axis 1 of input 'x' is static (3)
 // STATIC-NEXT: [exit status 1]
 
+// --dim sizes the dims of an ONNX model's inputs: with any other input it is an error.
+// RUN: mobile-opt dynamic.onnx --dim N=2 -o dynamic.mlir
+// RUN: %python %inputs/exit_status.py mobile-opt dynamic.mlir --dim N=2 | filecheck %s --check-prefix=MLIR
+// MLIR:      [output]
+// MLIR-NEXT: mobile-opt: error: --dim applies to .onnx models only
+// MLIR-NEXT: [exit status 1]
+
 // Malformed --dim values.
 // RUN: %python %inputs/exit_status.py mobile-opt dynamic.onnx --dim N=0 | filecheck %s --check-prefix=ZERO
 // RUN: %python %inputs/exit_status.py mobile-opt dynamic.onnx --dim N | filecheck %s --check-prefix=NOVALUE
