@@ -13,7 +13,7 @@ import onnx
 import onnxruntime
 import pytest
 from folding_models import F, attention, channel_split, unnamed_dims
-from harness import run_mobile_run
+from harness import assert_one_line_error, run_mobile_run
 from onnx import helper, numpy_helper
 
 from mobile_opt.dialects.onnx.constants import WeightOp
@@ -135,3 +135,25 @@ def test_a_large_fold_the_dialect_needs_is_a_derived_weight(tmp_path: Path, caps
     assert [op.store.data.endswith(".npy") for op in weights] == [True]
     status, out, err = run_mobile_run(["--reference", str(path)], capsys)
     assert status == 0 and "PASS" in out, out + err
+
+
+@pytest.mark.parametrize(
+    "dims, message",
+    [
+        ([], "input 'x' has dynamic dims #0 (-1), #2 ('?'), #3 ('?'); a static shape is needed"),
+        (["x:0=1", "x:2=5"], "input 'x' has dynamic dim #3 ('?')"),
+        (["?=5"], "--dim ?=5: no input dim is named '?'"),
+        (["x=1"], "--dim x=1: no input dim is named 'x' ('x' is an input"),
+        (["y:0=1"], "--dim y:0=1: the model has no input 'y' (inputs: x)"),
+        (["x:4=1"], "--dim x:4=1: input 'x' has 4 axes, no axis 4"),
+        (["x:1=4"], "--dim x:1=4: axis 1 of input 'x' is static (3)"),
+        (["x:0=0"], "--dim expects NAME=N or INPUT:AXIS=N with N >= 1, got 'x:0=0'"),
+    ],
+)
+def test_dims_left_dynamic_or_sizing_nothing_are_one_line(
+    dims: list[str], message: str, tmp_path: Path, capsys
+):
+    path = save(tmp_path, "ppocr", unnamed_dims())
+    argv = [str(path)] + [arg for d in dims for arg in ("--dim", d)]
+    status, _, err = run_mobile_run(argv, capsys)
+    assert_one_line_error(status, err, message)
