@@ -1,10 +1,13 @@
 """
 ONNX → `onnx` dialect.
 
-The model is checked, converted to opset 21 (the dialect's semantics), given static
-dims, shape-inferred by ONNX itself, and emitted as one `func.func @main_graph` whose
-ops carry the ONNX node name as their location. Initializers become `onnx.Weight`
-references to the model file, never inline data, unless they are tiny.
+The model is checked, given static dims (`dims.py`), converted to opset 21 (the
+dialect's semantics) and shape-inferred by ONNX itself; the constant subgraphs that
+compute shapes, indices and masks are folded (`folding.py`), with shape inference again
+after each round, before any op is judged. What is left is emitted as one
+`func.func @main_graph` whose ops carry the ONNX node name as their location.
+Initializers become `onnx.Weight` references to the model file, and large folded values
+references to derived weight files, never inline data, unless they are tiny.
 
 Every user error raises `OnnxImportError` with one line that names the file and,
 where there is one, the node.
@@ -12,7 +15,7 @@ where there is one, the node.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +54,10 @@ from mobile_opt.dialects.onnx.constants import (
 )
 from mobile_opt.dialects.onnx.shapes import ShapeError
 from mobile_opt.dialects.onnx.types import element_type_from_onnx, onnx_type_name
-from mobile_opt.frontend.weights import INLINE_LIMIT
+from mobile_opt.frontend.dims import fix_input_dims
+from mobile_opt.frontend.errors import OnnxImportError, node_label
+from mobile_opt.frontend.folding import FOLDED, fold_constants, run_time_nodes
+from mobile_opt.frontend.weights import INLINE_LIMIT, save_derived_weight
 
 MIN_OPSET = 9
 MAX_OPSET = 21
@@ -63,12 +69,8 @@ INTERNAL_OPS = {"None", "Weight", "FusedConv", "FusedGemm", "FusedMatMul"}
 SUPPORTED_ONNX_OPS = sorted(set(ONNX_OPS) - INTERNAL_OPS)
 
 
-class OnnxImportError(Exception):
-    """A one-line user-facing import diagnostic."""
-
-
-def node_label(node: onnx.NodeProto) -> str:
-    return f"node '{node.name or node.output[0]}' ({node.op_type})"
+SHAPE_INFERENCE_DATA_LIMIT = 1024
+"""Initializers with more elements go to ONNX's shape inference as types only."""
 
 
 def read_model(path: str | Path) -> onnx.ModelProto:
@@ -108,76 +110,98 @@ def _opset(model: onnx.ModelProto, path: Path) -> int:
     return version
 
 
-def _check_ops(model: onnx.ModelProto, path: Path) -> None:
-    for node in model.graph.node:
+def _is_supported(node: onnx.NodeProto) -> bool:
+    """Whether the dialect has the node's op."""
+    return (
+        node.domain in ("", "ai.onnx")
+        and node.op_type in ONNX_OPS
+        and node.op_type not in INTERNAL_OPS
+    )
+
+
+def _check_ops(nodes: Iterable[onnx.NodeProto], path: Path) -> None:
+    for node in nodes:
         if node.domain not in ("", "ai.onnx"):
             raise OnnxImportError(
                 f"{path}: {node_label(node)}: unsupported op domain '{node.domain}'"
             )
-        if node.op_type not in ONNX_OPS or node.op_type in INTERNAL_OPS:
+        if not _is_supported(node):
             raise OnnxImportError(f"{path}: {node_label(node)}: unsupported op")
 
 
-def _fix_dims(model: onnx.ModelProto, path: Path, dims: Mapping[str, int]) -> None:
-    """Give every graph input a static shape, from `dims` where the model names a symbol."""
-    initializers = {t.name for t in model.graph.initializer}
-    for value in model.graph.input:
-        if value.name in initializers:
-            continue
-        if not value.type.HasField("tensor_type"):
-            raise OnnxImportError(f"{path}: input '{value.name}' is not a tensor")
-        if not value.type.tensor_type.HasField("shape"):
-            raise OnnxImportError(f"{path}: input '{value.name}' has no shape")
-        for i, dim in enumerate(value.type.tensor_type.shape.dim):
-            if dim.HasField("dim_value"):
-                continue
-            symbol = dim.dim_param
-            if symbol and symbol in dims:
-                dim.Clear()
-                dim.dim_value = dims[symbol]
-            elif value.name in dims and i == 0:
-                dim.Clear()
-                dim.dim_value = dims[value.name]
-            else:
-                shown = f"'{symbol}'" if symbol else f"#{i}"
-                if symbol or i == 0:
-                    hint = f" (give it with --dim {symbol or value.name}=<size>)"
-                else:  # --dim INPUT=N sizes dim #0 only
-                    hint = " (--dim can give only named dims and an input's dim #0)"
-                raise OnnxImportError(
-                    f"{path}: input '{value.name}' has dynamic dim {shown}; "
-                    f"a static shape is needed{hint}"
-                )
-    # stale inferred shapes of intermediates would conflict with the new input dims
-    del model.graph.value_info[:]
-
-
-def prepare_model(path: str | Path, dims: Mapping[str, int] | None = None) -> onnx.ModelProto:
-    """Read, check, convert to opset 21, make static and shape-infer a model."""
-    path = Path(path)
-    model = read_model(path)
-    version = _opset(model, path)
-    _check_ops(model, path)
-    _fix_dims(model, path, dims or {})
-    if version != DIALECT_OPSET:
-        try:
-            model = version_converter.convert_version(model, DIALECT_OPSET)
-        except Exception as e:  # the converter raises bare RuntimeError/IndexError
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise OnnxImportError(
-                f"{path}: cannot convert opset {version} to {DIALECT_OPSET}: {first}"
-            ) from None
+def _convert(model: onnx.ModelProto, path: Path, version: int) -> onnx.ModelProto:
+    if version == DIALECT_OPSET:
+        return model
     try:
-        model = shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+        return version_converter.convert_version(model, DIALECT_OPSET)
+    except Exception as e:  # the converter raises bare RuntimeError/IndexError
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise OnnxImportError(
+            f"{path}: cannot convert opset {version} to {DIALECT_OPSET}: {first}"
+        ) from None
+
+
+def _infer_shapes(model: onnx.ModelProto, path: Path) -> onnx.ModelProto:
+    """
+    `model` with the value types ONNX's shape inference finds (data propagation on). It
+    runs on a copy whose large initializers are typed inputs: inference reads the data of
+    small ones only, and the copy stays small whatever the weights weigh.
+    """
+    graph = model.graph
+    light = onnx.ModelProto()
+    light.ir_version = model.ir_version
+    light.opset_import.extend(model.opset_import)
+    light.functions.extend(model.functions)
+    light.graph.name = graph.name
+    light.graph.node.extend(graph.node)
+    light.graph.input.extend(graph.input)
+    light.graph.output.extend(graph.output)
+    light.graph.sparse_initializer.extend(graph.sparse_initializer)
+    listed = {v.name for v in graph.input}
+    for t in graph.initializer:
+        if int(np.prod(t.dims)) <= SHAPE_INFERENCE_DATA_LIMIT:
+            light.graph.initializer.append(t)
+        elif t.name not in listed:
+            typed = onnx.helper.make_tensor_value_info(t.name, t.data_type, t.dims)
+            light.graph.input.append(typed)
+    try:
+        inferred = shape_inference.infer_shapes(
+            light, check_type=True, strict_mode=True, data_prop=True
+        )
     except Exception as e:  # InferenceError and friends
         # ONNX's opset-21 rules lag the spec in corners (a ceil-mode pool window
         # that starts in the padding): keep what it can infer and let the dialect's
         # own shape rules, which every op's verifier applies, decide the rest.
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         try:
-            model = shape_inference.infer_shapes(model, check_type=True, strict_mode=False, data_prop=True)
+            inferred = shape_inference.infer_shapes(
+                light, check_type=True, strict_mode=False, data_prop=True
+            )
         except Exception:
             raise OnnxImportError(f"{path}: shape inference failed: {first}") from None
+    del graph.value_info[:]
+    graph.value_info.extend(inferred.graph.value_info)
+    del graph.output[:]
+    graph.output.extend(inferred.graph.output)
+    return model
+
+
+def prepare_model(path: str | Path, dims: Mapping[str, int] | None = None) -> onnx.ModelProto:
+    """
+    Read and check a model, make its inputs static, convert it to opset 21, shape-infer
+    it and fold its constant subgraphs; then judge the ops that are left.
+    """
+    path = Path(path)
+    model = read_model(path)
+    version = _opset(model, path)
+    _check_ops(run_time_nodes(model.graph), path)  # what no folding can save fails first
+    fix_input_dims(model, path, dims or {})
+    model = _convert(model, path, version)
+    model = _infer_shapes(model, path)
+    # folding makes shapes static, which makes more Shape nodes constant: to a fixpoint
+    while fold_constants(model, path, _is_supported):
+        model = _infer_shapes(model, path)
+    _check_ops(model.graph.node, path)
     return model
 
 
@@ -190,7 +214,7 @@ def _tensor_type(value: onnx.ValueInfoProto) -> TensorType | None:
         return None
     shape = []
     for dim in t.shape.dim:
-        if not dim.HasField("dim_value"):
+        if not dim.HasField("dim_value") or dim.dim_value < 0:
             return None
         shape.append(dim.dim_value)
     try:
@@ -266,6 +290,9 @@ class _GraphImporter:
         if count <= self.inline_limit:
             array = numpy_helper.to_array(t, base_dir=str(self.path.parent))
             op = ConstantOp(array)
+        elif t.doc_string == FOLDED:  # in no file: store it as a derived weight
+            store, digest = save_derived_weight(numpy_helper.to_array(t))
+            op = WeightOp(store, digest, TensorType(element, shape))
         else:
             op = WeightOp(self.store, key, TensorType(element, shape))
         if node is not None:

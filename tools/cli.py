@@ -84,12 +84,24 @@ def write_atomically(path: str | Path, text: str | bytes) -> None:
         raise
 
 
+DIM_HELP = (
+    "static size of a dynamic input dim: NAME=N sizes every input dim named NAME, "
+    "INPUT:AXIS=N one axis of one input (a -1, '?' or unnamed dim); repeatable"
+)
+"""The `--dim` option's help, the same in every tool."""
+
+
 def parse_dims(items: list[str] | None) -> dict[str, int]:
-    """`--dim NAME=N` options as a mapping."""
+    """
+    `--dim NAME=N` and `--dim INPUT:AXIS=N` options as a mapping from `NAME` or
+    `INPUT:AXIS` to N; the importer says which names the model lacks.
+    """
     dims: dict[str, int] = {}
     for item in items or []:
-        name, _, value = item.partition("=")
+        name, _, value = item.rpartition("=")
         if not name or not value.isdigit() or int(value) < 1:
-            raise UserError(f"--dim expects NAME=N with N >= 1, got '{item}'")
+            raise UserError(f"--dim expects NAME=N or INPUT:AXIS=N with N >= 1, got '{item}'")
+        if dims.get(name, int(value)) != int(value):
+            raise UserError(f"--dim {name} is given twice, as {dims[name]} and {value}")
         dims[name] = int(value)
     return dims

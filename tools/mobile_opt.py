@@ -20,7 +20,14 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from mobile_opt.frontend.onnx_import import import_onnx
-from mobile_opt.tools.cli import UserError, one_line, parse_dims, run_tool, write_atomically
+from mobile_opt.tools.cli import (
+    DIM_HELP,
+    UserError,
+    one_line,
+    parse_dims,
+    run_tool,
+    write_atomically,
+)
 
 
 def normalize_pipeline_args(argv: Sequence[str]) -> list[str]:
@@ -58,8 +65,8 @@ class MobileOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--dim",
             action="append",
-            metavar="NAME=N",
-            help="static size for a symbolic input dimension of an .onnx input",
+            metavar="NAME=N|INPUT:AXIS=N",
+            help=DIM_HELP,
         )
 
     def register_all_frontends(self):
@@ -90,9 +97,12 @@ class MobileOptMain(xDSLOptMain):
 
     def prepare_input(self):
         try:
-            return super().prepare_input()
+            chunks, file_extension = super().prepare_input()
         except ValueError as e:
             raise UserError(f"{self.get_input_name()}: {e}") from None
+        if self.args.dim and file_extension != "onnx":
+            raise UserError("--dim applies to .onnx models only")
+        return chunks, file_extension
 
     def prepare_output(self) -> IO[str]:
         # buffered, so a failure leaves no partial output file behind

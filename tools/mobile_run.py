@@ -71,7 +71,14 @@ from mobile_opt.checking import (
     run_onnxruntime,
 )
 from mobile_opt.frontend.onnx_import import graph_io_names, import_onnx, read_model
-from mobile_opt.tools.cli import UserError, one_line, parse_dims, run_tool, write_atomically
+from mobile_opt.tools.cli import (
+    DIM_HELP,
+    UserError,
+    one_line,
+    parse_dims,
+    run_tool,
+    write_atomically,
+)
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float16Type, ModuleOp
@@ -149,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
         "signal, e.g. for the onnx package's light_* models, whose weights are all 0.02",
     )
     parser.add_argument(
-        "--dim", action="append", metavar="NAME=N", help="static size for a symbolic dim"
+        "--dim", action="append", metavar="NAME=N|INPUT:AXIS=N", help=DIM_HELP
     )
     parser.add_argument(
         "--rtol", type=float,

@@ -15,7 +15,7 @@ from xdsl.printer import Printer
 
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.frontend.weights import INLINE_LIMIT
-from mobile_opt.tools.cli import UserError, parse_dims, run_tool, write_atomically
+from mobile_opt.tools.cli import DIM_HELP, UserError, parse_dims, run_tool, write_atomically
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--import-hexagon-asm", metavar="ASM", help="Hexagon assembly (.s) to import"
     )
     parser.add_argument("-o", "--output", help="output .mlir (default: standard output)")
-    parser.add_argument("--dim", action="append", metavar="NAME=N", help="static size for a symbolic dim")
+    parser.add_argument("--dim", action="append", metavar="NAME=N|INPUT:AXIS=N", help=DIM_HELP)
     parser.add_argument(
         "--inline-limit",
         type=int,
@@ -52,6 +52,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     def body() -> None:
         if args.import_hexagon_asm:
+            if args.dim:
+                raise UserError("--dim applies to .onnx models only")
             module = import_hexagon_asm(args.import_hexagon_asm)
         else:
             module = import_onnx(

@@ -177,6 +177,16 @@ def _quantized_builders() -> dict:
     }
 
 
+def _folding_builders() -> dict:
+    """Models whose constant subgraphs the import folds (tests/folding_models.py)."""
+    import os
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+    import folding_models
+
+    return folding_models.BUILDERS
+
+
 def write(kind: str, path: str) -> None:
     if kind == "truncated":
         data = conv().SerializeToString()
@@ -199,8 +209,8 @@ def write(kind: str, path: str) -> None:
             "unnamed_dim": unnamed_dim,
             "unnamed_inner_dim": unnamed_inner_dim,
         }
-        quantized = _quantized_builders()
-        model = builders[kind]() if kind in builders else quantized[kind]()
+        builders.update(_folding_builders())
+        model = builders[kind]() if kind in builders else _quantized_builders()[kind]()
         onnx.checker.check_model(model)  # every model is valid ONNX; the importer's limits are tested
         data = model.SerializeToString()
     with open(path, "wb") as f:
