@@ -92,7 +92,11 @@ def _int_divide(kb: KernelBuilder, a: Val, b: Val, remainder: bool, floor: bool)
 
 
 def _float_fmod(kb: KernelBuilder, a: Val, b: Val) -> Val:
-    """C's fmod, lane by lane: a - trunc(a / b) b, its quotient corrected by one if rounded."""
+    """
+    C's fmod, lane by lane: a - trunc(a / b) b by one fma, with the quotient corrected
+    by one where a / b rounded across an integer (up; or down, which OpenCL's division,
+    exact to 2.5 ulp only, may do).
+    """
 
     def lane(x: Val, y: Val) -> Val:
         r = kb.fma(-kb.math("trunc", x / y), y, x)
