@@ -7,19 +7,23 @@ integers in float pixels.
 
 Every new op gets run-time operands (graph inputs), so nothing is folded away: the
 cases sit side by side in one model, which is lowered, built and run on PoCL once
-and compared with ONNX Runtime (integers and booleans exactly).
+and compared with ONNX Runtime (integers and booleans exactly). A small exported
+`nn.TransformerEncoder` with `nn.Embedding` (`tests/models/encoder_emb.onnx`) runs
+through `mobile-run` as a user would run it.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from harness import lower_for_pocl
+from harness import lower_for_pocl, run_mobile_run
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
@@ -281,3 +285,42 @@ def test_inputs_beyond_exact_integers_are_refused(tmp_path, pocl_device):
     assert compiled.run({"c.i": np.array([1, 2])}).outputs["c.y"].shape == (2, 4)
     with pytest.raises(OpenCLRunError, match=r"input 'c.i': integers beyond ±2\^24"):
         compiled.run({"c.i": np.array([1, 2**24 + 1])})
+
+
+ENCODER = Path(__file__).resolve().parent / "models" / "encoder_emb.onnx"
+"""A 2-layer nn.TransformerEncoder with nn.Embedding, as torch's dynamo exporter writes it
+(`bench/encoder_emb.py`)."""
+
+
+def encoder_ids(tmp_path: Path) -> tuple[np.ndarray, str]:
+    """Token ids, the second row padded (0) after 9 tokens, and `--input` for them."""
+    ids = np.random.default_rng(5).integers(1, 100, (2, 16))
+    ids[1, 9:] = 0
+    np.save(tmp_path / "ids.npy", ids)
+    return ids, f"ids={tmp_path / 'ids.npy'}"
+
+
+def test_exported_encoder_with_embedding_on_pocl(tmp_path, capsys, pocl_device):
+    """
+    Token ids with padding through the whole `mobile-run` pipeline against onnxruntime:
+    the embedding Gather and the padding mask's Equal and Where run on the GPU.
+    """
+    ids, given = encoder_ids(tmp_path)
+    status, out, err = run_mobile_run([str(ENCODER), "--input", given, "--device", "pocl",
+                                       "--save-dir", str(tmp_path / "run")], capsys)
+    assert status == 0 and "logits" in out and "PASS" in out, out + err
+    plan = json.loads((tmp_path / "run" / "plan.json").read_text())
+    nodes = " ".join(launch["node"] for launch in plan["launches"])
+    for op in ("(Gather)", "(Equal)", "(Where)"):
+        assert op in nodes, f"no kernel runs {op}"
+    # the mask matters: the padded row's logits differ from those of its unmasked run
+    session = ort.InferenceSession(str(ENCODER), providers=["CPUExecutionProvider"])
+    masked = session.run(None, {"ids": ids})[0]
+    unmasked = session.run(None, {"ids": np.where(ids == 0, 1, ids)})[0]
+    assert np.abs(masked[1, :9] - unmasked[1, :9]).max() > 1e-3
+
+
+def test_exported_encoder_with_embedding_in_the_reference(tmp_path, capsys):
+    _, given = encoder_ids(tmp_path)
+    status, out, err = run_mobile_run([str(ENCODER), "--input", given, "--reference"], capsys)
+    assert status == 0 and "PASS" in out, out + err
