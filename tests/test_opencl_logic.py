@@ -26,10 +26,15 @@ import pytest
 from harness import lower_for_pocl, run_mobile_run
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
 from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.dialects.texture import Layout
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
+from mobile_opt.transforms.onnx_to_texture.context import Stored
+from mobile_opt.transforms.onnx_to_texture.movement import BLOCK, LANES, GatheredAtRunTime
 from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.context import Context
+from xdsl.dialects.builtin import TensorType, i64
+from xdsl.utils.test_value import create_ssa_value
 
 N = helper.make_node
 RNG = np.random.default_rng(18)
@@ -163,6 +168,15 @@ CASES = {
                                           "i": scalar(-2)}),
     "gather_nchw_rows": one("Gather", {"x": RNG.standard_normal((1, 6, 5, 7)).astype(np.float32),
                                        "i": np.array([4, 0])}, axis=2),
+    "gather_nchw_channels": one("Gather", {"x": RNG.standard_normal((1, 6, 5, 7)).astype(
+        np.float32), "i": np.array([5, -6, 2])}, axis=1),
+    "gather_into_channels": one("Gather", {"x": RNG.standard_normal((10, 5, 7)).astype(np.float32),
+                                           "i": np.array([[9, 0, -3]])}),
+    # x sits next to a MatMul (rows4), its gathered rows not (nc4hw4): lanes differ in layout
+    "gather_rows4_to_nc4hw4": Case(
+        [N("MatMul", ["x", "w"], ["p"]), N("Gather", ["x", "i"], ["y"], axis=0)],
+        {"x": RNG.standard_normal((2, 6, 5, 7)).astype(np.float32), "i": np.array([1])},
+        ["y", "p"], {"w": RNG.standard_normal((7, 3)).astype(np.float32)}),
     "gather_int64_table": Case([N("Gather", ["t", "i"], ["y"])], {"i": np.array([[3, 0], [19, -4]])},
                                ["y"], {"t": RNG.integers(-5000, 5000, (20,))}),
     "gather_computed_data": Case(
@@ -240,6 +254,23 @@ def test_matches_onnxruntime(name, gpu_run):
     if CASES[name].kernels is not None:
         launched = [node for node in kernel_nodes if f"'{name}." in node]
         assert len(launched) == CASES[name].kernels, launched
+
+
+def test_run_time_gather_plans():
+    """Whole pixels where no packed axis meets the gathered ones, whatever the indices hold."""
+    def plan(layout, data, indices, axis, out_layout):
+        out = data[:axis] + indices + data[axis + 1:]
+        gather = GatheredAtRunTime(None, out, axis, create_ssa_value(TensorType(i64, indices)))
+        return gather.plan(Stored(None, layout, data), out_layout)
+
+    assert plan(Layout.ROWS4, (50, 12), (2, 7), 0, Layout.ROWS4) == BLOCK  # an embedding
+    assert plan(Layout.ROWS4, (2, 5, 6), (3,), 1, Layout.ROWS4) == BLOCK
+    assert plan(Layout.NC4HW4, (1, 6, 5, 7), (2,), 2, Layout.NC4HW4) == BLOCK
+    assert plan(Layout.ROWS4, (2, 5, 6), (2, 2), 2, Layout.ROWS4) == LANES  # the packed axis
+    assert plan(Layout.NC4HW4, (1, 6, 5, 7), (3,), 1, Layout.NC4HW4) == LANES  # channels
+    assert plan(Layout.ROWS4, (20,), (2, 2), 0, Layout.ROWS4) == LANES  # into the packed axis
+    assert plan(Layout.ROWS4, (10, 5, 7), (1, 3), 0, Layout.NC4HW4) == LANES  # into channels
+    assert plan(Layout.ROWS4, (2, 6, 5, 7), (1,), 0, Layout.NC4HW4) == LANES  # layouts differ
 
 
 def test_masks_are_not_trivial(gpu_run):

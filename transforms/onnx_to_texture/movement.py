@@ -14,6 +14,10 @@ in the source's and the result's layouts, decides how the result is made
   one pixel read per work-item.
 - `LANES`: otherwise each lane finds its own element (one scalar read a lane).
 
+A Gather whose indices are computed at run time (an embedding lookup of token ids)
+reads each index in the kernel; its plan follows from the layouts alone
+(`GatheredAtRunTime.plan`), and it starts no chain.
+
 A chain of single-use reshapes, transposes, slices and expands after a movement
 op becomes one kernel (ShuffleNet's Reshape → Transpose → Reshape channel shuffle
 is one copy). Concat picks its operand with a branch per pixel (or per lane when
