@@ -177,8 +177,9 @@ CASES = {
         [N("MatMul", ["x", "w"], ["p"]), N("Gather", ["x", "i"], ["y"], axis=0)],
         {"x": RNG.standard_normal((2, 6, 5, 7)).astype(np.float32), "i": np.array([1])},
         ["y", "p"], {"w": RNG.standard_normal((7, 3)).astype(np.float32)}),
-    "gather_int64_table": Case([N("Gather", ["t", "i"], ["y"])], {"i": np.array([[3, 0], [19, -4]])},
-                               ["y"], {"t": RNG.integers(-5000, 5000, (20,))}),
+    "gather_int64_table": Case([N("Gather", ["t", "i"], ["y"])],
+                               {"i": np.array([[3, 0], [19, -4]])}, ["y"],
+                               {"t": RNG.integers(-5000, 5000, (20,))}),
     "gather_computed_data": Case(
         [N("Relu", ["x"], ["r"]), N("Gather", ["r", "i"], ["y"], axis=0)],
         {"x": RNG.standard_normal((6, 8)).astype(np.float32), "i": np.array([5, 5, 0])}, ["y"]),

@@ -474,7 +474,8 @@ LOGIC = [
         for op in ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual")
         for name, inputs in [
             ("float_bcast", {"a": small_ints(3, 4), "b": small_ints(4)}),
-            ("int64", {"a": small_ints(2, 5, dtype=np.int64), "b": small_ints(2, 5, dtype=np.int64)}),
+            ("int64", {"a": small_ints(2, 5, dtype=np.int64),
+                       "b": small_ints(2, 5, dtype=np.int64)}),
         ]
     ],
     c("equal_bool", "Equal", {"a": bools(6), "b": bools(2, 6)}, out_types=BOOL),
@@ -512,7 +513,11 @@ LOGIC = [
     c(
         "where_int64_mask",
         "Where",
-        {"c": bools(2, 1, 5), "x": small_ints(3, 5, dtype=np.int64), "y": small_ints(1, dtype=np.int64)},
+        {
+            "c": bools(2, 1, 5),
+            "x": small_ints(3, 5, dtype=np.int64),
+            "y": small_ints(1, dtype=np.int64),
+        },
         out_types=(TensorProto.INT64,),
     ),
     c(
@@ -534,7 +539,11 @@ LOGIC = [
         )
         for fmod in (0, 1)
     ],
-    c("mod_int32_bcast", "Mod", {"a": small_ints(3, 4, dtype=np.int32), "b": np.array([2, -3], np.int32).reshape(2, 1, 1)}),
+    c(
+        "mod_int32_bcast",
+        "Mod",
+        {"a": small_ints(3, 4, dtype=np.int32), "b": np.array([2, -3], np.int32).reshape(2, 1, 1)},
+    ),
     c(
         "mod_float_fmod1",
         "Mod",
@@ -576,7 +585,12 @@ LOGIC = [
         "Trilu",
         {"x": small_ints(3, 5, 5, dtype=np.int64), "k": np.array(2, np.int64)},
     ),
-    c("trilu_bool_far_k", "Trilu", {"x": bools(4, 4), "k": np.array(7, np.int64)}, constants=("k",)),
+    c(
+        "trilu_bool_far_k",
+        "Trilu",
+        {"x": bools(4, 4), "k": np.array(7, np.int64)},
+        constants=("k",),
+    ),
 ]
 
 REDUCE = [

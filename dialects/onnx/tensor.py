@@ -331,7 +331,7 @@ class ShapeOp(OnnxOp):
 
 @irdl_op_definition
 class RangeOp(OnnxOp):
-    """`start, start + delta, ...` up to `limit` (excluded): ceil((limit - start) / delta) values."""
+    """`start, start + delta, ...` below `limit`: ceil((limit - start) / delta) values."""
 
     name = "onnx.Range"
     start = operand_def(TensorType)
