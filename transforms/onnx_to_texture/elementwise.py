@@ -14,9 +14,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.ir import Operation
-
 from xdsl.dialects.builtin import f32, i1
+from xdsl.ir import Operation
 
 from mobile_opt.dialects import onnx
 from mobile_opt.dialects.onnx.base import is_none
@@ -111,7 +110,7 @@ def _float_fmod(kb: KernelBuilder, a: Val, b: Val) -> Val:
 def _cast(kb: KernelBuilder, op: onnx.CastOp, x: Val) -> Val:
     """Float <-> integer/boolean conversions on texel values (integers stay in range)."""
     if op.to == i1:
-        return _lanewise(kb, lambda v: kb.select(v.eq(0.0), kb.float(0.0), kb.float(1.0)), x)
+        return _per_lane(kb, x, lambda v: kb.select(v.eq(0.0), kb.float(0.0), kb.float(1.0)))
     if is_integer(op.output) and not is_integer(op.input):
         return kb.math("trunc", x)
     return x  # to float, or between integer types: the same texel value
@@ -189,9 +188,9 @@ def _unary(kb: KernelBuilder, op: Operation, x: Val) -> Val:
             return 1.0 - x
         case onnx.IsNaNOp():
             # NaN alone differs from itself
-            return _lanewise(kb, lambda v: kb.select(v.eq(v), kb.float(0.0), kb.float(1.0)), x)
+            return _per_lane(kb, x, lambda v: kb.select(v.eq(v), kb.float(0.0), kb.float(1.0)))
         case onnx.IsInfOp():
-            return _lanewise(kb, lambda v: _is_inf(kb, op, v), x)
+            return _per_lane(kb, x, lambda v: _is_inf(kb, op, v))
         case onnx.ClipOp():
             lo = _const_scalar(op, 1, -math.inf)
             hi = _const_scalar(op, 2, math.inf)
@@ -225,8 +224,7 @@ TERNARY = (onnx.WhereOp,)
 
 def is_fusable_elementwise(op: Operation) -> bool:
     if isinstance(op, onnx.CastOp):
-        return all(t.element_type == f32 or is_integer(v)
-                   for v in (op.input, op.output) for t in [v.type])
+        return all(v.type.element_type == f32 or is_integer(v) for v in (op.input, op.output))
     if isinstance(op, onnx.ClipOp):
         return all(is_none(v) or scalar_of(v) is not None for v in op.operands[1:])
     return isinstance(op, UNARY + BINARY + VARIADIC + TERNARY)
@@ -254,8 +252,7 @@ def apply_elementwise(kb: KernelBuilder, op: Operation, operands: Sequence[Val |
             return _int_divide(kb, a, rest[0], remainder=True, floor=not op.int_attr("fmod"))
         case onnx.ModOp():
             return _float_fmod(kb, a, rest[0])
-        case onnx.EqualOp() | onnx.LessOp() | onnx.LessOrEqualOp() | onnx.GreaterOp() | \
-                onnx.GreaterOrEqualOp():
+        case _ if type(op) in COMPARE_KINDS:
             kind = COMPARE_KINDS[type(op)]
             return _lanewise(kb, lambda x, y: _flag(kb, kb.compare(kind, x, y)), a, rest[0])
         case onnx.AndOp():
