@@ -1,4 +1,7 @@
-"""Elementwise operators: unary activations and math, broadcasting binaries, Clip, Cast."""
+"""
+Elementwise operators: unary activations and math, broadcasting binaries, Clip, Cast,
+Mod, comparisons and boolean logic (boolean results), IsNaN/IsInf, Where.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Data-movement operators: reshapes, permutations, joins, splits, slices, gathers, pads, resizes."""
+"""
+Data-movement operators: reshapes, permutations, joins, splits, slices, gathers, pads,
+resizes; and Range and Trilu, whose values follow from element positions.
+"""
 
 from __future__ import annotations
 
