@@ -54,6 +54,7 @@ DOCUMENTED_REJECTIONS = {
     "Resize mode other than nearest": r"onnx\.Resize: mode '\w+' is not supported",
     "training mode": r"training_mode is not supported",
     "opset older than 9": r"opset \d+ is not supported",
+    "float Mod with fmod = 0 (opset 28's)": r"floating-point operands need fmod = 1",
 }
 """Why the importer may reject a node test, each as a pattern its message must match."""
 

@@ -457,6 +457,142 @@ CAST = [
     ]
 ]
 
+def small_ints(*shape: int, dtype=np.float32) -> np.ndarray:
+    """Values in -3..3: comparisons meet ties."""
+    return RNG.integers(-3, 4, shape).astype(dtype)
+
+
+def bools(*shape: int) -> np.ndarray:
+    return RNG.integers(0, 2, shape).astype(np.bool_)
+
+
+BOOL = (TensorProto.BOOL,)
+
+LOGIC = [
+    *[
+        c(f"{op.lower()}_{name}", op, inputs, out_types=BOOL)
+        for op in ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual")
+        for name, inputs in [
+            ("float_bcast", {"a": small_ints(3, 4), "b": small_ints(4)}),
+            ("int64", {"a": small_ints(2, 5, dtype=np.int64),
+                       "b": small_ints(2, 5, dtype=np.int64)}),
+        ]
+    ],
+    c("equal_bool", "Equal", {"a": bools(6), "b": bools(2, 6)}, out_types=BOOL),
+    *[
+        c(f"{op.lower()}_bcast", op, {"a": bools(3, 1, 4), "b": bools(2, 1)}, out_types=BOOL)
+        for op in ("And", "Or", "Xor")
+    ],
+    c("not", "Not", {"x": bools(3, 5)}, out_types=BOOL),
+    c(
+        "isnan",
+        "IsNaN",
+        {"x": np.array([0, np.nan, np.inf, -np.inf, -1.5, np.nan], np.float32)},
+        out_types=BOOL,
+    ),
+    *[
+        c(
+            f"isinf_{name}",
+            "IsInf",
+            {"x": np.array([0, np.nan, np.inf, -np.inf, 3e38, -2], np.float32)},
+            attrs=attrs,
+            out_types=BOOL,
+        )
+        for name, attrs in [
+            ("both", {}),
+            ("negative", {"detect_positive": 0}),
+            ("positive", {"detect_negative": 0}),
+        ]
+    ],
+    c(
+        "where_float_bcast",
+        "Where",
+        {"c": bools(3, 1), "x": rand(3, 4), "y": rand(4)},
+        out_types=(TensorProto.FLOAT,),
+    ),
+    c(
+        "where_int64_mask",
+        "Where",
+        {
+            "c": bools(2, 1, 5),
+            "x": small_ints(3, 5, dtype=np.int64),
+            "y": small_ints(1, dtype=np.int64),
+        },
+        out_types=(TensorProto.INT64,),
+    ),
+    c(
+        "where_inf_fill",
+        "Where",
+        {"c": bools(4, 4), "x": np.array(-np.inf, np.float32), "y": np.array(0, np.float32)},
+        constants=("x", "y"),
+        out_types=(TensorProto.FLOAT,),
+    ),
+    *[
+        c(
+            f"mod_int64_fmod{fmod}",
+            "Mod",
+            {
+                "a": RNG.integers(-20, 21, (4, 6)).astype(np.int64),
+                "b": np.array([-7, -3, 2, 5, 9, -1], np.int64),
+            },
+            attrs={"fmod": fmod},
+        )
+        for fmod in (0, 1)
+    ],
+    c(
+        "mod_int32_bcast",
+        "Mod",
+        {"a": small_ints(3, 4, dtype=np.int32), "b": np.array([2, -3], np.int32).reshape(2, 1, 1)},
+    ),
+    c(
+        "mod_float_fmod1",
+        "Mod",
+        {"a": rand(30, low=-10, high=10), "b": rand(30, low=0.5, high=3) * np.sign(rand(30))},
+        attrs={"fmod": 1},
+    ),
+    c(
+        "range_int64",
+        "Range",
+        {"s": np.array(-3, np.int64), "l": np.array(17, np.int64), "d": np.array(4, np.int64)},
+        constants=("s", "l", "d"),
+    ),
+    c(
+        "range_int32_down",
+        "Range",
+        {"s": np.array(10, np.int32), "l": np.array(-2, np.int32), "d": np.array(-3, np.int32)},
+        constants=("s", "l", "d"),
+    ),
+    c(
+        "range_empty",
+        "Range",
+        {"s": np.array(5, np.int64), "l": np.array(5, np.int64), "d": np.array(1, np.int64)},
+        constants=("s", "l", "d"),
+    ),
+    c(
+        "range_float",
+        "Range",
+        {
+            "s": np.array(0.5, np.float32),
+            "l": np.array(3.75, np.float32),
+            "d": np.array(0.25, np.float32),
+        },
+        constants=("s", "l", "d"),
+    ),
+    c("trilu_upper", "Trilu", {"x": rand(2, 4, 6)}),
+    c("trilu_lower_k", "Trilu", {"x": rand(5, 3), "k": np.array(-1, np.int64)}, attrs={"upper": 0}),
+    c(
+        "trilu_upper_k_input",
+        "Trilu",
+        {"x": small_ints(3, 5, 5, dtype=np.int64), "k": np.array(2, np.int64)},
+    ),
+    c(
+        "trilu_bool_far_k",
+        "Trilu",
+        {"x": bools(4, 4), "k": np.array(7, np.int64)},
+        constants=("k",),
+    ),
+]
+
 REDUCE = [
     c(
         "reducemean_axes",
@@ -914,6 +1050,7 @@ CASES = (
     + MATRIX
     + ELEMENTWISE
     + CAST
+    + LOGIC
     + REDUCE
     + MOVEMENT
     + PAD

@@ -125,6 +125,10 @@ class CompiledModel:
 
     def _upload(self, record: PackRecord, array: np.ndarray, blocking: bool) -> np.ndarray:
         """Pack `array` into its slot; returns the pixels, which must live until the copy ends."""
+        array = np.asarray(array)
+        if array.dtype.kind in "iu" and array.size and np.abs(array).max() > EXACT_INTEGER_LIMIT:
+            what = f"input '{record.name}'" if record.name else f"constant {record.value}"
+            raise OpenCLRunError(f"{what}: integers beyond ±2^24 are not exact in float pixels")
         pixels = texture.pack(texture.Layout(record.layout), np.asarray(array, np.float32))
         pixels = np.ascontiguousarray(pixels, _pixel_dtype(record.element_type))
         self._copy(record, self.slots[record.slot], pixels, blocking)
@@ -189,8 +193,9 @@ class CompiledModel:
         self.queue.finish()
         result = RunResult({})
         unpacked = {
-            r.name: texture.unpack(
-                texture.Layout(r.layout), pixels.astype(np.float32), tuple(r.shape)
+            r.name: host_tensor(
+                texture.unpack(texture.Layout(r.layout), pixels.astype(np.float32), tuple(r.shape)),
+                np.dtype(r.dtype),
             )
             for r, pixels in downloads
         }
@@ -218,6 +223,19 @@ class CompiledModel:
         outs = evaluate(owner, [values[v] for v in owner.operands])
         for r, array in zip(owner.results, outs, strict=True):
             values[r] = array
+
+
+EXACT_INTEGER_LIMIT = 2**24
+"""Integer tensors live in float pixels: exact up to this magnitude."""
+
+
+def host_tensor(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Unpacked float values as the output's dtype: integers rounded, booleans nonzero."""
+    if dtype.kind == "b":
+        return values != 0
+    if dtype.kind in "iu":
+        return np.rint(values).astype(dtype)
+    return values.astype(dtype, copy=False)
 
 
 def build_program(context: cl.Context, device: cl.Device, source: str) -> cl.Program:

@@ -124,7 +124,7 @@ _CALLS = {
     arith.MinSIOp: "min", math.ExpOp: "exp", math.LogOp: "log", math.TanhOp: "tanh",
     math.ErfOp: "erf", math.SqrtOp: "sqrt", math.RsqrtOp: "rsqrt", math.AbsFOp: "fabs",
     math.FloorOp: "floor", math.CeilOp: "ceil", math.SinOp: "sin", math.CosOp: "cos",
-    math.RoundOp: "round", math.PowFOp: "pow", math.FmaOp: "fma",
+    math.RoundOp: "round", math.TruncOp: "trunc", math.PowFOp: "pow", math.FmaOp: "fma",
 }
 _PREDICATES = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
                "oeq": "==", "one": "!=", "olt": "<", "ole": "<=", "ogt": ">", "oge": ">="}

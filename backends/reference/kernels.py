@@ -37,21 +37,32 @@ from mobile_opt.dialects.onnx.constants import (
 from mobile_opt.dialects.onnx.elementwise import (
     AbsOp,
     AddOp,
+    AndOp,
     CastOp,
     ClipOp,
     DivOp,
+    EqualOp,
     ErfOp,
     ExpOp,
     GeluOp,
+    GreaterOp,
+    GreaterOrEqualOp,
     HardSigmoidOp,
     HardSwishOp,
     IdentityOp,
+    IsInfOp,
+    IsNaNOp,
     LeakyReluOp,
+    LessOp,
+    LessOrEqualOp,
     LogOp,
     MaxOp,
     MinOp,
+    ModOp,
     MulOp,
     NegOp,
+    NotOp,
+    OrOp,
     PowOp,
     ReciprocalOp,
     ReluOp,
@@ -62,6 +73,8 @@ from mobile_opt.dialects.onnx.elementwise import (
     SubOp,
     SumOp,
     TanhOp,
+    WhereOp,
+    XorOp,
 )
 from mobile_opt.dialects.onnx.fused import FusedConvOp, FusedGemmOp, FusedMatMulOp
 from mobile_opt.dialects.onnx.nn import (
@@ -97,6 +110,7 @@ from mobile_opt.dialects.onnx.tensor import (
     FlattenOp,
     GatherOp,
     PadOp,
+    RangeOp,
     ReshapeOp,
     ResizeOp,
     ShapeOp,
@@ -104,6 +118,7 @@ from mobile_opt.dialects.onnx.tensor import (
     SplitOp,
     SqueezeOp,
     TransposeOp,
+    TriluOp,
     UnsqueezeOp,
 )
 from mobile_opt.dialects.onnx.types import dtype_of
@@ -433,6 +448,60 @@ def _cast(op: CastOp, inputs: Sequence[Value]) -> np.ndarray:
     x = inputs[0]
     assert x is not None
     return x.astype(result_dtype(op))
+
+
+@kernel(ModOp)
+def _mod(op: ModOp, inputs: Sequence[Value]) -> np.ndarray:
+    """fmod = 1: the dividend's sign (C's fmod); fmod = 0: the divisor's (Python's %)."""
+    a, b = inputs
+    assert a is not None and b is not None
+    if b.dtype.kind in "iu" and not b.all():
+        raise KernelError(f"{op.name}: integer division by zero")
+    return np.fmod(a, b) if op.int_attr("fmod") else np.mod(a, b)
+
+
+COMPARISONS: dict[type[OnnxOp], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    EqualOp: np.equal,
+    LessOp: np.less,
+    LessOrEqualOp: np.less_equal,
+    GreaterOp: np.greater,
+    GreaterOrEqualOp: np.greater_equal,
+    AndOp: np.logical_and,
+    OrOp: np.logical_or,
+    XorOp: np.logical_xor,
+}
+"""Broadcasting comparisons and boolean logic: `C = A op B`, a boolean tensor."""
+
+
+@kernel(*COMPARISONS)
+def _compare(op: OnnxOp, inputs: Sequence[Value]) -> np.ndarray:
+    a, b = inputs
+    return COMPARISONS[type(op)](a, b)
+
+
+@kernel(NotOp)
+def _not(op: NotOp, inputs: Sequence[Value]) -> np.ndarray:
+    return np.logical_not(inputs[0])
+
+
+@kernel(IsNaNOp)
+def _is_nan(op: IsNaNOp, inputs: Sequence[Value]) -> np.ndarray:
+    return np.isnan(inputs[0])
+
+
+@kernel(IsInfOp)
+def _is_inf(op: IsInfOp, inputs: Sequence[Value]) -> np.ndarray:
+    x = inputs[0]
+    assert x is not None
+    positive = (x == np.inf) if op.int_attr("detect_positive") else np.zeros(x.shape, bool)
+    negative = (x == -np.inf) if op.int_attr("detect_negative") else np.zeros(x.shape, bool)
+    return positive | negative
+
+
+@kernel(WhereOp)
+def _where(op: WhereOp, inputs: Sequence[Value]) -> np.ndarray:
+    condition, x, y = inputs
+    return np.where(condition, x, y)
 
 
 # ---------------------------------------------------------------------------
@@ -937,6 +1006,23 @@ def _expand(op: ExpandOp, inputs: Sequence[Value]) -> np.ndarray:
     data, shape = inputs
     assert data is not None
     return np.broadcast_to(data, shapes.expand(data.shape, ints(shape)))  # type: ignore[arg-type]
+
+
+@kernel(RangeOp)
+def _range(op: RangeOp, inputs: Sequence[Value]) -> np.ndarray:
+    """`start + i * delta` for i < max(ceil((limit - start) / delta), 0)."""
+    start, limit, delta = (np.asarray(v).reshape(())[()] for v in inputs)
+    count = shapes.range_length(start, limit, delta)
+    return (start + np.arange(count, dtype=result_dtype(op)) * delta).astype(result_dtype(op))
+
+
+@kernel(TriluOp)
+def _trilu(op: TriluOp, inputs: Sequence[Value]) -> np.ndarray:
+    """Zero below (upper) or above (lower) diagonal k of the last two axes."""
+    x, k = inputs
+    assert x is not None
+    diagonal = 0 if k is None else int(np.asarray(k).reshape(()))
+    return np.triu(x, diagonal) if op.int_attr("upper") else np.tril(x, diagonal)
 
 
 @kernel(ShapeOp)

@@ -1,4 +1,7 @@
-"""Elementwise operators: unary activations and math, broadcasting binaries, Clip, Cast."""
+"""
+Elementwise operators: unary activations and math, broadcasting binaries, Clip, Cast,
+Mod, comparisons and boolean logic (boolean results), IsNaN/IsInf, Where.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     f32,
+    i1,
 )
 from xdsl.ir import Attribute
 from xdsl.irdl import (
@@ -30,7 +34,7 @@ from .base import (
     tensor,
 )
 from .shapes import broadcast
-from .types import FloatTensor, is_element_type
+from .types import BoolTensor, FloatTensor, is_element_type, is_float
 
 
 def _float_attr(value: float) -> FloatAttr:
@@ -272,6 +276,136 @@ class CastOp(OnnxOp):
         if not is_element_type(self.to):
             raise VerifyException(f"onnx.Cast: 'to' must be a supported element type, got {self.to}")
         return [tensor(self.to, shape_of(self.input))]
+
+
+@irdl_op_definition
+class ModOp(BinaryOp):
+    """
+    Remainder: with `fmod = 0` it takes the divisor's sign, as Python's `%`; with
+    `fmod = 1` the dividend's, as C's `fmod`. Until opset 28 floats need `fmod = 1`.
+    """
+
+    name = "onnx.Mod"
+    fmod = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, 64))
+
+    def infer_types(self):
+        fmod = self.fmod.value.data
+        if fmod not in (0, 1):
+            raise VerifyException(f"onnx.Mod: fmod is 0 or 1, not {fmod}")
+        types = super().infer_types()
+        if not fmod and is_float(types[0].element_type):
+            raise VerifyException(
+                "onnx.Mod: floating-point operands need fmod = 1 (fmod = 0 on floats is opset 28's)"
+            )
+        return types
+
+
+class CompareOp(OnnxOp):
+    """`C = A cmp B` elementwise with broadcasting: a boolean tensor."""
+
+    A = operand_def(TensorType)
+    B = operand_def(TensorType)
+    C = result_def(BoolTensor)
+
+    def infer_types(self):
+        require_same_element_type(self, [self.A, self.B])
+        return [tensor(i1, broadcast(shape_of(self.A), shape_of(self.B)))]
+
+
+@irdl_op_definition
+class EqualOp(CompareOp):
+    name = "onnx.Equal"
+
+
+@irdl_op_definition
+class LessOp(CompareOp):
+    name = "onnx.Less"
+
+
+@irdl_op_definition
+class LessOrEqualOp(CompareOp):
+    name = "onnx.LessOrEqual"
+
+
+@irdl_op_definition
+class GreaterOp(CompareOp):
+    name = "onnx.Greater"
+
+
+@irdl_op_definition
+class GreaterOrEqualOp(CompareOp):
+    name = "onnx.GreaterOrEqual"
+
+
+class LogicOp(CompareOp):
+    """`C = A op B` on boolean tensors, with broadcasting."""
+
+    A = operand_def(BoolTensor)
+    B = operand_def(BoolTensor)
+
+
+@irdl_op_definition
+class AndOp(LogicOp):
+    name = "onnx.And"
+
+
+@irdl_op_definition
+class OrOp(LogicOp):
+    name = "onnx.Or"
+
+
+@irdl_op_definition
+class XorOp(LogicOp):
+    name = "onnx.Xor"
+
+
+@irdl_op_definition
+class NotOp(UnaryOp):
+    """Logical negation of a boolean tensor."""
+
+    name = "onnx.Not"
+    X = operand_def(BoolTensor)
+    Y = result_def(BoolTensor)
+
+
+class FloatTestOp(OnnxOp):
+    """A boolean tensor saying where the float tensor X holds a particular kind of value."""
+
+    X = operand_def(FloatTensor)
+    Y = result_def(BoolTensor)
+
+    def infer_types(self):
+        return [tensor(i1, shape_of(self.X))]
+
+
+@irdl_op_definition
+class IsNaNOp(FloatTestOp):
+    name = "onnx.IsNaN"
+
+
+@irdl_op_definition
+class IsInfOp(FloatTestOp):
+    """Infinities: +inf where `detect_positive`, -inf where `detect_negative`."""
+
+    name = "onnx.IsInf"
+    detect_negative = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, 64))
+    detect_positive = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, 64))
+
+
+@irdl_op_definition
+class WhereOp(OnnxOp):
+    """`X` where `condition` holds, else `Y`; all three broadcast together."""
+
+    name = "onnx.Where"
+    condition = operand_def(BoolTensor)
+    X = operand_def(TensorType)
+    Y = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_types(self):
+        require_same_element_type(self, [self.X, self.Y])
+        dims = broadcast(shape_of(self.condition), shape_of(self.X), shape_of(self.Y))
+        return [same_as(self.X, dims)]
 
 
 __all__ = [name for name in dir() if name.endswith("Op") and name[0].isupper()]

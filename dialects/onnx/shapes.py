@@ -288,3 +288,14 @@ def pad(data: Sequence[int], pads: Sequence[int], axes: Sequence[int] | None) ->
         if out[a] < 0:
             raise ShapeError(f"negative pads remove all of axis {a}")
     return tuple(out)
+
+
+def range_length(start, limit, delta) -> int:
+    """
+    How many values Range gives: max(ceil((limit - start) / delta), 0), the difference
+    taken in the operands' own type (numpy scalars) and the quotient in double, as
+    ONNX Runtime computes it.
+    """
+    if delta == 0:
+        raise ShapeError("Range delta is 0")
+    return max(math.ceil(float(limit - start) / float(delta)), 0)

@@ -1,4 +1,7 @@
-"""Data-movement operators: reshapes, permutations, joins, splits, slices, gathers, pads, resizes."""
+"""
+Data-movement operators: reshapes, permutations, joins, splits, slices, gathers, pads,
+resizes; and Range and Trilu, whose values follow from element positions.
+"""
 
 from __future__ import annotations
 
@@ -327,6 +330,52 @@ class ShapeOp(OnnxOp):
         rank = self.data.type.get_num_dims()  # type: ignore[union-attr]
         end = self.int_attr("end") if self.end is not None else rank
         return [tensor(i64, (len(range(rank)[slice(self.int_attr("start"), end)]),))]
+
+
+@irdl_op_definition
+class RangeOp(OnnxOp):
+    """`start, start + delta, ...` below `limit`: ceil((limit - start) / delta) values."""
+
+    name = "onnx.Range"
+    start = operand_def(TensorType)
+    limit = operand_def(TensorType)
+    delta = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_types(self):
+        require_same_element_type(self, [self.start, self.limit, self.delta])
+        for v in (self.start, self.limit, self.delta):
+            if shape_of(v) not in ((), (1,)):  # [1] as ONNX Runtime allows
+                raise ShapeError("start, limit and delta must be scalars")
+        values = [constant_array(v) for v in (self.start, self.limit, self.delta)]
+        if any(v is None for v in values):
+            raise UnknownShape()  # the length depends on run-time values
+        start, limit, delta = (np.asarray(v).reshape(())[()] for v in values)
+        return [same_as(self.start, (shapes.range_length(start, limit, delta),))]
+
+
+@irdl_op_definition
+class TriluOp(OnnxOp):
+    """
+    The upper (`upper = 1`) or lower triangle of the last two axes, from diagonal `k`
+    (0: the main diagonal, positive: above it); the rest is zero.
+    """
+
+    name = "onnx.Trilu"
+    input = operand_def(TensorType)
+    k = operand_def(TensorType.constr(i64) | NoneType)
+    output = result_def(TensorType)
+    upper = prop_def(IntegerAttr[I64], default_value=_int(1))
+
+    def infer_types(self):
+        data = shape_of(self.input)
+        if len(data) < 2:
+            raise ShapeError(f"input of rank {len(data)} has no matrix axes")
+        if not is_none(self.k) and shape_of(self.k) not in ((), (1,)):
+            raise ShapeError("k must be a scalar")
+        if self.upper.value.data not in (0, 1):
+            raise ShapeError(f"upper is 0 or 1, not {self.upper.value.data}")
+        return [same_as(self.input)]
 
 
 __all__ = [name for name in dir() if name.endswith("Op") and name[0].isupper()]

@@ -50,6 +50,7 @@ FLOAT_TYPES = (f16, f32, f64, bf16)
 QUANT_TYPES = (i8, ui8)
 FloatTensor = TensorType.constr(AnyFloatConstr)
 IntTensor = TensorType.constr(IntegerType)
+BoolTensor = TensorType.constr(i1)
 QuantTensor = TensorType.constr(i8) | TensorType.constr(ui8)
 
 _BY_ONNX = {code: t for code, t, _ in _TABLE}

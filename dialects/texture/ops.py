@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     IntAttr,
+    IntegerType,
     StringAttr,
     ModuleOp,
     TensorType,
@@ -199,9 +200,25 @@ class StorageOp(IRDLOperation, ABC):
             )
 
 
+def check_tensor_element(op: Operation, t: TensorType, storage: PixelStorageType) -> None:
+    """
+    Host tensors of pixel storage are float, or integer/boolean ones held as exact
+    integers in f32 pixels (f16 would round integers above 2048).
+    """
+    element = t.element_type
+    if isinstance(element, IntegerType):
+        if storage.element_type != f32:
+            raise VerifyException(f"{op.name}: integer tensors live in f32 pixels")
+    elif element not in (f32, f16):
+        raise VerifyException(f"{op.name}: only float, integer and boolean tensors go into images")
+
+
 @irdl_op_definition
 class PackOp(StorageOp):
-    """Upload a host tensor into new pixel storage in `layout` (padding with zeros)."""
+    """
+    Upload a host tensor into new pixel storage in `layout` (padding with zeros);
+    integers and booleans become exact float values.
+    """
 
     name = "texture.pack"
     source = operand_def(TensorType)
@@ -220,14 +237,16 @@ class PackOp(StorageOp):
         return tuple(self.source.type.get_shape())
 
     def verify_(self) -> None:
-        if self.source.type.element_type != f32 and self.source.type.element_type != f16:
-            raise VerifyException(f"{self.name}: only float tensors go into images")
+        check_tensor_element(self, self.source.type, self.storage_type())
         super().verify_()
 
 
 @irdl_op_definition
 class UnpackOp(StorageOp):
-    """Download pixel storage that holds a tensor in `layout` back into a host tensor."""
+    """
+    Download pixel storage that holds a tensor in `layout` back into a host tensor
+    (rounded to integers for an integer tensor).
+    """
 
     name = "texture.unpack"
     source = operand_def(PixelStorage)
@@ -246,8 +265,7 @@ class UnpackOp(StorageOp):
         return tuple(self.result.type.get_shape())
 
     def verify_(self) -> None:
-        if self.result.type.element_type not in (f32, f16):
-            raise VerifyException(f"{self.name}: images unpack into float tensors only")
+        check_tensor_element(self, self.result.type, self.storage_type())
         super().verify_()
 
 

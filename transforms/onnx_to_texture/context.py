@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from xdsl.builder import Builder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, f32
+from xdsl.dialects.builtin import IntegerType, ModuleOp, StringAttr, TensorType, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from mobile_opt.dialects import ocl, onnx, texture
-from mobile_opt.dialects.onnx.base import is_constant_expression, is_host_packed
+from mobile_opt.dialects.onnx.base import constant_array, is_constant_expression, is_host_packed
 from mobile_opt.dialects.texture import Layout, image_size
 from mobile_opt.dialects.texture.tiling import TileConfig
 
@@ -49,6 +51,19 @@ ROW_OPS = (
     "onnx.LayerNormalization",
 )
 """Ops that want their rank-4 operands and results packed along the last axis."""
+
+
+EXACT_INTEGER_LIMIT = 2**24
+"""Integers up to this magnitude are exact in a float32 texel."""
+
+
+def is_integer(value: SSAValue) -> bool:
+    """
+    An integer or boolean tensor. On the GPU these live as float32 texels holding
+    exact integers (booleans as 0 and 1), also under f16 storage.
+    """
+    t = value.type
+    return isinstance(t, TensorType) and isinstance(t.element_type, IntegerType)
 
 
 def activation_layout(value: SSAValue) -> Layout:
@@ -113,20 +128,23 @@ class LoweringContext:
         owner.detach()
         block.insert_op_before(owner, anchor)
 
-    def storage_type(self, layout: Layout, shape: Sequence[int], label: str) -> texture.PixelStorageType:
+    def storage_type(self, layout: Layout, shape: Sequence[int], label: str,
+                     integer: bool = False) -> texture.PixelStorageType:
+        """Storage for a tensor; an integer tensor's is f32 whatever `element_type` says."""
         width, height = image_size(layout, tuple(shape))
         max_w, max_h = self.max_image
+        element = f32 if integer else self.element_type
         if width <= max_w and height <= max_h:
-            return texture.Image2DType(width, height, self.element_type)
+            return texture.Image2DType(width, height, element)
         self.remarks.append(
             f"{label}: a {list(shape)} tensor takes a {width}x{height} image, over the "
             f"device limit {max_w}x{max_h}; it is stored in a buffer instead"
         )
-        return texture.PixelBufferType(width, height, self.element_type)
+        return texture.PixelBufferType(width, height, element)
 
     def alloc(self, value: SSAValue, layout: Layout, label: str) -> Stored:
         dims = shape(value)
-        storage_type = self.storage_type(layout, dims, label)
+        storage_type = self.storage_type(layout, dims, label, is_integer(value))
         op = self.host().insert(texture.AllocOp(layout, dims, storage_type))
         if isinstance(storage_type, texture.PixelBufferType):
             op.remark = StringAttr(self.remarks[-1])
@@ -155,9 +173,16 @@ class LoweringContext:
         source = value
         t = value.type
         assert isinstance(t, TensorType)
-        if t.element_type != f32:
-            raise LoweringError(f"{label}: only float32 tensors are supported on the GPU, got {t}")
-        storage_type = self.storage_type(layout, dims, label)
+        if t.element_type != f32 and not is_integer(value):
+            raise LoweringError(f"{label}: only float32, integer and boolean tensors are "
+                                f"supported on the GPU, got {t}")
+        if is_integer(value) and isinstance(value.owner, Operation):
+            # graph inputs are checked when the executor packs them
+            array = constant_array(value)
+            if array is not None and array.size and np.abs(array).max() > EXACT_INTEGER_LIMIT:
+                raise LoweringError(f"{label}: integer constant beyond ±2^24 is not exact in a "
+                                    "float texel")
+        storage_type = self.storage_type(layout, dims, label, is_integer(value))
         op = texture.PackOp(source, layout, storage_type)
         if isinstance(value.owner, Operation):
             # constants an epilogue reads may come after the op that runs it

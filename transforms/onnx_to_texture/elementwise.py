@@ -2,6 +2,11 @@
 Elementwise ops on pixels: the float4 formula of each unary/binary ONNX op and of
 the fused ops' activations, and the kernel for an elementwise op that no producer
 absorbed. Broadcast operands are read through `TensorView.read_broadcast_block`.
+
+Integer and boolean tensors are float texels holding exact integers (booleans 0
+and 1, see `context.is_integer`): sums, products, comparisons and selections of
+them are exact in float arithmetic; integer Div and Mod divide as C ints, lane by
+lane; comparisons and logic give 0 or 1.
 """
 
 from __future__ import annotations
@@ -9,13 +14,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import f32, i1
 from xdsl.ir import Operation
 
 from mobile_opt.dialects import onnx
 from mobile_opt.dialects.onnx.base import is_none
 from mobile_opt.transforms.onnx_utils import scalar_of
 
-from .context import KernelContext, LoweringContext, LoweringError, node_label
+from .context import KernelContext, LoweringContext, LoweringError, is_integer, node_label
 from .kernel_builder import KernelBuilder, Val
 from .rules import lowers
 
@@ -51,6 +57,78 @@ def _gelu_tanh(kb: KernelBuilder, x: Val) -> Val:
 
 def _per_lane(kb: KernelBuilder, x: Val, fn) -> Val:
     return kb.map_lanes(kb.splat(x), fn)
+
+
+def _lanewise(kb: KernelBuilder, fn, *pixels: Val) -> Val:
+    """`fn` on the lanes of float4 operands, lane by lane (scalar values)."""
+    splat = [kb.splat(p) for p in pixels]
+    return kb.vec4([fn(*(kb.lane(p, k) for p in splat)) for k in range(4)])
+
+
+def _flag(kb: KernelBuilder, condition: Val) -> Val:
+    """A boolean as a texel value: 1 or 0."""
+    return kb.select(condition, kb.float(1.0), kb.float(0.0))
+
+
+def _int_divide(kb: KernelBuilder, a: Val, b: Val, remainder: bool, floor: bool) -> Val:
+    """
+    Integer a / b (truncated) or remainder, as C ints lane by lane; `floor` gives the
+    remainder the divisor's sign. A zero divisor (padding lanes hold 0) divides by 1
+    instead of trapping.
+    """
+
+    def lane(x: Val, y: Val) -> Val:
+        x, y = kb.to_int(x), kb.to_int(y)
+        y = kb.select(y.eq(0), 1, y)
+        if not remainder:
+            return kb.to_float(x // y)
+        r = x % y
+        if floor:
+            r = kb.select(((r < 0) & (y > 0)) | ((r > 0) & (y < 0)), r + y, r)
+        return kb.to_float(r)
+
+    return _lanewise(kb, lane, a, b)
+
+
+def _float_fmod(kb: KernelBuilder, a: Val, b: Val) -> Val:
+    """
+    C's fmod, lane by lane: a - trunc(a / b) b by one fma, with the quotient corrected
+    by one where a / b rounded across an integer (up; or down, which OpenCL's division,
+    exact to 2.5 ulp only, may do).
+    """
+
+    def lane(x: Val, y: Val) -> Val:
+        r = kb.fma(-kb.math("trunc", x / y), y, x)
+        m = kb.math("fabs", y)
+        r = kb.select((x > 0.0) & (r < 0.0), r + m, r)
+        r = kb.select((x < 0.0) & (r > 0.0), r - m, r)
+        return kb.select(kb.math("fabs", r) >= m, kb.select(x > 0.0, r - m, r + m), r)
+
+    return _lanewise(kb, lane, a, b)
+
+
+def _cast(kb: KernelBuilder, op: onnx.CastOp, x: Val) -> Val:
+    """Float <-> integer/boolean conversions on texel values (integers stay in range)."""
+    if op.to == i1:
+        return _per_lane(kb, x, lambda v: kb.select(v.eq(0.0), kb.float(0.0), kb.float(1.0)))
+    if is_integer(op.output) and not is_integer(op.input):
+        return kb.math("trunc", x)
+    return x  # to float, or between integer types: the same texel value
+
+
+COMPARE_KINDS = {
+    onnx.EqualOp: "eq", onnx.LessOp: "lt", onnx.LessOrEqualOp: "le",
+    onnx.GreaterOp: "gt", onnx.GreaterOrEqualOp: "ge",
+}
+
+
+def _is_inf(kb: KernelBuilder, op: onnx.IsInfOp, v: Val) -> Val:
+    positive, negative = op.int_attr("detect_positive"), op.int_attr("detect_negative")
+    if positive and negative:
+        return _flag(kb, kb.math("fabs", v).eq(math.inf))
+    if positive or negative:
+        return _flag(kb, v.eq(math.inf if positive else -math.inf))
+    return kb.float(0.0)
 
 
 def _const_scalar(op: Operation, index: int, default: float) -> float:
@@ -102,8 +180,17 @@ def _unary(kb: KernelBuilder, op: Operation, x: Val) -> Val:
             return kb.math("sqrt", x)
         case onnx.ReciprocalOp():
             return 1.0 / x
-        case onnx.IdentityOp() | onnx.CastOp():
+        case onnx.IdentityOp():
             return x
+        case onnx.CastOp():
+            return _cast(kb, op, x)
+        case onnx.NotOp():
+            return 1.0 - x
+        case onnx.IsNaNOp():
+            # NaN alone differs from itself
+            return _per_lane(kb, x, lambda v: kb.select(v.eq(v), kb.float(0.0), kb.float(1.0)))
+        case onnx.IsInfOp():
+            return _per_lane(kb, x, lambda v: _is_inf(kb, op, v))
         case onnx.ClipOp():
             lo = _const_scalar(op, 1, -math.inf)
             hi = _const_scalar(op, 2, math.inf)
@@ -115,22 +202,32 @@ def _unary(kb: KernelBuilder, op: Operation, x: Val) -> Val:
     raise LoweringError(f"{node_label(op)} has no GPU kernel")
 
 
-UNARY = (
+FLOAT_UNARY = (
     onnx.ReluOp, onnx.LeakyReluOp, onnx.SigmoidOp, onnx.TanhOp, onnx.ErfOp, onnx.GeluOp,
-    onnx.HardSigmoidOp, onnx.HardSwishOp, onnx.ShrinkOp, onnx.SignOp, onnx.AbsOp, onnx.NegOp,
-    onnx.ExpOp, onnx.LogOp, onnx.SqrtOp, onnx.ReciprocalOp, onnx.IdentityOp, onnx.CastOp,
-    onnx.ClipOp,
+    onnx.HardSigmoidOp, onnx.HardSwishOp, onnx.ShrinkOp, onnx.ExpOp, onnx.LogOp, onnx.SqrtOp,
+    onnx.ReciprocalOp,
 )
-BINARY = (onnx.AddOp, onnx.SubOp, onnx.MulOp, onnx.DivOp, onnx.PowOp)
+EXACT_UNARY = (
+    onnx.SignOp, onnx.AbsOp, onnx.NegOp, onnx.IdentityOp, onnx.CastOp, onnx.ClipOp,
+    onnx.NotOp, onnx.IsNaNOp, onnx.IsInfOp,
+)
+"""Unary ops exact on integer texels, and those giving booleans."""
+UNARY = FLOAT_UNARY + EXACT_UNARY
+EXACT_BINARY = (
+    onnx.AddOp, onnx.SubOp, onnx.MulOp, onnx.DivOp, onnx.ModOp, *COMPARE_KINDS,
+    onnx.AndOp, onnx.OrOp, onnx.XorOp,
+)
+BINARY = (*EXACT_BINARY, onnx.PowOp)
 VARIADIC = (onnx.SumOp, onnx.MaxOp, onnx.MinOp)
+TERNARY = (onnx.WhereOp,)
 
 
 def is_fusable_elementwise(op: Operation) -> bool:
     if isinstance(op, onnx.CastOp):
-        return op.results[0].type == op.operands[0].type
+        return all(v.type.element_type == f32 or is_integer(v) for v in (op.input, op.output))
     if isinstance(op, onnx.ClipOp):
         return all(is_none(v) or scalar_of(v) is not None for v in op.operands[1:])
-    return isinstance(op, UNARY + BINARY + VARIADIC)
+    return isinstance(op, UNARY + BINARY + VARIADIC + TERNARY)
 
 
 def apply_elementwise(kb: KernelBuilder, op: Operation, operands: Sequence[Val | None]) -> Val:
@@ -139,6 +236,7 @@ def apply_elementwise(kb: KernelBuilder, op: Operation, operands: Sequence[Val |
         return _unary(kb, op, operands[0])
     a = operands[0]
     rest = [v for v in operands[1:] if v is not None]
+    integer = is_integer(op.operands[0])
     match op:
         case onnx.AddOp():
             return a + rest[0]
@@ -146,8 +244,25 @@ def apply_elementwise(kb: KernelBuilder, op: Operation, operands: Sequence[Val |
             return a - rest[0]
         case onnx.MulOp():
             return a * rest[0]
+        case onnx.DivOp() if integer:
+            return _int_divide(kb, a, rest[0], remainder=False, floor=False)
         case onnx.DivOp():
             return a / rest[0]
+        case onnx.ModOp() if integer:
+            return _int_divide(kb, a, rest[0], remainder=True, floor=not op.int_attr("fmod"))
+        case onnx.ModOp():
+            return _float_fmod(kb, a, rest[0])
+        case _ if type(op) in COMPARE_KINDS:
+            kind = COMPARE_KINDS[type(op)]
+            return _lanewise(kb, lambda x, y: _flag(kb, kb.compare(kind, x, y)), a, rest[0])
+        case onnx.AndOp():
+            return a * rest[0]
+        case onnx.OrOp():
+            return kb.max(a, rest[0])
+        case onnx.XorOp():
+            return kb.math("fabs", a - rest[0])
+        case onnx.WhereOp():
+            return _lanewise(kb, lambda c, x, y: kb.select(c.eq(0.0), y, x), a, *rest)
         case onnx.PowOp():
             return kb.pow(a, rest[0])
         case onnx.SumOp():
@@ -165,11 +280,12 @@ def apply_elementwise(kb: KernelBuilder, op: Operation, operands: Sequence[Val |
     raise LoweringError(f"{node_label(op)} has no GPU kernel")
 
 
-@lowers(*UNARY, *BINARY, *VARIADIC)
+@lowers(*FLOAT_UNARY, onnx.PowOp)
+@lowers(*EXACT_UNARY, *EXACT_BINARY, *VARIADIC, *TERNARY, integers=True)
 def lower_elementwise(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
     if not is_fusable_elementwise(op):
-        raise LoweringError(f"{node_label(op)}: only float32 elementwise ops with constant "
-                            "scalar bounds run on the GPU")
+        raise LoweringError(f"{node_label(op)}: only float32, integer and boolean elementwise "
+                            "ops with constant scalar bounds run on the GPU")
     k = KernelContext(ctx, op, "eltwise", epilogue)
     operands: list[Val | None] = []
     for i, v in enumerate(op.operands):

@@ -1,3 +1,3 @@
 """Import every op family's lowering rules (each module registers itself)."""
 
-from . import conv, matmul, movement, pool, reduce  # noqa: F401
+from . import conv, matmul, movement, pool, positional, reduce  # noqa: F401

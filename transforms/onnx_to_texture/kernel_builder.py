@@ -299,7 +299,7 @@ class KernelBuilder:
         ops = {"exp": math.ExpOp, "log": math.LogOp, "tanh": math.TanhOp, "erf": math.ErfOp,
                "sqrt": math.SqrtOp, "rsqrt": math.RsqrtOp, "fabs": math.AbsFOp,
                "floor": math.FloorOp, "ceil": math.CeilOp, "sin": math.SinOp,
-               "cos": math.CosOp, "round": math.RoundOp}
+               "cos": math.CosOp, "round": math.RoundOp, "trunc": math.TruncOp}
         return self.unary(ops[name], x)
 
     def pow(self, x: Val, y: Operand) -> Val:

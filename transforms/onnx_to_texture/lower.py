@@ -20,8 +20,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from mobile_opt.dialects import onnx, texture
 from mobile_opt.dialects.onnx.constants import OnnxConstantOp
 
-from .context import LoweringContext, LoweringError, node_label
-from .rules import FUSES_EPILOGUE, RULES
+from .context import LoweringContext, LoweringError, is_integer, node_label
+from .rules import FUSES_EPILOGUE, INTEGER_OPS, RULES
 
 # the op families register their rules on import
 from . import elementwise  # noqa: F401  isort: skip
@@ -74,10 +74,14 @@ def lower_graph(ctx: LoweringContext) -> None:
             continue  # stays on the host
         if not op.name.startswith("onnx."):
             raise LoweringError(f"{op.name} is not an onnx op")
-        if isinstance(op, onnx.ShapeOp | onnx.ConstantOfShapeOp):
+        if isinstance(op, onnx.ShapeOp):
             RULES[type(op)](ctx, op, [])  # says to fold shape computations first
-        if any(isinstance(r.type, TensorType) and r.type.element_type != f32 for r in op.results):
-            raise LoweringError(f"{node_label(op)}: only float32 tensors run on the GPU")
+        others = [r for r in op.results
+                  if isinstance(r.type, TensorType) and r.type.element_type != f32]
+        if others and not (type(op) in INTEGER_OPS and all(is_integer(r) for r in others)):
+            raise LoweringError(f"{node_label(op)}: only float32 tensors run on the GPU "
+                                "(integer and boolean ones in indexing, comparison and "
+                                "selection ops)")
         rule = RULES.get(type(op))
         if rule is None:
             raise LoweringError(f"{node_label(op)} has no GPU lowering")

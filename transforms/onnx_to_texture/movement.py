@@ -14,6 +14,10 @@ in the source's and the result's layouts, decides how the result is made
   one pixel read per work-item.
 - `LANES`: otherwise each lane finds its own element (one scalar read a lane).
 
+A Gather whose indices are computed at run time (an embedding lookup of token ids)
+reads each index in the kernel; its plan follows from the layouts alone
+(`GatheredAtRunTime.plan`), and it starts no chain.
+
 A chain of single-use reshapes, transposes, slices and expands after a movement
 op becomes one kernel (ShuffleNet's Reshape → Transpose → Reshape channel shuffle
 is one copy). Concat picks its operand with a branch per pixel (or per lane when
@@ -38,7 +42,6 @@ from mobile_opt.dialects.onnx.base import UnknownShape, constant_array, is_none
 from mobile_opt.dialects.onnx.shapes import ShapeError, normalize_axis
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.layouts import pack
-from mobile_opt.transforms.onnx_fold_constants import OnnxFoldConstantsPass
 from xdsl.ir import Operation, SSAValue
 
 from .context import KernelContext, LoweringContext, LoweringError, Stored, node_label, shape
@@ -210,6 +213,52 @@ class Gathered(IndexMap):
 
     def ids(self, ids: np.ndarray) -> np.ndarray:
         return np.take(ids, self.indices, axis=self.axis)
+
+
+@dataclass
+class GatheredAtRunTime(IndexMap):
+    """
+    Source index `indices[i...]` along `axis`, where `indices` is computed at run time
+    (an embedding lookup of token ids): each work-item reads its index from the
+    indices tensor, wraps a negative one and clamps it into the axis (ONNX leaves
+    out-of-range indices undefined; ONNX Runtime rejects them).
+    """
+
+    axis: int = 0
+    indices: SSAValue | None = None
+
+    @property
+    def indices_shape(self) -> tuple[int, ...]:
+        assert self.indices is not None
+        return shape(self.indices)
+
+    def index(self, k: KernelContext, idx: Index) -> tuple[Index, Val | None]:
+        kb = k.kb
+        q = len(self.indices_shape)
+        view = k.input(self.indices, hint="indices")  # type: ignore[arg-type]
+        chosen = kb.to_int(view.read(idx[self.axis:self.axis + q])).named("index")
+        size = self.source_shape[self.axis]
+        chosen = kb.select(chosen < 0, chosen + size, chosen)
+        chosen = kb.min(kb.max(chosen, 0), size - 1)
+        return [*idx[:self.axis], chosen, *idx[self.axis + q:]], None
+
+    def ids(self, ids: np.ndarray) -> np.ndarray:
+        """With stand-in indices: only `plan` reads this, where the values cannot matter."""
+        stand_in = np.arange(prod(self.indices_shape)) % ids.shape[self.axis]
+        return np.take(ids, stand_in.reshape(self.indices_shape), axis=self.axis)
+
+    def plan(self, source: Stored, layout: Layout) -> str:
+        """
+        BLOCK where neither the gathered source axis nor the output axes the indices
+        span are packed (each output pixel is one source pixel, whatever the index),
+        else LANES.
+        """
+        q = len(self.indices_shape)
+        rank = len(self.shape)
+        if (source.layout.packed_axis(max(len(source.shape), 1)) == self.axis
+                or self.axis <= layout.packed_axis(max(rank, 1)) < self.axis + q):
+            return LANES
+        return BLOCK if copy_plan(source, layout, self) != LANES else LANES
 
 
 @dataclass
@@ -463,7 +512,8 @@ def lower_map(ctx: LoweringContext, op: Operation, epilogue: list[Operation], im
     result = result if result is not None else op.results[0]
     maps = [imap]
     last = op
-    while ctx.fuse and result.has_one_use():
+    at_run_time = isinstance(imap, GatheredAtRunTime)  # its plan needs the map alone
+    while ctx.fuse and not at_run_time and result.has_one_use():
         user = next(iter(result.uses)).operation
         if type(user) not in CHAINABLE or user.operands[0] is not result or user in ctx.done:
             break
@@ -480,7 +530,8 @@ def lower_map(ctx: LoweringContext, op: Operation, epilogue: list[Operation], im
     stored = ctx.tensor(imap.source, label)
     if prod(shape(result)) == 0 or prod(stored.shape) == 0:
         raise LoweringError(f"{label}: empty tensors have no GPU storage")
-    plan = copy_plan(stored, ctx.layout_for(result), imap)
+    layout = ctx.layout_for(result)
+    plan = imap.plan(stored, layout) if at_run_time else copy_plan(stored, layout, imap)
     if plan == ALIAS:
         ctx.alias(result, stored)
         return
@@ -526,11 +577,11 @@ def broadcast(op: Operation) -> IndexMap:
 
 @index_map(onnx.GatherOp, chainable=False)
 def gathered(op: onnx.GatherOp) -> IndexMap:
-    indices = constant_array(op.indices)
-    if indices is None:
-        raise LoweringError(f"{node_label(op)}: only constant indices are supported on the GPU")
     data = shape(op.data)
     axis = normalize_axis(op.int_attr("axis"), len(data))
+    indices = constant_array(op.indices)
+    if indices is None:
+        return GatheredAtRunTime(op.data, shape(op.output), axis, op.indices)
     indices = np.asarray(indices, np.int64)
     if indices.size and (indices.min() < -data[axis] or indices.max() >= data[axis]):
         raise LoweringError(f"{node_label(op)}: an index is out of range for axis size {data[axis]}")
@@ -607,13 +658,13 @@ def resized(op: onnx.ResizeOp) -> IndexMap:
 # rules --------------------------------------------------------------------------------------
 
 
-@lowers(*INDEX_MAPS)
+@lowers(*INDEX_MAPS, integers=True)
 def lower_movement(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
     """A single-source movement op (and the chain after it): an alias or one kernel."""
     lower_map(ctx, op, epilogue, make_index_map(op), base=op.name.split(".", 1)[1].lower())
 
 
-@lowers(onnx.SplitOp)
+@lowers(onnx.SplitOp, integers=True)
 def lower_split(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
     """One kernel per used result, each a strided copy of its part."""
     assert isinstance(op, onnx.SplitOp)
@@ -634,7 +685,7 @@ def lower_split(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) 
         lower_map(ctx, op, epilogue if i == 0 else [], imap, result, "split")
 
 
-@lowers(onnx.ConcatOp)
+@lowers(onnx.ConcatOp, integers=True)
 def lower_concat(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
     """
     One kernel: each output pixel (or lane) branches to the operand that holds it.
@@ -698,16 +749,8 @@ def branch(kb: KernelBuilder, coord: Val, starts: Sequence[int],
                   lambda: branch(kb, coord, starts, read, mid, hi))
 
 
-@lowers(onnx.ShapeOp, onnx.ConstantOfShapeOp, epilogue=False)
-def lower_shape_computation(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
-    """
-    Shape and ConstantOfShape are for `onnx-fold-constants`; one the host can
-    compute stays on the host (its users pack its value).
-    """
-    if ctx.is_host_constant(op.results[0]):
-        return
-    size = prod(shape(op.results[0])) if isinstance(op, onnx.ConstantOfShapeOp) else 0
-    hint = (f" (its {size} elements exceed the folding limit: raise max-elements)"
-            if size > OnnxFoldConstantsPass.max_elements else "")
+@lowers(onnx.ShapeOp, epilogue=False)
+def lower_shape(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
+    """Shape is for `onnx-fold-constants` (static shapes fold); it never runs on the GPU."""
     raise LoweringError(f"{node_label(op)}: shape computations do not run on the GPU; "
-                        f"run onnx-fold-constants first to fold them{hint}")
+                        "run onnx-fold-constants first to fold them")

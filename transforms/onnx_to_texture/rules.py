@@ -15,13 +15,19 @@ RULES: dict[type[Operation], Rule] = {}
 FUSES_EPILOGUE: set[type[Operation]] = set()
 """Ops whose kernels run trailing elementwise ops (`KernelContext.store`)."""
 
+INTEGER_OPS: set[type[Operation]] = set()
+"""Ops whose kernels also give exact integer and boolean results (`context.is_integer`)."""
 
-def lowers(*ops: type[Operation], epilogue: bool = True) -> Callable[[Rule], Rule]:
+
+def lowers(*ops: type[Operation], epilogue: bool = True,
+           integers: bool = False) -> Callable[[Rule], Rule]:
     def register(rule: Rule) -> Rule:
         for op in ops:
             RULES[op] = rule
             if epilogue:
                 FUSES_EPILOGUE.add(op)
+            if integers:
+                INTEGER_OPS.add(op)
         return rule
 
     return register

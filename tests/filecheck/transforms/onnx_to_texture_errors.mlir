@@ -53,6 +53,33 @@ builtin.module {
 
 // -----
 
+// Integer and boolean tensors run in indexing, comparison and selection ops only
+// (exact integers in float pixels), not in reductions.
+builtin.module {
+  func.func @main_graph(%x: tensor<2x4xi64>) -> tensor<1x1xi64> {
+    %none = onnx.None
+    %y = onnx.ReduceSum %x, %none : (tensor<2x4xi64>, none) -> tensor<1x1xi64> loc("isum")
+    func.return %y : tensor<1x1xi64>
+  }
+}
+
+// CHECK: node 'isum' (ReduceSum): only float32 tensors run on the GPU (integer and boolean ones in indexing, comparison and selection ops)
+
+// -----
+
+// Integers live in float pixels: a constant beyond 2^24 would not be exact.
+builtin.module {
+  func.func @main_graph(%x: tensor<4xi64>) -> tensor<4xi1> {
+    %big = onnx.Constant {value = dense<[1, 2, 16777217, 4]> : tensor<4xi64>} : tensor<4xi64>
+    %y = onnx.Equal %x, %big : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1> loc("eq_big")
+    func.return %y : tensor<4xi1>
+  }
+}
+
+// CHECK: node 'eq_big' (Equal): integer constant beyond ±2^24 is not exact in a float texel
+
+// -----
+
 // Clip bounds are compile-time scalars.
 builtin.module {
   func.func @main_graph(%x: tensor<2x4xf32>, %hi: tensor<f32>) -> tensor<2x4xf32> {
@@ -62,7 +89,7 @@ builtin.module {
   }
 }
 
-// CHECK: node 'clip' (Clip): only float32 elementwise ops with constant scalar bounds run on the GPU
+// CHECK: node 'clip' (Clip): only float32, integer and boolean elementwise ops with constant scalar bounds run on the GPU
 
 // -----
 

@@ -1,7 +1,8 @@
 // RUN: mobile-opt %s | mobile-opt | filecheck %s
 // RUN: mobile-opt %s --print-op-generic | mobile-opt | filecheck %s
 
-// Elementwise ops: activations, unary math, broadcasting binaries, Clip and Cast.
+// Elementwise ops: activations, unary math, broadcasting binaries, Clip, Cast,
+// comparisons and boolean logic, Where and Mod.
 
 // CHECK:      builtin.module {
 
@@ -124,6 +125,46 @@
 // CHECK-NEXT:   %to_f32 = onnx.Cast %i {to = f32} : (tensor<2x3xi32>) -> tensor<2x3xf32>
 // CHECK-NEXT:   %to_bool = onnx.Cast %i {to = i1} : (tensor<2x3xi32>) -> tensor<2x3xi1>
 // CHECK-NEXT:   %to_u8 = onnx.Cast %h {to = ui8} : (tensor<2x8xf16>) -> tensor<2x8xui8>
+
+// Comparisons give booleans; And/Or/Xor/Not take booleans; IsNaN/IsInf test floats.
+%b = "test.op"() : () -> tensor<2x3xi1>
+%brow = "test.op"() : () -> tensor<3xi1>
+// CHECK-NEXT:   %b = "test.op"() : () -> tensor<2x3xi1>
+// CHECK-NEXT:   %brow = "test.op"() : () -> tensor<3xi1>
+%eq = onnx.Equal %i, %irow : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi1>
+%eq_b = onnx.Equal %b, %brow : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+%lt = onnx.Less %row, %col : (tensor<4xf32>, tensor<2x1xf32>) -> tensor<2x4xi1>
+%le = onnx.LessOrEqual %x, %s : (tensor<1x3x4x4xf32>, tensor<f32>) -> tensor<1x3x4x4xi1>
+%gt = onnx.Greater %h, %h : (tensor<2x8xf16>, tensor<2x8xf16>) -> tensor<2x8xi1>
+%ge = onnx.GreaterOrEqual %i, %i : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi1>
+%and = onnx.And %b, %brow : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+%or = onnx.Or %b, %b : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+%xor = onnx.Xor %brow, %b : (tensor<3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+%not = onnx.Not %b : (tensor<2x3xi1>) -> tensor<2x3xi1>
+%isnan = onnx.IsNaN %h : (tensor<2x8xf16>) -> tensor<2x8xi1>
+%isinf = onnx.IsInf %x {detect_negative = 0 : i64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xi1>
+// CHECK-NEXT:   %eq = onnx.Equal %i, %irow : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi1>
+// CHECK-NEXT:   %eq_b = onnx.Equal %b, %brow : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:   %lt = onnx.Less %row, %col : (tensor<4xf32>, tensor<2x1xf32>) -> tensor<2x4xi1>
+// CHECK-NEXT:   %le = onnx.LessOrEqual %x, %s : (tensor<1x3x4x4xf32>, tensor<f32>) -> tensor<1x3x4x4xi1>
+// CHECK-NEXT:   %gt = onnx.Greater %h, %h : (tensor<2x8xf16>, tensor<2x8xf16>) -> tensor<2x8xi1>
+// CHECK-NEXT:   %ge = onnx.GreaterOrEqual %i, %i : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi1>
+// CHECK-NEXT:   %and = onnx.And %b, %brow : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:   %or = onnx.Or %b, %b : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:   %xor = onnx.Xor %brow, %b : (tensor<3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:   %not = onnx.Not %b : (tensor<2x3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:   %isnan = onnx.IsNaN %h : (tensor<2x8xf16>) -> tensor<2x8xi1>
+// CHECK-NEXT:   %isinf = onnx.IsInf %x {detect_negative = 0 : i64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xi1>
+
+// Where broadcasts its three operands; Mod's fmod = 0 (the default) takes integers.
+%where = onnx.Where %brow, %col, %s : (tensor<3xi1>, tensor<2x1xf32>, tensor<f32>) -> tensor<2x3xf32>
+%where_i = onnx.Where %b, %i, %irow : (tensor<2x3xi1>, tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+%mod = onnx.Mod %i, %irow : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+%fmod = onnx.Mod %row, %col {fmod = 1 : i64} : (tensor<4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:   %where = onnx.Where %brow, %col, %s : (tensor<3xi1>, tensor<2x1xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK-NEXT:   %where_i = onnx.Where %b, %i, %irow : (tensor<2x3xi1>, tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:   %mod = onnx.Mod %i, %irow : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:   %fmod = onnx.Mod %row, %col {fmod = 1 : i64} : (tensor<4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
 
 // A dynamic dim matches any size.
 %d = "test.op"() : () -> tensor<?x3xf32>

@@ -226,3 +226,133 @@
 %y = onnx.Cast %x {to = index} : (tensor<2x3xf32>) -> tensor<2x3xindex>
 
 // CHECK: onnx.Cast: 'to' must be a supported element type, got index
+
+// -----
+
+// Comparisons give booleans.
+%a = "test.op"() : () -> tensor<2x3xf32>
+%y = "onnx.Equal"(%a, %a) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+
+// CHECK:      result 'C' at position 0 does not verify:
+// CHECK-NEXT: Expected attribute i1 but got f32
+
+// -----
+
+%a = "test.op"() : () -> tensor<2x3xf32>
+%b = "test.op"() : () -> tensor<2x3xi32>
+%y = onnx.Less %a, %b : (tensor<2x3xf32>, tensor<2x3xi32>) -> tensor<2x3xi1>
+
+// CHECK: onnx.Less: operands mix element types f32, i32
+
+// -----
+
+%a = "test.op"() : () -> tensor<2x3xf32>
+%b = "test.op"() : () -> tensor<4xf32>
+%y = onnx.LessOrEqual %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xi1>
+
+// CHECK: onnx.LessOrEqual: shapes [2, 3] and [4] do not broadcast
+
+// -----
+
+%a = "test.op"() : () -> tensor<2x3xi64>
+%y = onnx.Greater %a, %a : (tensor<2x3xi64>, tensor<2x3xi64>) -> tensor<3xi1>
+
+// CHECK: onnx.Greater: result #0 has type tensor<3xi1>, but the operands give tensor<2x3xi1>
+
+// -----
+
+%a = "test.op"() : () -> tensor<2x3xi64>
+%b = "test.op"() : () -> tensor<3x1xi64>
+%y = onnx.GreaterOrEqual %a, %b : (tensor<2x3xi64>, tensor<3x1xi64>) -> tensor<2x3xi1>
+
+// CHECK: onnx.GreaterOrEqual: shapes [2, 3] and [3, 1] do not broadcast
+
+// -----
+
+// Boolean logic takes booleans only.
+%a = "test.op"() : () -> tensor<4xi32>
+%y = "onnx.And"(%a, %a) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+
+// CHECK:      operand 'A' at position 0 does not verify:
+// CHECK-NEXT: Expected attribute i1 but got i32
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xi1>
+%b = "test.op"() : () -> tensor<4xf32>
+%y = "onnx.Or"(%a, %b) : (tensor<4xi1>, tensor<4xf32>) -> tensor<4xi1>
+
+// CHECK:      operand 'B' at position 1 does not verify:
+// CHECK-NEXT: Expected attribute i1 but got f32
+
+// -----
+
+%a = "test.op"() : () -> tensor<2x4xi1>
+%b = "test.op"() : () -> tensor<3x1xi1>
+%y = onnx.Xor %a, %b : (tensor<2x4xi1>, tensor<3x1xi1>) -> tensor<3x4xi1>
+
+// CHECK: onnx.Xor: shapes [2, 4] and [3, 1] do not broadcast
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xi1>
+%y = onnx.Not %a : (tensor<4xi1>) -> tensor<5xi1>
+
+// CHECK: onnx.Not: result #0 has type tensor<5xi1>, but the operands give tensor<4xi1>
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xi32>
+%y = "onnx.IsNaN"(%a) : (tensor<4xi32>) -> tensor<4xi1>
+
+// CHECK:      operand 'X' at position 0 does not verify:
+// CHECK-NEXT: Unexpected attribute i32
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xf32>
+%y = onnx.IsInf %a : (tensor<4xf32>) -> tensor<2x2xi1>
+
+// CHECK: onnx.IsInf: result #0 has type tensor<2x2xi1>, but the operands give tensor<4xi1>
+
+// -----
+
+// Where: a boolean condition, X and Y of one element type, all three broadcast.
+%c = "test.op"() : () -> tensor<4xf32>
+%x = "test.op"() : () -> tensor<4xf32>
+%y = "onnx.Where"(%c, %x, %x) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+
+// CHECK:      operand 'condition' at position 0 does not verify:
+// CHECK-NEXT: Expected attribute i1 but got f32
+
+// -----
+
+%c = "test.op"() : () -> tensor<4xi1>
+%x = "test.op"() : () -> tensor<4xf32>
+%z = "test.op"() : () -> tensor<4xi64>
+%y = onnx.Where %c, %x, %z : (tensor<4xi1>, tensor<4xf32>, tensor<4xi64>) -> tensor<4xf32>
+
+// CHECK: onnx.Where: operands mix element types f32, i64
+
+// -----
+
+%c = "test.op"() : () -> tensor<3x1xi1>
+%x = "test.op"() : () -> tensor<4xf32>
+%y = onnx.Where %c, %x, %x : (tensor<3x1xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+
+// CHECK: onnx.Where: result #0 has type tensor<4xf32>, but the operands give tensor<3x4xf32>
+
+// -----
+
+// Mod: floats need fmod = 1 (until opset 28); fmod is 0 or 1.
+%a = "test.op"() : () -> tensor<4xf32>
+%y = onnx.Mod %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+
+// CHECK: onnx.Mod: floating-point operands need fmod = 1 (fmod = 0 on floats is opset 28's)
+
+// -----
+
+%a = "test.op"() : () -> tensor<4xi64>
+%y = onnx.Mod %a, %a {fmod = 2 : i64} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+
+// CHECK: onnx.Mod: fmod is 0 or 1, not 2

@@ -320,4 +320,29 @@
 // CHECK-NEXT:   %d = "test.op"() : () -> tensor<?x3xf32>
 // CHECK-NEXT:   %shape_dyn = onnx.Shape %d : (tensor<?x3xf32>) -> tensor<2xi64>
 
+// --- Range and Trilu ----------------------------------------------------------
+
+// Range's length is ceil((limit - start) / delta) when its operands are constants;
+// from run-time scalars only the declared type says it.
+%r_start = onnx.Constant {value = dense<-3> : tensor<i64>} : tensor<i64>
+%r_limit = onnx.Constant {value = dense<17> : tensor<i64>} : tensor<i64>
+%r_delta = onnx.Constant {value = dense<4> : tensor<i64>} : tensor<i64>
+%range = onnx.Range %r_start, %r_limit, %r_delta : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<5xi64>
+%r_run = "test.op"() : () -> tensor<f32>
+%range_run = onnx.Range %r_run, %r_run, %r_run : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+// CHECK-NEXT:   %r_start = onnx.Constant {value = dense<-3> : tensor<i64>} : tensor<i64>
+// CHECK-NEXT:   %r_limit = onnx.Constant {value = dense<17> : tensor<i64>} : tensor<i64>
+// CHECK-NEXT:   %r_delta = onnx.Constant {value = dense<4> : tensor<i64>} : tensor<i64>
+// CHECK-NEXT:   %range = onnx.Range %r_start, %r_limit, %r_delta : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<5xi64>
+// CHECK-NEXT:   %r_run = "test.op"() : () -> tensor<f32>
+// CHECK-NEXT:   %range_run = onnx.Range %r_run, %r_run, %r_run : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+
+// Trilu keeps the shape; k is optional, upper = 1 by default.
+%k = "test.op"() : () -> tensor<i64>
+%triu = onnx.Trilu %x234, %n : (tensor<2x3x4xf32>, none) -> tensor<2x3x4xf32>
+%tril_k = onnx.Trilu %x234, %k {upper = 0 : i64} : (tensor<2x3x4xf32>, tensor<i64>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:   %k = "test.op"() : () -> tensor<i64>
+// CHECK-NEXT:   %triu = onnx.Trilu %x234, %n : (tensor<2x3x4xf32>, none) -> tensor<2x3x4xf32>
+// CHECK-NEXT:   %tril_k = onnx.Trilu %x234, %k {upper = 0 : i64} : (tensor<2x3x4xf32>, tensor<i64>) -> tensor<2x3x4xf32>
+
 // CHECK-NEXT: }

@@ -366,3 +366,69 @@
 
 // CHECK:      result 'shape' at position 0 does not verify:
 // CHECK-NEXT: Expected attribute i64 but got i32
+
+// -----
+
+// Range: scalar operands of one element type, a nonzero delta, the length they give.
+%s = onnx.Constant {value = dense<0> : tensor<i64>} : tensor<i64>
+%d = onnx.Constant {value = dense<3> : tensor<i64>} : tensor<i64>
+%y = onnx.Range %s, %d, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<3xi64>
+
+// CHECK: onnx.Range: result #0 has type tensor<3xi64>, but the operands give tensor<1xi64>
+
+// -----
+
+%s = onnx.Constant {value = dense<0> : tensor<i64>} : tensor<i64>
+%l = onnx.Constant {value = dense<5> : tensor<i64>} : tensor<i64>
+%d = onnx.Constant {value = dense<0> : tensor<i64>} : tensor<i64>
+%y = onnx.Range %s, %l, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<5xi64>
+
+// CHECK: onnx.Range: Range delta is 0
+
+// -----
+
+%s = "test.op"() : () -> tensor<2xi64>
+%y = onnx.Range %s, %s, %s : (tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<4xi64>
+
+// CHECK: onnx.Range: start, limit and delta must be scalars
+
+// -----
+
+%s = "test.op"() : () -> tensor<i64>
+%l = "test.op"() : () -> tensor<i32>
+%y = onnx.Range %s, %l, %s : (tensor<i64>, tensor<i32>, tensor<i64>) -> tensor<4xi64>
+
+// CHECK: onnx.Range: operands mix element types i32, i64
+
+// -----
+
+// Trilu: a matrix (or a batch of them), a scalar i64 k, upper 0 or 1.
+%n = onnx.None
+%x = "test.op"() : () -> tensor<5xf32>
+%y = onnx.Trilu %x, %n : (tensor<5xf32>, none) -> tensor<5xf32>
+
+// CHECK: onnx.Trilu: input of rank 1 has no matrix axes
+
+// -----
+
+%x = "test.op"() : () -> tensor<3x5xf32>
+%k = "test.op"() : () -> tensor<2xi64>
+%y = onnx.Trilu %x, %k : (tensor<3x5xf32>, tensor<2xi64>) -> tensor<3x5xf32>
+
+// CHECK: onnx.Trilu: k must be a scalar
+
+// -----
+
+%n = onnx.None
+%x = "test.op"() : () -> tensor<3x5xf32>
+%y = onnx.Trilu %x, %n {upper = 2 : i64} : (tensor<3x5xf32>, none) -> tensor<3x5xf32>
+
+// CHECK: onnx.Trilu: upper is 0 or 1, not 2
+
+// -----
+
+%x = "test.op"() : () -> tensor<3x5xf32>
+%k = "test.op"() : () -> tensor<i32>
+%y = "onnx.Trilu"(%x, %k) : (tensor<3x5xf32>, tensor<i32>) -> tensor<3x5xf32>
+
+// CHECK:      operand 'k' at position 1 does not verify:

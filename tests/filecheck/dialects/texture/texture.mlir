@@ -60,6 +60,16 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
   // CHECK-NEXT:   %u = texture.unpack %out {layout = #texture.layout<nc4hw4>} : !texture.image2d<6x2xf32> -> tensor<1x6x2x3xf32>
   // CHECK-NEXT:   %ub = texture.unpack %big {layout = #texture.layout<rows4>} : !texture.buffer2d<75x40xf32> -> tensor<40x300xf32>
 
+  // Integer and boolean tensors: exact integers in f32 pixels.
+  %ids = "test.op"() : () -> tensor<2x5xi64>
+  %p_ids = texture.pack %ids {layout = #texture.layout<rows4>} : tensor<2x5xi64> -> !texture.image2d<2x2xf32>
+  %mask = texture.alloc {layout = #texture.layout<rows4>, shape = array<i64: 2, 5>} : !texture.image2d<2x2xf32>
+  %u_mask = texture.unpack %mask {layout = #texture.layout<rows4>} : !texture.image2d<2x2xf32> -> tensor<2x5xi1>
+  // CHECK-NEXT:   %ids = "test.op"() : () -> tensor<2x5xi64>
+  // CHECK-NEXT:   %p_ids = texture.pack %ids {layout = #texture.layout<rows4>} : tensor<2x5xi64> -> !texture.image2d<2x2xf32>
+  // CHECK-NEXT:   %mask = texture.alloc {layout = #texture.layout<rows4>, shape = array<i64: 2, 5>} : !texture.image2d<2x2xf32>
+  // CHECK-NEXT:   %u_mask = texture.unpack %mask {layout = #texture.layout<rows4>} : !texture.image2d<2x2xf32> -> tensor<2x5xi1>
+
   // Pixel reads give float4 and writes take float4, whatever the storage's element type.
   %x = "test.op"() : () -> i32
   %y = "test.op"() : () -> i32

@@ -86,18 +86,32 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
 
 // -----
 
-// Only float32 and float16 tensors go into pixels.
+// Float32, float16, integer and boolean tensors go into pixels; integers into f32 ones.
 %x = "test.op"() : () -> tensor<4xf64>
 %p = texture.pack %x {layout = #texture.layout<rows4>} : tensor<4xf64> -> !texture.image2d<1x1xf32>
 
-// CHECK: texture.pack: only float tensors go into images
+// CHECK: texture.pack: only float, integer and boolean tensors go into images
 
 // -----
 
 %x = "test.op"() : () -> tensor<4xi32>
-%p = texture.pack %x {layout = #texture.layout<rows4>} : tensor<4xi32> -> !texture.image2d<1x1xf32>
+%p = texture.pack %x {layout = #texture.layout<rows4>} : tensor<4xi32> -> !texture.image2d<1x1xf16>
 
-// CHECK: texture.pack: only float tensors go into images
+// CHECK: texture.pack: integer tensors live in f32 pixels
+
+// -----
+
+%s = "test.op"() : () -> !texture.image2d<1x1xf16>
+%u = texture.unpack %s {layout = #texture.layout<rows4>} : !texture.image2d<1x1xf16> -> tensor<4xi1>
+
+// CHECK: texture.unpack: integer tensors live in f32 pixels
+
+// -----
+
+%s = "test.op"() : () -> !texture.image2d<1x1xf32>
+%u = texture.unpack %s {layout = #texture.layout<rows4>} : !texture.image2d<1x1xf32> -> tensor<4xf64>
+
+// CHECK: texture.unpack: only float, integer and boolean tensors go into images
 
 // -----
 
