@@ -40,8 +40,8 @@ Models (`--list` prints them):
   QLinearGlobalAveragePool, QGemm). These run on the DSP path
   (`mobile-run --target hexagon`, QEMU), the float models on the GPU path.
 
-Usage (torch, torchvision, onnxscript and tqdm are the `zoo` extra;
-`pip install -e .[zoo]`):
+Usage (torch, torchvision, onnxscript, tqdm and rapidocr-onnxruntime are the `zoo`
+extra: `pip install -e .[zoo]`):
 
     python3 bench/zoo.py                                  # everything
     python3 bench/zoo.py --only resnet18,vit_b_16-op17    # a name, or a prefix at '-'
@@ -83,7 +83,7 @@ import onnx
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 
-RECIPE = 1
+RECIPE = 2
 """Version of the export recipes below; a cached model made by another is made again."""
 
 TOL = 1e-3
@@ -340,6 +340,11 @@ class TokenEncoder:
                 self.encoder = nn.TransformerEncoder(
                     layer, layers, norm=nn.LayerNorm(width), enable_nested_tensor=False
                 )
+                # the layers are deep copies of `layer`: draw each one's weights anew
+                for m in self.encoder.modules():
+                    for reset in ("reset_parameters", "_reset_parameters"):
+                        if hasattr(m, reset) and not isinstance(m, nn.LayerNorm):
+                            getattr(m, reset)()
 
             def forward(self, ids):
                 return self.encoder(self.embed(ids) + self.position)
@@ -659,6 +664,14 @@ def run_model(model: ZooModel, args, cache: Path, scratch: Path) -> Row:
     """Make, feed and run one model; every failure is a row, never an exception."""
     row = Row(model.name, model.group, args.target or model.target, source=model.source)
     row.date = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    try:
+        return _run_model(row, model, args, cache, scratch)
+    except Exception as e:  # noqa: BLE001 - a bug of this script costs one row, not the rest
+        row.status, row.message = "CRASH", f"zoo: {one_line(e)}"
+        return row
+
+
+def _run_model(row: Row, model: ZooModel, args, cache: Path, scratch: Path) -> Row:
     start = time.perf_counter()
     try:
         path = model.make(cache, args.size)
