@@ -254,7 +254,8 @@ def _versions_key() -> dict[str, str]:
     import torch
     import torchvision
 
-    return {"recipe": str(RECIPE), "torch": torch.__version__, "torchvision": torchvision.__version__}
+    return {"recipe": str(RECIPE), "torch": torch.__version__,
+            "torchvision": torchvision.__version__}
 
 
 def _cached(path: Path, key: dict[str, str], make: Callable[[Path], None]) -> Path:
