@@ -9,7 +9,9 @@ seeded random inputs that onnxruntime runs too. One row per model says:
   FAIL (it ran, out of tolerance), ERROR (the tool stopped with a one-line error),
   CRASH (a traceback), TIMEOUT, or EXPORT (the model could not be made);
 - err: max |ours - ort| / max |ort| over every output (scale-aware); on the DSP path
-  also the largest difference in units of the output's quantization step (LSB);
+  also the largest difference in units of the output's quantization step (LSB). There
+  the verdict is the tool's own exact check, and onnxruntime may be the inexact side
+  (the row says so where `mobile-run` does);
 - |ort|: the expected output's largest magnitude; below 1e-3 the row is flagged, as
   an output that small passes any absolute tolerance and says nothing;
 - ours ms: the median wall time of runs 2..N of `mobile-run --repeat N` (GPU path;
@@ -597,7 +599,12 @@ class Row:
     ours_kernel_ms: float | None = None
     ort_ms: float | None = None
     tool_s: float | None = None
+    compile_s: float | None = None
+    """DSP path: `mobile-run`'s compile time, where it prints one (and QEMU's below)."""
+    qemu_s: float | None = None
     make_s: float | None = None
+    notes: list[str] = field(default_factory=list)
+    """`mobile-run`'s notes and warnings."""
     tool_status: str = ""
     inputs: dict[str, list[int]] = field(default_factory=dict)
     file_mb: float | None = None
@@ -631,6 +638,10 @@ def parse_tool_output(stdout: str, row: Row) -> None:
     kernels = re.search(r"^total \(\d+ launches\)\s+([\d.]+)", stdout, re.M)
     if kernels:
         row.ours_kernel_ms = float(kernels.group(1))
+    dsp = re.search(r"^compile ([\d.]+) s, assemble and run under QEMU ([\d.]+) s", stdout, re.M)
+    if dsp:
+        row.compile_s, row.qemu_s = float(dsp.group(1)), float(dsp.group(2))
+    row.notes = [line for line in stdout.splitlines() if line.startswith(("note:", "warning:"))]
 
 
 def run_tool(command: list[str], timeout: float) -> tuple[int | None, str, str, float]:
@@ -701,8 +712,9 @@ def _run_model(row: Row, model: ZooModel, args, cache: Path, scratch: Path) -> R
     folder.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "mobile_opt.tools.mobile_run", str(path),
                "--save-dir", str(folder / "out"), *dim_options(path, shapes)]
+    used: set[str] = set()
     for name, value in feeds.items():
-        file = folder / f"{saved_name(name, set())}.npy"
+        file = folder / f"{saved_name(name, used)}.npy"
         np.save(file, value)
         command += ["--input", f"{name}={file}"]
     if row.target == "hexagon":
@@ -731,10 +743,14 @@ def _run_model(row: Row, model: ZooModel, args, cache: Path, scratch: Path) -> R
         row.message = (
             "mobile-run reports FAIL" if status != 0 else f"error above {args.tol:g}"
         )
+    remarks = [row.message] if row.message else []
     if row.tiny:
-        row.message = (row.message + "; " if row.message else "") + (
-            f"max |ort| {row.ort_max:.1e}: too small to say anything"
-        )
+        remarks.append(f"max |ort| {row.ort_max:.1e}: too small to say anything")
+    if any("onnxruntime is the inexact side" in note for note in row.notes):
+        remarks.append("onnxruntime is the inexact side")
+    if row.compile_s is not None:
+        remarks.append(f"compile {row.compile_s:.0f} s, QEMU {row.qemu_s:.0f} s")
+    row.message = "; ".join(remarks)
     return row
 
 
