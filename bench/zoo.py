@@ -611,6 +611,7 @@ class Row:
     ops: list[str] = field(default_factory=list)
     source: str = ""
     date: str = ""
+    commit: str | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -676,6 +677,7 @@ def run_model(model: ZooModel, args, cache: Path, scratch: Path) -> Row:
     """Make, feed and run one model; every failure is a row, never an exception."""
     row = Row(model.name, model.group, args.target or model.target, source=model.source)
     row.date = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    row.commit = git_commit()
     try:
         return _run_model(row, model, args, cache, scratch)
     except Exception as e:  # noqa: BLE001 - a bug of this script costs one row, not the rest
@@ -796,7 +798,7 @@ def format_table(rows: list[Row]) -> str:
         ours = _fmt(r.ours_ms, ".1f") if r.target == "opencl" else "qemu"
         table.append([r.model, "GPU" if r.target == "opencl" else "DSP", status, err,
                       _fmt(r.ort_max, ".1e"), ours, _fmt(r.ort_ms, ".1f"),
-                      _fmt(r.ratio, ".1f"), _fmt(r.tool_s, ".0f"), r.message[:110]])
+                      _fmt(r.ratio, ".1f"), _fmt(r.tool_s, ".0f"), r.message[:160]])
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]) - 1)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths + [0])).rstrip() for line in table]
     counts = {s: sum(r.status == s for r in rows) for s in dict.fromkeys(r.status for r in rows)}
@@ -816,10 +818,15 @@ def environment(device_line: str) -> dict:
             versions[name] = __import__(name).__version__
         except ImportError:
             versions[name] = None
-    commit = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True, check=False).stdout.strip()
     return {"device": device_line, "host_cpu": e2e.host_cpu(), "host_cores": os.cpu_count(),
-            "python": platform.python_version(), "versions": versions, "commit": commit or None}
+            "python": platform.python_version(), "versions": versions, "commit": git_commit()}
+
+
+def git_commit() -> str | None:
+    """The repository's commit (a row kept from an earlier run keeps its own)."""
+    done = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip() or None
 
 
 def save(path: Path, device_line: str, settings: dict, rows: list[Row], order: list[str]):
