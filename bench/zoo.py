@@ -223,16 +223,15 @@ def zoo_models() -> dict[str, ZooModel]:
 
 
 def select(models: dict[str, ZooModel], only: str | None, target: str | None) -> list[ZooModel]:
-    """The models `--only` names (names, prefixes at '-', or groups), in table order."""
+    """The models `--only` names (a name, else a prefix at '-' or a group), in table order."""
     if not only:
         return [m for m in models.values() if target is None or m.target == target]
     chosen: set[str] = set()
     for item in (s.strip() for s in only.split(",")):
         if not item:
             continue
-        hits = [
-            m.name for m in models.values()
-            if item in (m.name, m.group) or m.name.startswith(item + "-")
+        hits = [item] if item in models else [
+            m.name for m in models.values() if item == m.group or m.name.startswith(item + "-")
         ]
         if not hits:
             raise ZooError(
