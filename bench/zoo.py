@@ -25,7 +25,8 @@ Models (`--list` prints them):
 - torchvision classification models at 224x224, batch 1, random weights (no
   downloads): BatchNorm statistics re-estimated on random inputs (train mode,
   cumulative averages) and its affine parameters drawn, zero-initialised Linear
-  layers (ViT's head) re-initialised, so that outputs are O(1); each exported by
+  layers (ViT's head) re-initialised, and heads initialised at std 0.01 (AlexNet, VGG,
+  MobileNetV3) scaled so that logits spread 0.5: outputs are O(1); each exported by
   TorchScript (`dynamo=False`) at opsets 17 and 18 and by the dynamo exporter at
   opset 18 (`NAME-op17`, `NAME-op18`, `NAME-op18-dynamo`);
 - `transformer_encoder`: `nn.Embedding` (1000 tokens) on int64 ids [1, 128], then a
@@ -33,7 +34,8 @@ Models (`--list` prints them):
   `nn.MultiheadAttention` (d 256, 8 heads) with a residual on [1, 128, 256];
   the same three exports each;
 - PaddleOCR's PP-OCRv4 det (1x3x640x640) and rec (1x3x48x320) and the v2.0 text
-  direction classifier (1x3x48x192, stored with a -1 batch dim) as shipped in the
+  direction classifier (1x3x48x192, stored with a -1 batch dim and H, W both named
+  '?', so sized by axis: `--dim x:0=1 --dim x:2=48 --dim x:3=192`) as shipped in the
   `rapidocr-onnxruntime` wheel;
 - ResNet-18 and MobileNetV2 (224x224) quantized by onnxruntime's `quantize_static`
   (calibrated on 8 random inputs, per-tensor int8 weights): QDQ with uint8
