@@ -180,7 +180,7 @@ def unnamed_dims() -> onnx.ModelProto:
 
 def bad_constant() -> onnx.ModelProto:
     """
-    A constant the import must fold (Equal has no dialect op) over a Reshape that cannot
+    A constant the import must fold (CumSum has no dialect op) over a Reshape that cannot
     be evaluated: 6 elements to [4, 2].
     """
     return _model(
@@ -188,7 +188,8 @@ def bad_constant() -> onnx.ModelProto:
             _const("six", np.arange(6)),
             _const("target", [4, 2]),
             helper.make_node("Reshape", ["six", "target"], ["r"], name="bad_reshape"),
-            helper.make_node("Equal", ["r", "r"], ["e"], name="equal"),
+            _const("axis", 0),
+            helper.make_node("CumSum", ["r", "axis"], ["e"], name="cumsum"),
             helper.make_node("Cast", ["e"], ["ef"], name="cast", to=F),
             helper.make_node("Add", ["x", "ef"], ["y"], name="add"),
         ],
