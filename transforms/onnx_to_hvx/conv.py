@@ -101,10 +101,11 @@ class ConvShape:
         return self.out_channels * self.out_height * self.out_width * per_output
 
 
-def _pack_words(b0, b1, b2, b3) -> np.ndarray:
-    """Four int8 arrays → the int32 words with those bytes (b0 least significant)."""
-    parts = [np.asarray(b, np.int64) & 0xFF for b in (b0, b1, b2, b3)]
-    return (parts[0] | parts[1] << 8 | parts[2] << 16 | parts[3] << 24).astype(np.uint32)
+def _words(values: np.ndarray) -> np.ndarray:
+    """int8 values, four along the last axis → the uint32 words with those bytes (the
+    first least significant)."""
+    data = np.ascontiguousarray(np.asarray(values, np.int64).astype(np.uint8))
+    return data.view("<u4")[..., 0]
 
 
 def _chunk_length(positive: list[np.ndarray], negative: list[np.ndarray]) -> int:
@@ -228,46 +229,52 @@ class ConvKernelGenerator:
 
     # ------------------------------------------------------------------ weights
 
-    def _channel_weights(self, n: int, c: int, kh: int, kw: int) -> int:
-        """int8 weight of output n, input channel c (0 outside the real tensor)."""
-        w = self.weights
-        if n >= w.shape[0]:
-            return 0
-        if self.shape.depthwise:
-            return int(w[n, 0, kh, kw]) if c == n else 0
-        return int(w[n, c, kh, kw]) if c < w.shape[1] else 0
-
     def _items(self) -> list[tuple[int, int]]:
         """(group offset u, tap kw) of one iteration, in order."""
         return [(u, kw) for u in range(self.unroll) for kw in range(self.shape.kernel[1])]
 
-    def _item_words(self, tile: int, kh: int, g0: int, item: tuple[int, int], t: int) -> int:
-        """The scalar operand for item × channel t of the tile (vrmpy and vmpy)."""
-        u, kw = item
-        k = self.k
-        if self.shape.depthwise:
-            # byte j of the word multiplies the lanes of channel j mod k of the group
-            channels = [tile * k + j % k for j in range(4)]
-            return int(_pack_words(*(self._channel_weights(c, c, kh, kw) for c in channels)))
-        n = tile * self.tile_channels + t
-        group = g0 + u
+    def _weight_words(self) -> np.ndarray:
+        """
+        The scalar operands the kernel streams, shape (tiles, KH · iterations, items or
+        pairs of an iteration, words per item), in loop order; weights outside the real
+        tensor are zero. vrmpy: byte j is input channel 4·group + j; vmpy (col1): the one
+        channel's weight in all four bytes; vmpa: bytes (c0 of the pair's first window,
+        c0 of its second, c1 first, c1 second); depthwise: byte j is channel j mod K of
+        the tile's group.
+        """
+        shape, k = self.shape, self.k
+        kh_count, kw_count = shape.kernel
+        w = self.weights
+        if shape.depthwise:
+            tiles = self.out_geo.groups
+            padded = np.zeros((tiles * k, kh_count, kw_count), np.int64)
+            padded[: w.shape[0]] = w[:, 0]
+            lanes = padded.reshape(tiles, k, kh_count, kw_count)[:, np.arange(4) % k]
+            return _words(lanes.transpose(0, 2, 3, 1))[..., None]
+        tc, unroll = self.tile_channels, self.unroll
+        tiles = self.out_geo.groups // self.tile_groups
+        iterations = ceil_div(self.in_geo.groups, unroll)
+        padded = np.zeros((tiles * tc, iterations * unroll * k, kh_count, kw_count), np.int64)
+        padded[: w.shape[0], : w.shape[1]] = w
+        grid = padded.reshape(tiles, tc, iterations, unroll, k, kh_count, kw_count)
+        # (tile, kh, iteration, u, kw, t, j): items are (u, kw), j the channel in the group
+        ordered = grid.transpose(0, 5, 2, 3, 6, 1, 4).reshape(
+            tiles, kh_count * iterations, unroll * kw_count, tc, k)
         if self.instruction == "vrmpy":
-            return int(_pack_words(*(self._channel_weights(n, group * 4 + j, kh, kw)
-                                     for j in range(4))))
-        w0 = self._channel_weights(n, group, kh, kw)  # vmpy, col1: one channel a vector
-        return int(_pack_words(w0, w0, w0, w0))
+            return _words(ordered)
+        if self.instruction == "vmpy":
+            return _words(np.repeat(ordered, 4, -1))
+        items = ordered.shape[2]
+        if items % 2:  # the last window pairs with zero
+            ordered = np.concatenate([ordered, np.zeros_like(ordered[:, :, :1])], 2)
+        pairs = ordered.reshape(tiles, kh_count * iterations, -1, 2, tc, 2)
+        return _words(pairs.transpose(0, 1, 2, 4, 5, 3).reshape(*pairs.shape[:3], tc, 4))
 
-    def _pair_words(self, tile, kh, g0, first, second, t) -> int:
-        """vmpa: windows `first` (lo) and `second` (hi) of the pair, channel t."""
-        n = tile * self.tile_channels + t
-
-        def ch(item, j):
-            if item is None:
-                return 0
-            u, kw = item
-            return self._channel_weights(n, (g0 + u) * 2 + j, kh, kw)
-
-        return int(_pack_words(ch(first, 0), ch(second, 0), ch(first, 1), ch(second, 1)))
+    def _bias_words(self, tiles: int) -> np.ndarray:
+        """Each tile's per-channel bias words, shape (tiles, tile channels)."""
+        padded = np.zeros(tiles * self.tile_channels, np.int64)
+        padded[: len(self.bias)] = self.bias
+        return (padded & 0xFFFFFFFF).astype(np.uint32).reshape(tiles, self.tile_channels)
 
     # ------------------------------------------------------------------ generation
 
@@ -312,30 +319,15 @@ class ConvKernelGenerator:
         out_panels = out_geo.data_panels
 
         # the weight stream, in loop order; chunk lengths from its values
-        stream: list[int] = []
-        chunk_lanes: list[list[np.ndarray]] = []
-        for tile in range(tiles):
-            for kh in range(kh_count):
-                for it in range(iterations):
-                    g0 = it * self.unroll
-                    per_item = 1 if shape.depthwise else self.tile_channels
-                    if self.instruction == "vmpa":
-                        words = [[self._pair_words(tile, kh, g0, a, c, t)
-                                  for t in range(per_item)] for a, c in pairs]
-                    else:
-                        words = [[self._item_words(tile, kh, g0, item, t)
-                                  for t in range(per_item)] for item in items]
-                    chunk_lanes.append(words)
-                    for per_item in words:
-                        stream.extend(per_item)
-            stream.extend(int(v) & 0xFFFFFFFF for v in self._tile_bias(tile))
-        self.chunk = self._chunk_from(chunk_lanes)
+        words = self._weight_words()
+        self.chunk = self._chunk_from(words.reshape(-1, *words.shape[2:]))
         if self.chunk == 0:
             raise PlanInfeasible(
                 f"{self.instruction}: a single instruction's 16-bit sum can overflow with "
                 "these weights"
             )
-        weight_bytes = np.asarray(stream, np.uint32).view(np.uint8)
+        stream = np.concatenate([words.reshape(tiles, -1), self._bias_words(tiles)], 1)
+        weight_bytes = np.ascontiguousarray(stream).view(np.uint8).ravel()
 
         in_base = b(ops.AddressOp(in_sym))
         out_base = b(ops.AddressOp(out_sym))
@@ -398,11 +390,11 @@ class ConvKernelGenerator:
             line_loop.next(row_in, row_out)
         return ConvPlan(b.func, weight_bytes, self.layout, self.instruction)
 
-    def _chunk_from(self, chunk_lanes: list[list[list[int]]]) -> int:
-        """The 16-bit chunk length for vmpy/vmpa (vrmpy sums in 32 bits: 1)."""
-        if self.instruction == "vrmpy" or not chunk_lanes:
+    def _chunk_from(self, words: np.ndarray) -> int:
+        """The 16-bit chunk length for vmpy/vmpa (vrmpy sums in 32 bits: 1), from the
+        stream's words, shape (iterations, items, channels)."""
+        if self.instruction == "vrmpy" or words.size == 0:
             return 1
-        words = np.asarray(chunk_lanes, np.uint32)  # (iterations, items, channels)
         weights = words.view(np.int8).reshape(*words.shape, 4).astype(np.int64)
         if self.instruction == "vmpa":
             # a lo lane sums bytes 0 and 1 of the word, a hi lane bytes 2 and 3
@@ -415,13 +407,6 @@ class ConvKernelGenerator:
             [positive[:, i] for i in range(words.shape[1])],
             [negative[:, i] for i in range(words.shape[1])],
         )
-
-    def _tile_bias(self, tile: int) -> list[int]:
-        out = []
-        for t in range(self.tile_channels):
-            n = tile * self.tile_channels + t
-            out.append(int(self.bias[n]) if n < len(self.bias) else 0)
-        return out
 
     def _load_word(self, wp: SSAValue) -> tuple[SSAValue, SSAValue]:
         op = ops.LoadWordPostIncOp(wp, 4, region=self.symbols[2])
