@@ -24,27 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mobile_opt.backends.reference.qlinear import AddParams, qlinear_add
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.transforms.onnx_to_hvx.builder import KernelBuilder
 
 VECTOR = 128
-
-
-def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Fused a·b + c of float32 arrays, rounded once to float32 (ties to even)."""
-    a64, b64, c64 = (np.asarray(v, np.float32).astype(np.float64) for v in (a, b, c))
-    product = a64 * b64  # exact: 24 + 24 bits
-    total = product + c64
-    # the error of that float64 sum (two-sum), to settle float32 ties exactly
-    back = total - product
-    error = (product - (total - back)) + (c64 - back)
-    result = total.astype(np.float32)
-    towards = np.nextafter(result, np.where(total > result.astype(np.float64), np.inf, -np.inf))
-    gap = np.abs(towards.astype(np.float64) - result.astype(np.float64))
-    tie = np.abs(total - result.astype(np.float64)) * 2 == gap
-    # at a float32 tie the float64 sum was rounded: the true value is on error's side
-    up = tie & (error != 0) & (np.sign(error) == np.sign(towards.astype(np.float64) - total))
-    return np.where(up, towards, result).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -62,18 +46,13 @@ class AddQuant:
 
 def reference_add_table(q: AddQuant) -> np.ndarray:
     """y for every internal (uint8) a, b: onnxruntime's QLinearAdd, clamped."""
-    f32 = np.float32
     offset = 128 if q.signed else 0
     a = np.arange(256, dtype=np.int64)[:, None] - offset
     b = np.arange(256, dtype=np.int64)[None, :] - offset
-    za, zb, zy = q.a_zero - offset, q.b_zero - offset, q.y_zero - offset
-    ra = f32(f32(q.a_scale) / f32(q.y_scale))
-    rb = f32(f32(q.b_scale) / f32(q.y_scale))
-    k = f32(f32(zy) - fma32(ra, f32(za), f32(rb * f32(zb))))
-    value = fma32(a.astype(f32), ra, fma32(b.astype(f32), rb, k))
     qmin, qmax = (-128, 127) if q.signed else (0, 255)
-    y = np.clip(np.rint(value).astype(np.int64), qmin, qmax) + offset
-    return np.clip(y, *q.clamp)
+    params = AddParams(q.a_scale, q.a_zero - offset, q.b_scale, q.b_zero - offset, q.y_scale,
+                       q.y_zero - offset, qmin, qmax)
+    return np.clip(qlinear_add(a, b, params) + offset, *q.clamp)
 
 
 @dataclass(frozen=True)

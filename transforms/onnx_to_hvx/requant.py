@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mobile_opt.backends.reference.qlinear import requantize_accumulators
+
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 MIN_SCALE = 2.0**-15
@@ -39,12 +41,6 @@ MAX_SCALE = 128.0
 
 class RequantError(Exception):
     """A scale the HVX requantiser cannot reproduce exactly."""
-
-
-def reference(acc: np.ndarray, scale: np.float32, zero_point: int, qmin: int, qmax: int) -> np.ndarray:
-    """onnxruntime's float32 requantisation of int32 accumulators."""
-    product = np.asarray(acc, np.int64).astype(np.float32) * np.float32(scale)
-    return np.clip(np.rint(product).astype(np.int64) + zero_point, qmin, qmax)
 
 
 @dataclass(frozen=True)
@@ -105,7 +101,7 @@ def _thresholds(function, levels: np.ndarray) -> np.ndarray:
 
 
 def make_requantizer(scale: float, zero_point: int, qmin: int = 0, qmax: int = 255) -> Requantizer:
-    """The integer pipeline and the corrections that reproduce `reference` exactly."""
+    """The integer pipeline and the corrections that reproduce `requantize_accumulators` exactly."""
     scale32 = np.float32(scale)
     s = float(scale32)
     if not (MIN_SCALE <= s < MAX_SCALE):
@@ -125,7 +121,7 @@ def make_requantizer(scale: float, zero_point: int, qmin: int = 0, qmax: int = 2
         s, zero_point, qmin, qmax, clamp, ms >> 16, ms & 0xFFFF, shift, ()
     )
     levels = np.arange(qmin + 1, qmax + 1, dtype=np.int64)
-    ref_t = _thresholds(lambda a: reference(a, scale32, zero_point, qmin, qmax), levels)
+    ref_t = _thresholds(lambda a: requantize_accumulators(a, scale32, zero_point, qmin, qmax), levels)
     lin_t = _thresholds(partial.integer_model, levels)
     corrections = []
     for r, lin in zip(ref_t.tolist(), lin_t.tolist()):
@@ -141,6 +137,6 @@ def make_requantizer(scale: float, zero_point: int, qmin: int = 0, qmax: int = 2
         np.concatenate([ref_t, lin_t, ref_t - 1, lin_t - 1, [INT32_MIN, INT32_MAX, 0, -1, 1]])
     )
     probes = probes[(probes >= INT32_MIN) & (probes <= INT32_MAX)]
-    expected = reference(probes, scale32, zero_point, qmin, qmax)
+    expected = requantize_accumulators(probes, scale32, zero_point, qmin, qmax)
     assert np.array_equal(result.model(probes), expected), "requantiser corrections are wrong"
     return result
