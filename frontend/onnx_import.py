@@ -51,6 +51,7 @@ from mobile_opt.dialects.onnx.constants import (
 )
 from mobile_opt.dialects.onnx.shapes import ShapeError
 from mobile_opt.dialects.onnx.types import element_type_from_onnx, onnx_type_name
+from mobile_opt.frontend.contrib_ops import ContribOpError, expand_contrib_ops
 from mobile_opt.frontend.weights import INLINE_LIMIT
 
 MIN_OPSET = 9
@@ -156,6 +157,10 @@ def prepare_model(path: str | Path, dims: Mapping[str, int] | None = None) -> on
     """Read, check, convert to opset 21, make static and shape-infer a model."""
     path = Path(path)
     model = read_model(path)
+    try:  # onnxruntime's quantized com.microsoft ops become standard QDQ units
+        model = expand_contrib_ops(model)
+    except ContribOpError as e:
+        raise OnnxImportError(f"{path}: {e}") from None
     version = _opset(model, path)
     _check_ops(model, path)
     _fix_dims(model, path, dims or {})

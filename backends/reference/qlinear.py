@@ -146,6 +146,9 @@ class _Runner:
                 continue
             if op.name in UNITS and self.unit(op):
                 continue
+            if op.name == "onnx.MaxPool" and _is_8bit(self.get(op.X)):
+                self.env[op.results[0]] = _integer_max_pool(op, self.get(op.X))
+                continue
             try:
                 results = run_op(op, [self.get(v) for v in op.operands])  # type: ignore[arg-type]
             except KernelError as e:
@@ -324,6 +327,13 @@ class _Runner:
         counts = windows(counted, win, out).sum(axis=kernel_axes(xq.ndim)).astype(np.int64)
         m = average_multiplier(xs.reshape(()), y_scale, counts)
         return _requantized(acc.astype(np.int64), m, y_zero, dtype)
+
+
+def _integer_max_pool(op: Operation, x: np.ndarray) -> np.ndarray:
+    """MaxPool of 8-bit values (onnxruntime's QOperator form): padding never wins."""
+    win, out = pool_geometry(op, x)
+    padded = padded_to_fit(x, win, out, np.iinfo(x.dtype).min)
+    return windows(padded, win, out).max(axis=kernel_axes(x.ndim))
 
 
 def _requantized(acc, multiplier, zero, dtype) -> np.ndarray:
