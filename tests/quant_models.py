@@ -186,3 +186,39 @@ def quantized_cnn(path: str, seed: int = 0, reduce_range: bool = True) -> None:
             activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
             reduce_range=reduce_range,
         )
+
+
+def pool_model(kind: str, channels: int, height: int, width: int, kernel: int = 3,
+               stride: int = 1, pad: int = 1, seed: int = 0, signed: bool = False,
+               count_include_pad: int = 0) -> onnx.ModelProto:
+    """
+    A QDQ pool of an 8-bit input: MaxPool (the input's parameters on both sides),
+    AveragePool or GlobalAveragePool (its own output parameters); `kind` "max8" is
+    the operator form, a MaxPool of the 8-bit tensor itself.
+    """
+    rng = np.random.default_rng(seed)
+    act = I8 if signed else U8
+    inits = [*_params(rng, "x", signed), *_params(rng, "y", signed)]
+    if kind == "global":
+        out = [1, channels, 1, 1]
+        attrs = {}
+    else:
+        attrs = dict(kernel_shape=[kernel, kernel], pads=[pad] * 4, strides=[stride, stride])
+        if kind == "average":
+            attrs["count_include_pad"] = count_include_pad
+        out = [1, channels, (height + 2 * pad - kernel) // stride + 1,
+               (width + 2 * pad - kernel) // stride + 1]
+    inputs = [helper.make_tensor_value_info("x", act, [1, channels, height, width])]
+    outputs = [helper.make_tensor_value_info("y", act, out)]
+    if kind == "max8":
+        nodes = [helper.make_node("MaxPool", ["x"], ["y"], name="pool", **attrs)]
+        return _model(nodes, inputs, outputs, [])
+    op = {"max": "MaxPool", "average": "AveragePool", "global": "GlobalAveragePool"}[kind]
+    y_params = "x" if kind == "max" else "y"
+    nodes = [
+        helper.make_node("DequantizeLinear", ["x", "x_scale", "x_zero"], ["xf"], name="dq_x"),
+        helper.make_node(op, ["xf"], ["pf"], name="pool", **attrs),
+        helper.make_node("QuantizeLinear", ["pf", f"{y_params}_scale", f"{y_params}_zero"], ["y"],
+                         name="quantize"),
+    ]
+    return _model(nodes, inputs, outputs, inits)

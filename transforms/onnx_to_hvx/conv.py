@@ -128,17 +128,83 @@ def _chunk_length(positive: list[np.ndarray], negative: list[np.ndarray]) -> int
     return 0
 
 
+class WindowReader:
+    """
+    The input windows of a sliding-window kernel (convolution, pooling): for a panel
+    of P output pixels and a tap kw, the P input pixels the tap reads, made from
+    aligned panel loads by `valign` (a horizontal offset) and `vdeal` (stride 2).
+    Loads go through one pointer with immediate offsets where they reach, else one
+    pointer per input panel.
+    """
+
+    def __init__(self, b: KernelBuilder, shape: ConvShape, in_geo: ImageGeometry, unroll: int,
+                 symbol: str):
+        self.b, self.shape, self.in_geo, self.unroll, self.symbol = b, shape, in_geo, unroll, symbol
+        self.k = in_geo.layout.columns_per_vector
+        self.p = in_geo.layout.panel_rows
+
+    def panel_offsets(self) -> list[int]:
+        """Input panels (relative to the panel of the first output pixel) windows read."""
+        kw, sw, pl = self.shape.kernel[1], self.shape.stride[1], self.shape.pads[1]
+        lowest = (0 - pl) // self.p
+        highest = (self.p * sw - 1 + kw - 1 - pl) // self.p
+        return list(range(lowest, highest + 1))
+
+    def shared_pointer(self) -> bool:
+        """Whether one pointer reaches every panel a window needs by immediate offsets."""
+        groups = self.in_geo.groups
+        offsets = [j * groups + u for j in self.panel_offsets() for u in range(self.unroll)]
+        return all(-8 <= o <= 7 for o in offsets)
+
+    def pointer_panels(self) -> list[int]:
+        """The panels the group loop keeps a pointer to."""
+        return [0] if self.shared_pointer() else self.panel_offsets()
+
+    def group_windows(self, ptrs: list[SSAValue], u: int) -> dict[int, SSAValue]:
+        """The window of each tap kw of group u (relative to the pointers) of an iteration."""
+        b, p, k = self.b, self.p, self.k
+        kw_count, sw, pl = self.shape.kernel[1], self.shape.stride[1], self.shape.pads[1]
+        offsets = self.panel_offsets()
+        panels: dict[int, SSAValue] = {}
+
+        def panel(j: int) -> SSAValue:
+            if j not in panels:
+                if len(ptrs) == 1:
+                    q, offset = ptrs[0], j * self.in_geo.groups + u
+                else:
+                    q, offset = ptrs[offsets.index(j)], u
+                panels[j] = b(ops.VmemLoadOp(q, offset, region=self.symbol))
+            return panels[j]
+
+        def shifted(start: int) -> SSAValue:
+            """Pixels [start, start + P) relative to the panel's first pixel."""
+            j, shift = start // p, start % p
+            if shift == 0:
+                return panel(j)
+            return b(ops.ValignOp(panel(j + 1), panel(j), b.const(shift * k)))
+
+        windows = {}
+        for kw in range(kw_count):
+            delta = kw - pl
+            if sw == 1:
+                windows[kw] = shifted(delta)
+            else:
+                low, high = shifted(delta), shifted(delta + p)
+                windows[kw] = b(ops.LoOp(b(ops.VdealOp(high, low, b.const(-k)))))
+        return windows
+
+
 class _LazyWindows:
     """An iteration's windows, made when the accumulation first needs their group."""
 
-    def __init__(self, generator: ConvKernelGenerator, ptrs: list[SSAValue]):
-        self.generator, self.ptrs = generator, ptrs
+    def __init__(self, reader: WindowReader, ptrs: list[SSAValue]):
+        self.reader, self.ptrs = reader, ptrs
         self.groups: dict[int, dict[int, SSAValue]] = {}
 
     def __getitem__(self, item: tuple[int, int]) -> SSAValue:
         u, kw = item
         if u not in self.groups:
-            self.groups[u] = self.generator._group_windows(self.ptrs, u)
+            self.groups[u] = self.reader.group_windows(self.ptrs, u)
         return self.groups[u][kw]
 
 
@@ -307,6 +373,7 @@ class ConvKernelGenerator:
         in_geo, out_geo = self.in_geo, self.out_geo
         b = KernelBuilder(self.name)
         self.b = b
+        reader = WindowReader(b, shape, in_geo, self.unroll, self.symbols[0])
         in_sym, out_sym, w_sym = self.symbols
         in_groups = 1 if shape.depthwise else in_geo.groups
         iterations = ceil_div(in_groups, self.unroll)
@@ -364,11 +431,11 @@ class ConvKernelGenerator:
                     kh_src = b.copy(group[0] if group else pan_in)
                     with b.loop(kh_count, kinds[3], [kh_src, wp, *accs]) as kh_loop:
                         kh_src, wp, *accs = kh_loop.args
-                        ptrs = [b(ops.AddImmOp(kh_src, j * pb_in)) for j in self._pointer_panels()]
+                        ptrs = [b(ops.AddImmOp(kh_src, j * pb_in)) for j in reader.pointer_panels()]
                         with b.loop(iterations, kinds[4], [wp, *ptrs, *accs]) as g_loop:
                             wp, *rest = g_loop.args
                             ptrs, accs = rest[: len(ptrs)], rest[len(ptrs):]
-                            windows = _LazyWindows(self, ptrs)
+                            windows = _LazyWindows(reader, ptrs)
                             wp, accs = self._accumulate(windows, items, pairs, wp, accs)
                             ptrs = [b(ops.AddImmOp(q, self.unroll * VECTOR)) for q in ptrs]
                             g_loop.next(wp, *ptrs, *accs)
@@ -425,56 +492,6 @@ class ConvKernelGenerator:
             word, wp = self._load_word(wp)
             words.append(word)
         return words, wp
-
-    def _panel_offsets(self) -> list[int]:
-        """Input panels (relative to the panel of the first output pixel) windows read."""
-        kw, sw, pl = self.shape.kernel[1], self.shape.stride[1], self.shape.pads[1]
-        lowest = (0 - pl) // self.p
-        highest = (self.p * sw - 1 + kw - 1 - pl) // self.p
-        return list(range(lowest, highest + 1))
-
-    def _shared_pointer(self) -> bool:
-        """Whether one pointer reaches every panel a window needs by immediate offsets."""
-        groups = self.in_geo.groups
-        offsets = [j * groups + u for j in self._panel_offsets() for u in range(self.unroll)]
-        return all(-8 <= o <= 7 for o in offsets)
-
-    def _pointer_panels(self) -> list[int]:
-        """The panels the group loop keeps a pointer to."""
-        return [0] if self._shared_pointer() else self._panel_offsets()
-
-    def _group_windows(self, ptrs: list[SSAValue], u: int) -> dict[int, SSAValue]:
-        """The window of each tap kw of group u of an iteration."""
-        b, p, k = self.b, self.p, self.k
-        kw_count, sw, pl = self.shape.kernel[1], self.shape.stride[1], self.shape.pads[1]
-        offsets = self._panel_offsets()
-        panels: dict[int, SSAValue] = {}
-
-        def panel(j: int) -> SSAValue:
-            if j not in panels:
-                if len(ptrs) == 1:
-                    q, offset = ptrs[0], j * self.in_geo.groups + u
-                else:
-                    q, offset = ptrs[offsets.index(j)], u
-                panels[j] = b(ops.VmemLoadOp(q, offset, region=self.symbols[0]))
-            return panels[j]
-
-        def shifted(start: int) -> SSAValue:
-            """Pixels [start, start + P) relative to the panel's first pixel."""
-            j, shift = start // p, start % p
-            if shift == 0:
-                return panel(j)
-            return b(ops.ValignOp(panel(j + 1), panel(j), b.const(shift * k)))
-
-        windows = {}
-        for kw in range(kw_count):
-            delta = kw - pl
-            if sw == 1:
-                windows[kw] = shifted(delta)
-            else:
-                low, high = shifted(delta), shifted(delta + p)
-                windows[kw] = b(ops.LoOp(b(ops.VdealOp(high, low, b.const(-k)))))
-        return windows
 
     # ------------------------------------------------------------------ accumulate
 

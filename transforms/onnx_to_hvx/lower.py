@@ -50,9 +50,11 @@ from mobile_opt.transforms.onnx_to_hvx.eltwise import (
     gather_kernel,
     gather_table,
 )
+from mobile_opt.transforms.onnx_to_hvx.pool import max_pool_kernel
 from mobile_opt.transforms.onnx_to_hvx.quant_graph import (
     QAdd,
     QConv,
+    QMaxPool,
     QNode,
     QRelayout,
     QReshape,
@@ -97,6 +99,10 @@ class Lowering:
     plans: dict[QNode, list[Plan]] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)
     flat: set[QTensor] = field(default_factory=set)
+    zero_filled: set[QTensor] = field(default_factory=set)
+    """Tensors whose halo and padding lanes hold 0, not their zero point (max pool inputs)."""
+    pool_copies: dict[QMaxPool, QTensor] = field(default_factory=dict)
+    """Max pools that read a zero-filled copy of their input."""
 
     # ------------------------------------------------------------------ geometry
 
@@ -109,7 +115,7 @@ class Lowering:
 
     def compute_halos(self) -> None:
         for node in self.graph.nodes:
-            if isinstance(node, QConv):
+            if isinstance(node, QConv | QMaxPool):
                 top, below, left, right = node.shape.input_reach()
                 lines = max(top, below)
                 panels = 1 if max(left, right) > 0 else 0
@@ -140,8 +146,8 @@ class Lowering:
                 for n in nodes for t in _tensors(n)}
         for node in nodes:
             if isinstance(node, QConv) and not _pointwise(node):
-                flat[node.y] = False
-            elif isinstance(node, QReshape | QRelayout):
+                flat[node.x] = flat[node.y] = False  # windows read lines, even without halo
+            elif isinstance(node, QReshape | QRelayout | QMaxPool):
                 flat[node.x] = flat[node.y] = False
         changed = True
         while changed:
@@ -156,6 +162,32 @@ class Lowering:
                         flat[t] = False
                     changed = True
         self.flat = {t for t, f in flat.items() if f}
+
+    def compute_fills(self) -> None:
+        """
+        Padding must never win a max pool: its input's halo and padding lanes hold 0.
+        That is the tensor's own fill where its zero point is 0, or where only max
+        pools read it and a kernel that writes pixels alone (not an Add, which writes
+        whole buffers, nor the host) makes it; otherwise the pool reads a copy.
+        """
+        producers = {node.y: node for node in self.graph.nodes}
+        inputs = {tensor for _, tensor, _ in self.graph.inputs}
+        for node in self.graph.nodes:
+            if not isinstance(node, QMaxPool) or not any(node.shape.input_reach()):
+                continue
+            x = node.x
+            if x.zero_point == 0 or x in self.zero_filled:
+                continue
+            readers = self.graph.consumers(x)
+            if x not in inputs and not isinstance(producers.get(x), QAdd) and all(
+                isinstance(r, QMaxPool) for r in readers
+            ):
+                self.zero_filled.add(x)
+            else:
+                copy = QTensor(f"{x.name}_pool_input", x.shape, x.scale, x.zero_point, x.signed)
+                self.halo[copy] = self.halo.get(x, (0, 0))
+                self.zero_filled.add(copy)
+                self.pool_copies[node] = copy
 
     def geometry(self, tensor: QTensor, layout: SimdLayout) -> ImageGeometry:
         c, h, w = tensor.image
@@ -251,6 +283,11 @@ class Lowering:
                         f"{node.label}: its input is in {self.layouts[node.x]}, not {node.source}")
                 chosen[node] = node.target
                 self.layouts[node.y] = node.target
+            elif isinstance(node, QMaxPool):  # a pool runs in its input's layout
+                layout = self.layouts.get(node.x) or forced or SimdLayout.COL4
+                chosen[node] = layout
+                self.layouts.setdefault(node.x, layout)
+                self.layouts[node.y] = layout
             elif isinstance(node, QAdd):
                 layout = self.layouts.get(node.a) or self.layouts.get(node.b) or forced \
                     or SimdLayout.COL4
@@ -286,7 +323,8 @@ class Lowering:
         return self.placements[(tensor, layout)]
 
     def storage(self, place: Placement, tensor: QTensor) -> None:
-        self.program.storage(place.symbol, place.geometry.size, tensor.zero_point)
+        fill = 0 if tensor in self.zero_filled else tensor.zero_point
+        self.program.storage(place.symbol, place.geometry.size, fill)
 
     def gather(self, name: str, source: Placement, target: Placement) -> None:
         """A kernel copying every element of a tensor between two placements."""
@@ -300,6 +338,7 @@ class Lowering:
     def emit(self) -> Program:
         self.compute_halos()
         self.compute_flat()
+        self.compute_fills()
         chosen = self.choose_layouts()
         for name, tensor, _ in self.graph.inputs:
             place = self.placement(tensor, self.layouts.get(tensor, SimdLayout.COL4))
@@ -324,6 +363,19 @@ class Lowering:
                                  node.y.signed, node.clamp)
                 self.program.kernels.append(add_kernel(
                     kernel_name, y.geometry.size, a.symbol, b.symbol, y.symbol, fit_add(quant)))
+            elif isinstance(node, QMaxPool):
+                x = self.stored(node.x, layout)
+                if node in self.pool_copies:
+                    copy = self.pool_copies[node]
+                    self.layouts[copy] = layout
+                    target = self.placement(copy, layout)
+                    self.storage(target, copy)
+                    self.gather(f"{kernel_name}_input", x, target)
+                    x = target
+                y = self.placement(node.y, layout)
+                self.storage(y, node.y)
+                self.program.kernels.append(max_pool_kernel(
+                    kernel_name, node.shape, x.geometry, y.geometry, x.symbol, y.symbol))
             elif isinstance(node, QRelayout):
                 y = self.placement(node.y, layout)
                 self.storage(y, node.y)
@@ -350,6 +402,7 @@ def _pointwise(node: QConv) -> bool:
 
 
 def _tensors(node: QNode) -> tuple[QTensor, ...]:
+    """The activations a node reads and writes."""
     if isinstance(node, QAdd):
         return node.a, node.b, node.y
     return node.x, node.y
@@ -401,6 +454,7 @@ class HvxPlanPass(ModulePass):
         lowering = Lowering(graph, "auto")
         lowering.compute_halos()
         lowering.compute_flat()
+        lowering.compute_fills()
         for node in graph.nodes:
             if isinstance(node, QConv):
                 plans = lowering.conv_plans(node)
