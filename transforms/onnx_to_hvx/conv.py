@@ -258,6 +258,8 @@ class ConvKernelGenerator:
         if shape.stride[1] not in (1, 2):
             raise PlanInfeasible(f"horizontal stride {shape.stride[1]} (only 1 and 2)")
         self.instruction = "vmpy" if shape.depthwise else layout.instruction
+        self.hoisted = len(requant.corrections) <= HOISTED_CORRECTIONS
+        """Whether the requantiser's correction constants live in registers throughout."""
         self._plan_tiles()
         # memd needs 8-byte aligned pairs: every group of stream words is even-sized
         self.paired_loads = not shape.depthwise and self.tile_channels % 2 == 0
@@ -346,16 +348,23 @@ class ConvKernelGenerator:
 
     def generate(self) -> ConvPlan:
         """
-        The kernel, with the widest channel tile and paired weight loads that the
-        registers hold: each try is allocated on a copy, and a failure narrows it.
+        The kernel, with the widest channel tile, paired weight loads, group unrolling
+        and hoisted requantiser constants that the registers hold: each try is
+        allocated on a copy, and a failure relieves the pressure one step — a narrower
+        tile, single loads, then (at one output vector) less unrolling and the
+        correction constants made where they are used.
         """
         from mobile_opt.transforms.hvx_regalloc import RegisterAllocationError, allocate_registers
         from mobile_opt.transforms.hvx_unroll import record_output_shape
 
+        in_groups = 1 if self.shape.depthwise else self.in_geo.groups
         tiles = [g for g in range(self.tile_groups, 0, -1) if self.out_geo.groups % g == 0]
-        tries = [(g, paired) for g in tiles for paired in (self.paired_loads, False)]
-        for tile_groups, paired in dict.fromkeys(tries):
-            self.tile_groups = tile_groups
+        unrolls = [u for u in range(self.unroll, 0, -1) if in_groups % u == 0]
+        tries = [(g, paired, self.unroll, self.hoisted)
+                 for g in tiles for paired in (self.paired_loads, False)]
+        tries += [(1, False, u, hoisted) for hoisted in (self.hoisted, False) for u in unrolls]
+        for tile_groups, paired, unroll, hoisted in dict.fromkeys(tries):
+            self.tile_groups, self.unroll, self.hoisted = tile_groups, unroll, hoisted
             self.tile_channels = tile_groups * self.k
             self.paired_loads = paired and self.tile_channels % 2 == 0
             plan = self._generate()
@@ -598,10 +607,9 @@ class ConvKernelGenerator:
         t = b(ops.VaddWOp(t, consts["rounding"]))
         x = b(ops.VasrWOp(t, consts["shift"]))
         y = b(ops.VaddWOp(x, consts["zero_point"]))
-        hoisted = len(r.corrections) <= HOISTED_CORRECTIONS
 
         def splat(value: int) -> SSAValue:
-            return b.splat(value) if hoisted else b(ops.VsplatOp(b.fresh_const(value)))
+            return b.splat(value) if self.hoisted else b(ops.VsplatOp(b.fresh_const(value)))
 
         for c in r.corrections:
             if c.low == c.high:
