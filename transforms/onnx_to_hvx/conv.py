@@ -346,16 +346,16 @@ class ConvKernelGenerator:
 
     # ------------------------------------------------------------------ generation
 
-    def generate(self) -> ConvPlan:
+    def generate(self, allocated: bool = False) -> ConvPlan:
         """
         The kernel, with the widest channel tile, paired weight loads, group unrolling
         and hoisted requantiser constants that the registers hold: each try is
-        allocated on a copy, and a failure relieves the pressure one step — a narrower
-        tile, single loads, then (at one output vector) less unrolling and the
-        correction constants made where they are used.
+        allocated (on a copy, unless `allocated` asks for the kernel allocated), and a
+        failure relieves the pressure one step — a narrower tile, single loads, then (at
+        one output vector) less unrolling and the correction constants made where they
+        are used. `config` then holds the choice, which `generate_as` repeats.
         """
         from mobile_opt.transforms.hvx_regalloc import RegisterAllocationError, allocate_registers
-        from mobile_opt.transforms.hvx_unroll import record_output_shape
 
         in_groups = 1 if self.shape.depthwise else self.in_geo.groups
         tiles = [g for g in range(self.tile_groups, 0, -1) if self.out_geo.groups % g == 0]
@@ -363,19 +363,28 @@ class ConvKernelGenerator:
         tries = [(g, paired, self.unroll, self.hoisted)
                  for g in tiles for paired in (self.paired_loads, False)]
         tries += [(1, False, u, hoisted) for hoisted in (self.hoisted, False) for u in unrolls]
-        for tile_groups, paired, unroll, hoisted in dict.fromkeys(tries):
-            self.tile_groups, self.unroll, self.hoisted = tile_groups, unroll, hoisted
-            self.tile_channels = tile_groups * self.k
-            self.paired_loads = paired and self.tile_channels % 2 == 0
-            plan = self._generate()
+        for config in dict.fromkeys(tries):
+            plan = self.generate_as(config)
             try:
-                allocate_registers(plan.func.clone())
+                allocate_registers(plan.func if allocated else plan.func.clone())
             except RegisterAllocationError:
                 continue
-            shape = self.shape
-            record_output_shape(plan.func, shape.out_height * shape.out_width, shape.out_channels)
             return plan
         raise PlanInfeasible("the kernel needs more registers than the machine has")
+
+    def generate_as(self, config: tuple[int, bool, int, bool]) -> ConvPlan:
+        """The kernel with `config` (tile groups, paired loads, unroll, hoisted), unchecked."""
+        from mobile_opt.transforms.hvx_unroll import record_output_shape
+
+        tile_groups, paired, unroll, hoisted = config
+        self.tile_groups, self.unroll, self.hoisted = tile_groups, unroll, hoisted
+        self.tile_channels = tile_groups * self.k
+        self.paired_loads = paired and self.tile_channels % 2 == 0
+        self.config = config
+        plan = self._generate()
+        shape = self.shape
+        record_output_shape(plan.func, shape.out_height * shape.out_width, shape.out_channels)
+        return plan
 
     def _generate(self) -> ConvPlan:
         shape, k, p = self.shape, self.k, self.p

@@ -73,6 +73,8 @@ class Plan:
     layout: SimdLayout
     instruction: str
     cost: KernelCost
+    config: tuple[int, bool, int, bool]
+    """The generator's configuration that fits the registers (`ConvKernelGenerator.config`)."""
 
 
 def _symbol(text: str) -> str:
@@ -103,6 +105,8 @@ class Lowering:
     """Tensors whose halo and padding lanes hold 0, not their zero point (max pool inputs)."""
     pool_copies: dict[QMaxPool, QTensor] = field(default_factory=dict)
     """Max pools that read a zero-filled copy of their input."""
+    infeasible: dict[tuple[QNode, SimdLayout], str] = field(default_factory=dict)
+    """Why an operator has no plan in a layout."""
 
     # ------------------------------------------------------------------ geometry
 
@@ -228,18 +232,29 @@ class Lowering:
         if node in self.plans:
             return self.plans[node]
         plans, reasons = [], []
-        for layout in MATRIX_LAYOUTS:
+        for layout in self.candidate_layouts():
+            generator = self.conv_generator(node, layout)
             try:
-                generated = self.conv_generator(node, layout).generate()
+                generated = generator.generate(allocated=True)
             except PlanInfeasible as e:
                 reasons.append(f"{layout}: {e}")
+                self.infeasible[(node, layout)] = str(e)
                 continue
-            allocate_registers(generated.func)
-            plans.append(Plan(layout, generated.instruction, kernel_cost(generated.func)))
-        if not plans:
+            plans.append(Plan(layout, generated.instruction, kernel_cost(generated.func),
+                              generator.config))
+        if not plans and self.layout_policy == "auto":
             raise QuantGraphError(f"{node.label}: no SIMD layout can run it ({'; '.join(reasons)})")
         self.plans[node] = plans
         return plans
+
+    def candidate_layouts(self) -> tuple[SimdLayout, ...]:
+        """The layouts plans are made for: all three, or the forced one (and those that
+        relayouts in the graph start from)."""
+        if self.layout_policy == "auto":
+            return MATRIX_LAYOUTS
+        wanted = {SimdLayout(self.layout_policy)}
+        wanted |= {n.source for n in self.graph.nodes if isinstance(n, QRelayout)}
+        return tuple(layout for layout in MATRIX_LAYOUTS if layout in wanted)
 
     def relayout_cost(self, tensor: QTensor, source: SimdLayout, target: SimdLayout) -> int:
         if source == target:
@@ -268,7 +283,9 @@ class Lowering:
                 elif forced is not None:
                     match = [p for p in plans if p.layout is forced]
                     if not match:
-                        raise QuantGraphError(f"{node.label}: cannot run in layout {forced}")
+                        raise QuantGraphError(
+                            f"{node.label}: cannot run in layout {forced} "
+                            f"({self.infeasible.get((node, forced), 'no plan')})")
                     best = match[0]
                 else:
                     source = self.layouts.get(node.x)
@@ -351,7 +368,10 @@ class Lowering:
                 y = self.placement(node.y, layout)
                 self.storage(y, node.y)
                 weights = self.fresh(f"{kernel_name}_weights")
-                plan = self.conv_generator(node, layout, kernel_name, (x.symbol, y.symbol, weights)).generate()
+                chosen_plan = next(p for p in self.conv_plans(node) if p.layout is layout)
+                plan = self.conv_generator(
+                    node, layout, kernel_name, (x.symbol, y.symbol, weights)
+                ).generate_as(chosen_plan.config)
                 self.program.data(weights, plan.weights)
                 self.program.kernels.append(plan.func)
             elif isinstance(node, QAdd):
