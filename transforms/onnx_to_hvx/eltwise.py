@@ -9,8 +9,11 @@ the compiler tabulates all 65536 cases exactly and fits an integer formula
     y = clamp(floor((a·MA + b·MB + C) / 2^F), lo, hi)
 
 that HVX computes in 32-bit lanes (zero-extend the bytes twice, `vmpyi` for the high
-16 bits of the multipliers, `vmpyie` for the low ones). The few (a, b) where the table
-and the formula differ are patched with byte compares and a predicated add. Every
+16 bits of the multipliers, `vmpyie` for the low ones), rounding half up or, where the
+scale ratios are dyadic and onnxruntime's sums fall on halves (e.g. two inputs at
+twice the output's scale... or half), half to even. The few (a, b) where the table and
+the formula still differ are patched with byte compares and a predicated add, their
+constants in registers when they fit and made in place otherwise. Every
 tensor is one buffer of the same geometry, so the kernel runs over whole vectors,
 halo and padding included (their zero points add to the output's zero point).
 
@@ -64,16 +67,32 @@ class AddFormula:
     clamp: tuple[int, int]
     corrections: tuple[tuple[int, int, int], ...]
     """(a, b, delta): add delta to y where the inputs are a and b."""
+    ties_even: bool = False
+    """Round half to even (t + 2^(F-1) − 1 + the lowest bit of t >> F) instead of
+    `constant` carrying the half: exact where the scale ratios are dyadic and
+    onnxruntime's float32 sums land on halves."""
+
+    def total(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The 32-bit lane value before the shift (int64 numpy)."""
+        total = (np.asarray(a, np.int64) * self.multiplier_a
+                 + np.asarray(b, np.int64) * self.multiplier_b + self.constant)
+        if self.ties_even:
+            total = total + (1 << (self.shift - 1)) - 1 + ((total >> self.shift) & 1)
+        assert np.all(np.abs(total) < 2**31), "the Add formula overflows 32 bits"
+        return total
 
     def model(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        total = np.asarray(a, np.int64) * self.multiplier_a + np.asarray(b, np.int64) * self.multiplier_b
-        y = np.clip((total + self.constant) >> self.shift, *self.clamp)
+        y = np.clip(self.total(a, b) >> self.shift, *self.clamp)
         for ca, cb, delta in self.corrections:
             y = y + np.where((a == ca) & (b == cb), delta, 0)
         return y
 
 
 def fit_add(q: AddQuant) -> AddFormula:
+    """
+    The integer formula closest to the table, rounding half up or half to even (the
+    one with fewer corrections), and the corrections that make it exact.
+    """
     table = reference_add_table(q)
     ra, rb = np.float32(q.a_scale) / np.float32(q.y_scale), np.float32(q.b_scale) / np.float32(q.y_scale)
     biggest = max(float(ra), float(rb), 1.0)
@@ -84,23 +103,46 @@ def fit_add(q: AddQuant) -> AddFormula:
     k = q.y_zero - float(ra) * q.a_zero - float(rb) * q.b_zero
     ma, mb = round(float(ra) * 2**shift), round(float(rb) * 2**shift)
     best = None
-    for nudge in range(-4, 5):
-        constant = round((k + 0.5) * 2**shift) + nudge
-        formula = AddFormula(ma, mb, constant, shift, q.clamp, ())
-        diff = table - formula.model(a, b)
-        count = int(np.count_nonzero(diff))
-        if best is None or count < best[0]:
-            best = (count, constant, diff)
-    _, constant, diff = best
+    for ties_even in (False, True):
+        for nudge in range(-4, 5):
+            constant = round((k + (0 if ties_even else 0.5)) * 2**shift) + nudge
+            formula = AddFormula(ma, mb, constant, shift, q.clamp, (), ties_even)
+            diff = table - formula.model(a, b)
+            count = int(np.count_nonzero(diff))
+            if best is None or count < best[0]:
+                best = (count, formula, diff)
+    _, formula, diff = best
     where = np.argwhere(diff != 0)
     corrections = tuple((int(i), int(j), int(diff[i, j])) for i, j in where)
-    formula = AddFormula(ma, mb, constant, shift, q.clamp, corrections)
+    formula = AddFormula(ma, mb, formula.constant, shift, q.clamp, corrections, formula.ties_even)
     assert np.array_equal(formula.model(a, b), table)
     return formula
 
 
+HOISTED_CORRECTIONS = 4
+"""Add corrections whose constants are tried in registers for the whole kernel."""
+
+
 def add_kernel(name: str, size: int, a: str, b: str, y: str, formula: AddFormula) -> ops.FuncOp:
-    """y = a + b over `size` bytes (whole vectors) of three same-geometry buffers."""
+    """
+    y = a + b over `size` bytes (whole vectors) of three same-geometry buffers: with the
+    correction constants in registers throughout where they fit, else made where each
+    is used (any number of corrections fits).
+    """
+    from mobile_opt.transforms.hvx_regalloc import RegisterAllocationError, allocate_registers
+
+    if len(formula.corrections) <= HOISTED_CORRECTIONS:
+        kernel = _add_kernel(name, size, a, b, y, formula, hoisted=True)
+        try:
+            allocate_registers(kernel.clone())
+            return kernel
+        except RegisterAllocationError:
+            pass
+    return _add_kernel(name, size, a, b, y, formula, hoisted=False)
+
+
+def _add_kernel(name: str, size: int, a: str, b: str, y: str, formula: AddFormula,
+                hoisted: bool) -> ops.FuncOp:
     kb = KernelBuilder(name)
     high = lambda m: kb.const((m >> 16) * 0x01010101)  # noqa: E731 — vmpyi takes bytes
     low = lambda m: kb.splat(m & 0xFFFF)  # noqa: E731
@@ -109,6 +151,10 @@ def add_kernel(name: str, size: int, a: str, b: str, y: str, formula: AddFormula
     constant, shift16 = kb.splat(formula.constant), kb.const(16)
     shift = kb.const(formula.shift)
     lo, hi = formula.clamp
+
+    def splat(value: int):
+        return kb.splat(value) if hoisted else kb(ops.VsplatOp(kb.fresh_const(value)))
+
     pointers = [kb(ops.AddressOp(sym)) for sym in (a, b, y)]
     with kb.loop(size // VECTOR, "counted", pointers) as loop:
         pa, pb, py = loop.args
@@ -131,6 +177,12 @@ def add_kernel(name: str, size: int, a: str, b: str, y: str, formula: AddFormula
             total = kb(ops.VmpyieAccOp(total, wb, mb_low))
             total = kb(ops.VaslWAccOp(total, top, shift16))
             total = kb(ops.VaddWOp(total, constant))
+            if formula.ties_even:
+                # minus the lowest bit of total >> F: (x << 31) >> 31 is 0 or −1
+                odd = kb(ops.VaslWOp(kb(ops.VasrWOp(total, shift)), kb.const(31)))
+                odd = kb(ops.VasrWOp(odd, kb.const(31)))
+                total = kb(ops.VaddWOp(total, kb.splat((1 << (formula.shift - 1)) - 1)))
+                total = kb(ops.VsubWOp(total, odd))
             results.append(kb(ops.VasrWOp(total, shift)))
         packed = kb(ops.VsatUbOp(kb(ops.VsatHOp(results[3], results[2])),
                                  kb(ops.VsatHOp(results[1], results[0]))))
@@ -139,9 +191,9 @@ def add_kernel(name: str, size: int, a: str, b: str, y: str, formula: AddFormula
         if hi < 255:
             packed = kb(ops.VminUbOp(packed, kb.splat(hi * 0x01010101)))
         for ca, cb, delta in formula.corrections:
-            q = kb(ops.VcmpEqBOp(va, kb.splat(ca * 0x01010101)))
-            q = kb(ops.VcmpEqBAndOp(q, vb, kb.splat(cb * 0x01010101)))
-            packed = kb(ops.VaddBIfOp(q, packed, kb.splat((delta & 0xFF) * 0x01010101)))
+            q = kb(ops.VcmpEqBOp(va, splat(ca * 0x01010101)))
+            q = kb(ops.VcmpEqBAndOp(q, vb, splat(cb * 0x01010101)))
+            packed = kb(ops.VaddBIfOp(q, packed, splat((delta & 0xFF) * 0x01010101)))
         kb.add(ops.VmemStoreOp(py, packed, 0, region=y))
         loop.next(*(kb(ops.AddImmOp(p, VECTOR)) for p in (pa, pb, py)))
     return kb.func
