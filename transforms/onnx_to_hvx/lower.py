@@ -41,7 +41,7 @@ from mobile_opt.backends.hexagon.program import Program
 from mobile_opt.dialects.hvx import PlanAttr
 from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS, ImageGeometry, SimdLayout
 from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
-from mobile_opt.transforms.hvx_regalloc import allocate_registers
+from mobile_opt.transforms.hvx_regalloc import NODE_ATTRIBUTE, allocate_registers
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvShape, PlanInfeasible
 from mobile_opt.transforms.onnx_to_hvx.eltwise import (
     AddQuant,
@@ -363,57 +363,64 @@ class Lowering:
         for index, node in enumerate(self.graph.nodes):
             layout = chosen[node]
             kernel_name = self.fresh(f"k{index}_{_node_name(node.label)}")
-            if isinstance(node, QConv):
-                x = self.stored(node.x, layout)
-                y = self.placement(node.y, layout)
-                self.storage(y, node.y)
-                weights = self.fresh(f"{kernel_name}_weights")
-                chosen_plan = next(p for p in self.conv_plans(node) if p.layout is layout)
-                plan = self.conv_generator(
-                    node, layout, kernel_name, (x.symbol, y.symbol, weights)
-                ).generate_as(chosen_plan.config)
-                self.program.data(weights, plan.weights)
-                self.program.kernels.append(plan.func)
-            elif isinstance(node, QAdd):
-                a, b = self.stored(node.a, layout), self.stored(node.b, layout)
-                y = self.placement(node.y, layout)
-                self.storage(y, node.y)
-                quant = AddQuant(float(node.a.scale), node.a.zero_point, float(node.b.scale),
-                                 node.b.zero_point, float(node.y.scale), node.y.zero_point,
-                                 node.y.signed, node.clamp)
-                self.program.kernels.append(add_kernel(
-                    kernel_name, y.geometry.size, a.symbol, b.symbol, y.symbol, fit_add(quant)))
-            elif isinstance(node, QMaxPool):
-                x = self.stored(node.x, layout)
-                if node in self.pool_copies:
-                    copy = self.pool_copies[node]
-                    self.layouts[copy] = layout
-                    target = self.placement(copy, layout)
-                    self.storage(target, copy)
-                    self.gather(f"{kernel_name}_input", x, target)
-                    x = target
-                y = self.placement(node.y, layout)
-                self.storage(y, node.y)
-                self.program.kernels.append(max_pool_kernel(
-                    kernel_name, node.shape, x.geometry, y.geometry, x.symbol, y.symbol))
-            elif isinstance(node, QRelayout):
-                y = self.placement(node.y, layout)
-                self.storage(y, node.y)
-                self.gather(kernel_name, self.placement(node.x, node.source), y)
-            else:
-                x = self.stored(node.x, self.layouts[node.x])
-                y = self.placement(node.y, layout)
-                self.storage(y, node.y)
-                # NCHW element e of x is element e of y
-                table = self.fresh(f"{kernel_name}_table")
-                self.program.data(table, gather_table(
-                    _nchw_order(x.geometry, node.x), _nchw_order(y.geometry, node.y)))
-                self.program.kernels.append(gather_kernel(
-                    kernel_name, x.symbol, y.symbol, table, int(np.prod(node.x.image))))
+            first_kernel = len(self.program.kernels)
+            self.emit_node(node, layout, kernel_name)
+            for kernel in self.program.kernels[first_kernel:]:
+                kernel.attributes[NODE_ATTRIBUTE] = StringAttr(node.label)
         for name, tensor, _ in self.graph.outputs:
             place = self.placement(tensor, self.layouts[tensor])
             self.program.output(place.symbol, place.geometry.size)
         return self.program
+
+    def emit_node(self, node: QNode, layout: SimdLayout, kernel_name: str) -> None:
+        """The kernels of one operator (and the relayouts its inputs need)."""
+        if isinstance(node, QConv):
+            x = self.stored(node.x, layout)
+            y = self.placement(node.y, layout)
+            self.storage(y, node.y)
+            weights = self.fresh(f"{kernel_name}_weights")
+            chosen_plan = next(p for p in self.conv_plans(node) if p.layout is layout)
+            plan = self.conv_generator(
+                node, layout, kernel_name, (x.symbol, y.symbol, weights)
+            ).generate_as(chosen_plan.config)
+            self.program.data(weights, plan.weights)
+            self.program.kernels.append(plan.func)
+        elif isinstance(node, QAdd):
+            a, b = self.stored(node.a, layout), self.stored(node.b, layout)
+            y = self.placement(node.y, layout)
+            self.storage(y, node.y)
+            quant = AddQuant(float(node.a.scale), node.a.zero_point, float(node.b.scale),
+                             node.b.zero_point, float(node.y.scale), node.y.zero_point,
+                             node.y.signed, node.clamp)
+            self.program.kernels.append(add_kernel(
+                kernel_name, y.geometry.size, a.symbol, b.symbol, y.symbol, fit_add(quant)))
+        elif isinstance(node, QMaxPool):
+            x = self.stored(node.x, layout)
+            if node in self.pool_copies:
+                copy = self.pool_copies[node]
+                self.layouts[copy] = layout
+                target = self.placement(copy, layout)
+                self.storage(target, copy)
+                self.gather(f"{kernel_name}_input", x, target)
+                x = target
+            y = self.placement(node.y, layout)
+            self.storage(y, node.y)
+            self.program.kernels.append(max_pool_kernel(
+                kernel_name, node.shape, x.geometry, y.geometry, x.symbol, y.symbol))
+        elif isinstance(node, QRelayout):
+            y = self.placement(node.y, layout)
+            self.storage(y, node.y)
+            self.gather(kernel_name, self.placement(node.x, node.source), y)
+        else:
+            x = self.stored(node.x, self.layouts[node.x])
+            y = self.placement(node.y, layout)
+            self.storage(y, node.y)
+            # NCHW element e of x is element e of y
+            table = self.fresh(f"{kernel_name}_table")
+            self.program.data(table, gather_table(
+                _nchw_order(x.geometry, node.x), _nchw_order(y.geometry, node.y)))
+            self.program.kernels.append(gather_kernel(
+                kernel_name, x.symbol, y.symbol, table, int(np.prod(node.x.image))))
 
 
 def _pointwise(node: QConv) -> bool:
