@@ -17,8 +17,15 @@ constants in registers when they fit and made in place otherwise. Every
 tensor is one buffer of the same geometry, so the kernel runs over whole vectors,
 halo and padding included (their zero points add to the output's zero point).
 
+Where the formula needs more than `TABLE_CORRECTIONS` corrections (scale ratios that
+are simple fractions, e.g. 0.03/0.1, put onnxruntime's float32 sums next to halves
+at thousands of pairs), the Add looks each result up in its 64 KiB table instead: a
+vector kernel writes (256·a + b, e) for every byte e and the gather kernel copies
+`y[e] = table[256·a + b]`.
+
 Gather. A reshape (Flatten) or a change of SIMD layout moves bytes; the kernel copies
-`dst[j] = src[i]` for a compile-time table of (i, j) offset pairs, one byte a step.
+`dst[j] = src[i]` for a table of (i, j) offset pairs, one byte a step; the table is
+compile-time data, or what a table Add's first kernel wrote.
 """
 
 from __future__ import annotations
@@ -122,6 +129,13 @@ def fit_add(q: AddQuant) -> AddFormula:
 HOISTED_CORRECTIONS = 4
 """Add corrections whose constants are tried in registers for the whole kernel."""
 
+TABLE_CORRECTIONS = 64
+"""Beyond this many corrections an Add looks its result up in the 64 KiB table instead:
+three instructions a byte against three a correction for 128 bytes."""
+
+QUAD_ORDER = (0, 2, 1, 3)
+"""Word lane l of quad q of a zero-extended vector holds byte 4·l + QUAD_ORDER[q]."""
+
 
 def add_kernel(name: str, size: int, a: str, b: str, y: str, formula: AddFormula) -> ops.FuncOp:
     """
@@ -196,6 +210,49 @@ def _add_kernel(name: str, size: int, a: str, b: str, y: str, formula: AddFormul
             packed = kb(ops.VaddBIfOp(q, packed, splat((delta & 0xFF) * 0x01010101)))
         kb.add(ops.VmemStoreOp(py, packed, 0, region=y))
         loop.next(*(kb(ops.AddImmOp(p, VECTOR)) for p in (pa, pb, py)))
+    return kb.func
+
+
+def add_table(formula_table: np.ndarray) -> np.ndarray:
+    """The 64 KiB lookup table: byte 256·a + b is y for internal inputs a and b."""
+    return np.asarray(formula_table, np.uint8).reshape(-1)
+
+
+def add_lane_offsets() -> np.ndarray:
+    """Four vectors of words: the byte each word lane of each quad stands for."""
+    lanes = np.arange(VECTOR // 4)
+    return np.concatenate([4 * lanes + q for q in QUAD_ORDER]).astype(np.int32)
+
+
+def add_index_kernel(name: str, size: int, a: str, b: str, pairs: str, lanes: str) -> ops.FuncOp:
+    """
+    The first half of a table Add: for every byte e of the buffers, the pair
+    (256·a[e] + b[e], e) that `gather_kernel` then looks up in the table and stores.
+    """
+    kb = KernelBuilder(name)
+    shift8 = kb.const(8)
+    lane_base = kb(ops.AddressOp(lanes))
+    offsets = [kb(ops.VmemLoadOp(lane_base, q, region=lanes)) for q in range(4)]
+    pointers = [kb(ops.AddressOp(sym)) for sym in (a, b, pairs)]
+    with kb.loop(size // VECTOR, "counted", [*pointers, kb.fresh_const(0)]) as loop:
+        pa, pb, pp, base = loop.args
+        words = []
+        for pointer, region in ((pa, a), (pb, b)):
+            halves = kb(ops.VzxtByteOp(kb(ops.VmemLoadOp(pointer, 0, region=region))))
+            quad = []
+            for view in (ops.LoOp, ops.HiOp):
+                pair = kb(ops.VzxtHalfOp(kb(view(halves))))
+                quad += [kb(ops.LoOp(pair)), kb(ops.HiOp(pair))]
+            words.append(quad)
+        splat = kb(ops.VsplatOp(base))
+        for q, (wa, wb) in enumerate(zip(*words)):
+            index = kb(ops.VaddWOp(kb(ops.VaslWOp(wa, shift8)), wb))
+            target = kb(ops.VaddWOp(splat, offsets[q]))
+            interleaved = kb(ops.VshuffOp(target, index, kb.const(-4)))
+            kb.add(ops.VmemStoreOp(pp, kb(ops.LoOp(interleaved)), 2 * q, region=pairs))
+            kb.add(ops.VmemStoreOp(pp, kb(ops.HiOp(interleaved)), 2 * q + 1, region=pairs))
+        loop.next(kb(ops.AddImmOp(pa, VECTOR)), kb(ops.AddImmOp(pb, VECTOR)),
+                  kb(ops.AddImmOp(pp, 8 * VECTOR)), kb(ops.AddImmOp(base, VECTOR)))
     return kb.func
 
 

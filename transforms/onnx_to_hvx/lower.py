@@ -44,11 +44,16 @@ from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
 from mobile_opt.transforms.hvx_regalloc import NODE_ATTRIBUTE, allocate_registers
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvShape, PlanInfeasible
 from mobile_opt.transforms.onnx_to_hvx.eltwise import (
+    TABLE_CORRECTIONS,
     AddQuant,
+    add_index_kernel,
     add_kernel,
+    add_lane_offsets,
+    add_table,
     fit_add,
     gather_kernel,
     gather_table,
+    reference_add_table,
 )
 from mobile_opt.transforms.onnx_to_hvx.pool import max_pool_kernel
 from mobile_opt.transforms.onnx_to_hvx.quant_graph import (
@@ -392,8 +397,19 @@ class Lowering:
             quant = AddQuant(float(node.a.scale), node.a.zero_point, float(node.b.scale),
                              node.b.zero_point, float(node.y.scale), node.y.zero_point,
                              node.y.signed, node.clamp)
-            self.program.kernels.append(add_kernel(
-                kernel_name, y.geometry.size, a.symbol, b.symbol, y.symbol, fit_add(quant)))
+            formula, size = fit_add(quant), y.geometry.size
+            if len(formula.corrections) <= TABLE_CORRECTIONS:
+                self.program.kernels.append(add_kernel(
+                    kernel_name, size, a.symbol, b.symbol, y.symbol, formula))
+                return
+            table, lanes = self.fresh(f"{kernel_name}_table"), self.fresh(f"{kernel_name}_lanes")
+            pairs = self.fresh(f"{kernel_name}_pairs")
+            self.program.data(table, add_table(reference_add_table(quant)))
+            self.program.data(lanes, add_lane_offsets())
+            self.program.storage(pairs, 8 * size)
+            self.program.kernels.append(add_index_kernel(
+                self.fresh(f"{kernel_name}_index"), size, a.symbol, b.symbol, pairs, lanes))
+            self.program.kernels.append(gather_kernel(kernel_name, table, y.symbol, pairs, size))
         elif isinstance(node, QMaxPool):
             x = self.stored(node.x, layout)
             if node in self.pool_copies:
