@@ -671,8 +671,9 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
                 notes.append(
                     f"note: onnxruntime leaves the exact integer reference on '{name}' by "
                     f"{ort.describe()}, where this run matches it: onnxruntime is the inexact "
-                    "side (on x86 without VNNI it runs some quantized nodes in float and sums "
-                    "uint8 x int8 pairs in 16 bits with saturation)")
+                    "side (it runs some quantized nodes in float32, e.g. int8 ones whose "
+                    "input is shared, and on x86 without VNNI sums uint8 x int8 pairs in 16 "
+                    "bits with saturation)")
         if np.unique(expected[name]).size < 2:
             notes.append(f"warning: the reference output '{name}' is constant; an exact match "
                          "says little")
