@@ -77,11 +77,12 @@ class _Expander:
 
     def zero_like(self, node: onnx.NodeProto, given: list[str]) -> str:
         """A zero point for an input that leaves it out: of the type another one has."""
+        base = f"{node.name or node.output[0]}_zero"
         for name in given:
             value = self.value(name) if name else None
             if value is not None:
-                return self.constant(f"{node.name or node.output[0]}_zero", np.zeros((), value.dtype))
-        return self.constant(f"{node.name or node.output[0]}_zero", np.zeros((), np.uint8))
+                return self.constant(base, np.zeros((), value.dtype))
+        return self.constant(base, np.zeros((), np.uint8))
 
     def dequantize(self, node, x: str, scale: str, zero: str, tag: str, axis: int | None = None):
         out = self.fresh(f"{x}_dequantized")

@@ -310,7 +310,8 @@ def contrib_model(op: str, shape=(1, 8, 5, 7), seed: int = 0, signed: bool = Fal
     zdt = np.int8 if signed else np.uint8
     drawn = [float(np.float32(rng.uniform(0.01, 0.05))) for _ in range(3)]
     sa, sb, sy = scales or drawn
-    zeros = [int(rng.integers(-20, 20)) if signed else int(rng.integers(100, 156)) for _ in range(3)]
+    zeros = [int(rng.integers(-20, 20)) if signed else int(rng.integers(100, 156))
+             for _ in range(3)]
     inits = [_scalar("a_scale", sa, np.float32), _scalar("a_zero", zeros[0], zdt),
              _scalar("y_scale", sy, np.float32), _scalar("y_zero", zeros[2], zdt)]
     inputs = [helper.make_tensor_value_info("a", act, list(shape))]
@@ -378,7 +379,8 @@ def residual_block(channels: int = 64, size: int = 8, seed: int = 0,
         inits.extend([
             numpy_helper.from_array(w, f"{name}_w"), _scalar(f"{name}_ws", w_scale, np.float32),
             _scalar(f"{name}_wz", 0, np.int8),
-            numpy_helper.from_array(rng.integers(-500, 500, channels).astype(np.int32), f"{name}_b"),
+            numpy_helper.from_array(rng.integers(-500, 500, channels).astype(np.int32),
+                                    f"{name}_b"),
             _scalar(f"{name}_bs", b_scale, np.float32), _scalar(f"{name}_bz", 0, np.int32)])
         nodes.extend([
             helper.make_node("DequantizeLinear", [f"{name}_w", f"{name}_ws", f"{name}_wz"],
@@ -399,7 +401,8 @@ def residual_block(channels: int = 64, size: int = 8, seed: int = 0,
     nodes += [
         helper.make_node("Add", [c, "xf"], ["sum"], name="add"),
         helper.make_node("Relu", ["sum"], ["relu"], name="relu"),
-        helper.make_node("QuantizeLinear", ["relu", "y_scale", "y_zero"], ["yq"], name="quantize_y"),
+        helper.make_node("QuantizeLinear", ["relu", "y_scale", "y_zero"], ["yq"],
+                         name="quantize_y"),
         helper.make_node("DequantizeLinear", ["yq", "y_scale", "y_zero"], ["y"], name="dq_y"),
     ]
     shape = [1, channels, size, size]

@@ -52,9 +52,16 @@ from mobile_opt.frontend.onnx_import import graph_io_names
 
 F32 = np.float32
 
-UNITS = ("onnx.Conv", "onnx.MatMul", "onnx.Gemm", "onnx.Add", "onnx.AveragePool",
-         "onnx.GlobalAveragePool")
-"""Float ops that run in integers when they sit between DequantizeLinear and QuantizeLinear."""
+UNITS = {
+    "onnx.Conv": "conv",
+    "onnx.MatMul": "matmul",
+    "onnx.Gemm": "gemm",
+    "onnx.Add": "add",
+    "onnx.AveragePool": "average_pool",
+    "onnx.GlobalAveragePool": "global_average_pool",
+}
+"""Float ops that run in integers between DequantizeLinear and QuantizeLinear: the
+`_Runner` method that computes each."""
 
 
 # ---------------------------------------------------------------------- arithmetic
@@ -172,7 +179,7 @@ class _Runner:
         if y_scale.size != 1 or np.size(y_zero) != 1:
             return False
         params = (F32(y_scale.reshape(())), int(np.asarray(y_zero).reshape(())), dtype)
-        value = getattr(self, op.name.removeprefix("onnx.").lower())(op, *params)
+        value = getattr(self, UNITS[op.name])(op, *params)
         if value is None:
             return False
         info = np.iinfo(dtype)
@@ -294,7 +301,7 @@ class _Runner:
                       int(bz.reshape(())), float(y_scale), y_zero, info.min, info.max)
         return qlinear_add(aq, bq, q)
 
-    def globalaveragepool(self, op: Operation, y_scale, y_zero, dtype):
+    def global_average_pool(self, op: Operation, y_scale, y_zero, dtype):
         x = self.operand(op.X)
         if x is None:
             return None
@@ -305,7 +312,7 @@ class _Runner:
         m = average_multiplier(xs.reshape(()), y_scale, count)
         return _requantized(acc, m, y_zero, dtype)
 
-    def averagepool(self, op: Operation, y_scale, y_zero, dtype):
+    def average_pool(self, op: Operation, y_scale, y_zero, dtype):
         x = self.operand(op.X)
         if x is None:
             return None

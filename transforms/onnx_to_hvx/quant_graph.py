@@ -515,7 +515,8 @@ class _Reader:
             raise QuantGraphError(
                 f"{label}: ceil_mode windows that end in the padding are not supported on the DSP")
         if shape.stride[1] > 2:
-            raise QuantGraphError(f"{label}: horizontal stride {shape.stride[1]} (the DSP takes 1 or 2)")
+            raise QuantGraphError(
+                f"{label}: horizontal stride {shape.stride[1]} (the DSP takes 1 or 2)")
         return shape
 
     def max_pool(self, op: Operation, label: str) -> None:

@@ -121,7 +121,8 @@ def make_requantizer(scale: float, zero_point: int, qmin: int = 0, qmax: int = 2
         s, zero_point, qmin, qmax, clamp, ms >> 16, ms & 0xFFFF, shift, ()
     )
     levels = np.arange(qmin + 1, qmax + 1, dtype=np.int64)
-    ref_t = _thresholds(lambda a: requantize_accumulators(a, scale32, zero_point, qmin, qmax), levels)
+    ref_t = _thresholds(
+        lambda a: requantize_accumulators(a, scale32, zero_point, qmin, qmax), levels)
     lin_t = _thresholds(partial.integer_model, levels)
     corrections = []
     for r, lin in zip(ref_t.tolist(), lin_t.tolist()):

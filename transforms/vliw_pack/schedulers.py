@@ -4,8 +4,9 @@ of instruction indices in issue order.
 
 - `sda`: GCD²'s Soft Dependencies Aware packing (Algorithm 1). It builds packets from
   the end of the run: each packet is seeded with the last instruction of a critical
-  path of what is left (its deepest sink), then filled with the best *free* instruction (every successor
-  already packed, or in this packet through a soft or order edge) that fits, scored
+  path of what is left (its deepest sink), then filled with the best *free*
+  instruction (every successor already packed, or in this packet through a soft or
+  order edge) that fits, scored
   `(order + pred)·w − |hi_lat − lat|·(1−w)`, less `p` times the cycles a soft
   dependence packed in it adds to the packet (`p = inf`: none that adds any).
 - the ablations: `soft="hard"` makes every soft dependence hard (GCD²'s *soft to hard*),
