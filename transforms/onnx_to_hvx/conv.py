@@ -601,7 +601,7 @@ class ConvKernelGenerator:
             "low": b.splat(-r.clamp),
             "mantissa_low": b.splat(r.mantissa_low),
             "mantissa_high": b.const(r.mantissa_high * 0x01010101),
-            "rounding": b.splat(r.rounding),
+            "rounding": b.splat(r.rounding - 1 if r.ties_even else r.rounding),
             "shift": b.const(r.shift),
             "zero_point": b.splat(r.zero_point),
         }
@@ -613,7 +613,13 @@ class ConvKernelGenerator:
         a = b(ops.VmaxWOp(a, consts["low"]))
         t = b(ops.VmpyeOp(a, consts["mantissa_low"]))
         t = b(ops.VmpyiWordAccOp(t, a, consts["mantissa_high"]))
-        t = b(ops.VaddWOp(t, consts["rounding"]))
+        if r.ties_even:
+            # minus the lowest bit of t >> S: (x << 31) >> 31 is 0 or −1
+            odd = b(ops.VaslWOp(b(ops.VasrWOp(t, consts["shift"])), b.const(31)))
+            odd = b(ops.VasrWOp(odd, b.const(31)))
+            t = b(ops.VsubWOp(b(ops.VaddWOp(t, consts["rounding"])), odd))
+        else:
+            t = b(ops.VaddWOp(t, consts["rounding"]))
         x = b(ops.VasrWOp(t, consts["shift"]))
         y = b(ops.VaddWOp(x, consts["zero_point"]))
 
