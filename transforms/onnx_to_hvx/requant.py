@@ -141,7 +141,8 @@ def make_requantizer(scale: float, zero_point: int, qmin: int = 0, qmax: int = 2
             elif lin < r:
                 corrections.append(Correction(lin, r - 1, -1))
         candidates.append((len(corrections), ties_even, lin_t, tuple(corrections)))
-    _, ties_even, lin_t, corrections = min(candidates, key=lambda c: (c[0], c[1]))
+    # rounding to even costs about one correction's instructions
+    _, ties_even, lin_t, corrections = min(candidates, key=lambda c: (c[0] + c[1], c[1]))
     result = Requantizer(
         s, zero_point, qmin, qmax, clamp, ms >> 16, ms & 0xFFFF, shift, corrections, ties_even
     )
