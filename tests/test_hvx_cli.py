@@ -77,3 +77,17 @@ def test_unsupported_model_is_one_line(tmp_path, capsys):
         f"mobile-run: error: {path}: node 'conv' (Conv): per-channel quantisation (the weight "
         "scale has 8 values) is not supported on the DSP path",
     )
+
+
+@pytest.mark.usefixtures("hexagon_toolchain")
+def test_mobile_run_hexagon_on_ir_with_a_relayout(tmp_path, capsys):
+    """An `.mlir` module: the integer reference passes the relayout's values through."""
+    import numpy as np
+    from pathlib import Path
+
+    source = Path(__file__).parent / "filecheck" / "transforms" / "onnx-to-hvx-relayout.mlir"
+    np.save(tmp_path / "a.npy", np.random.default_rng(0).integers(0, 256, (8, 4)).astype(np.uint8))
+    status, out, err = run_mobile_run(
+        ["--target", "hexagon", str(source), "--input", f"a={tmp_path / 'a.npy'}"], capsys)
+    assert status == 0, err
+    assert re.search(r"^y +\[8, 4\] +0 LSB +PASS +-$", out, re.MULTILINE), out
