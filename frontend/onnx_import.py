@@ -54,6 +54,7 @@ from mobile_opt.dialects.onnx.constants import (
 )
 from mobile_opt.dialects.onnx.shapes import ShapeError
 from mobile_opt.dialects.onnx.types import element_type_from_onnx, onnx_type_name
+from mobile_opt.frontend.contrib_ops import ContribOpError, expand_contrib_ops
 from mobile_opt.frontend.dims import fix_input_dims
 from mobile_opt.frontend.errors import OnnxImportError, node_label
 from mobile_opt.frontend.folding import FOLDED, fold_constants, run_time_nodes
@@ -193,6 +194,10 @@ def prepare_model(path: str | Path, dims: Mapping[str, int] | None = None) -> on
     """
     path = Path(path)
     model = read_model(path)
+    try:  # onnxruntime's quantized com.microsoft ops become standard QDQ units
+        model = expand_contrib_ops(model)
+    except ContribOpError as e:
+        raise OnnxImportError(f"{path}: {e}") from None
     version = _opset(model, path)
     _check_ops(run_time_nodes(model.graph), path)  # what no folding can save fails first
     fix_input_dims(model, path, dims or {})

@@ -10,7 +10,8 @@ from mobile_opt.backends.hexagon.program import Program
 from mobile_opt.dialects.hvx.layouts import ImageGeometry, SimdLayout
 from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvPlan, ConvShape
-from mobile_opt.transforms.onnx_to_hvx.requant import make_requantizer, reference
+from mobile_opt.backends.reference.qlinear import requantize_accumulators
+from mobile_opt.transforms.onnx_to_hvx.requant import make_requantizer
 
 
 def conv_reference(x, w, bias, shape: ConvShape, x_zero: int, scale: float, y_zero: int):
@@ -30,7 +31,7 @@ def conv_reference(x, w, bias, shape: ConvShape, x_zero: int, scale: float, y_ze
             else:
                 acc += np.einsum("chw,nc->nhw", patch, taps)
     acc += np.asarray(bias, np.int64)[:, None, None]
-    return reference(acc, np.float32(scale), y_zero, 0, 255)
+    return requantize_accumulators(acc, np.float32(scale), y_zero, 0, 255)
 
 
 @dataclass

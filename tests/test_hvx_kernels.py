@@ -20,14 +20,15 @@ pytestmark = pytest.mark.usefixtures("hexagon_toolchain")
 SWEEP = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _check(layout, shape, seed, weight_range=128):
+def _check(layout, shape, seed, weight_range=128, scale=None):
     rng = np.random.default_rng(seed)
     x = rng.integers(0, 256, (shape.channels, shape.height, shape.width)).astype(np.uint8)
     per_input = 1 if shape.depthwise else shape.channels
     kh, kw = shape.kernel
     w = rng.integers(-weight_range, weight_range, (shape.out_channels, per_input, kh, kw))
     bias = rng.integers(-5000, 5000, shape.out_channels)
-    scale = float(np.float32(rng.uniform(4e-4, 1e-2)))
+    drawn = float(np.float32(rng.uniform(4e-4, 1e-2)))
+    scale = drawn if scale is None else scale
     run = run_conv_kernel(
         layout, shape, x, w.astype(np.int8), bias, int(rng.integers(0, 256)), scale,
         int(rng.integers(0, 256)),
@@ -75,3 +76,10 @@ def test_full_range_weights(layout):
 def test_seven_by_seven_stride_two():
     """ResNet-50's first convolution shape, scaled down: 7×7, stride 2, pad 3, 3 channels."""
     _check(SimdLayout.COL4, ConvShape(3, 20, 20, 8, (7, 7), (2, 2), (3, 3)), seed=4)
+
+
+@pytest.mark.parametrize("layout", MATRIX_LAYOUTS, ids=str)
+def test_dyadic_scale_rounds_half_to_even(layout):
+    """A scale of 2^-9 puts every other accumulator on a half: rounded to even."""
+    _check(layout, ConvShape(8, 5, 7, 8, (3, 3), (1, 1), (1, 1)), seed=5, weight_range=64,
+           scale=2.0**-9)

@@ -29,6 +29,17 @@ class RegisterAllocationError(DiagnosticException):
     pass
 
 
+NODE_ATTRIBUTE = "hvx.node"
+"""The ONNX node a lowered kernel computes (`node 'name' (Op)`), for diagnostics."""
+
+
+def describe_kernel(func: ops.FuncOp) -> str:
+    """The kernel as a diagnostic names it: its ONNX node where the lowering recorded it."""
+    node = func.attributes.get(NODE_ATTRIBUTE)
+    name = func.sym_name.data
+    return f"{node.data}, kernel {name}" if node is not None else name  # type: ignore[union-attr]
+
+
 LOW_LIMIT = 8
 """`Rt8` operands name r0..r7 only."""
 
@@ -125,14 +136,14 @@ class FunctionAllocator:
         _, def_loops = self._def_position(operand)
         if any(loop not in def_loops for loop in self._enclosing_loops(inst)):
             raise RegisterAllocationError(
-                f"{self.func.sym_name.data}: {inst.name} overwrites, on every loop "
+                f"{describe_kernel(self.func)}: {inst.name} overwrites, on every loop "
                 "iteration, a value defined outside the loop"
             )
         here = self.position[inst]
         for use in operand.uses:
             if use.operation is not inst and self.position[use.operation] > here:
                 raise RegisterAllocationError(
-                    f"{self.func.sym_name.data}: {inst.name} overwrites a value that is "
+                    f"{describe_kernel(self.func)}: {inst.name} overwrites a value that is "
                     f"still read later by {use.operation.name}"
                 )
 
@@ -150,7 +161,7 @@ class FunctionAllocator:
                 assert isinstance(yielded, ops.YieldOp)
                 if len(set(yielded.values)) != len(yielded.values):
                     raise RegisterAllocationError(
-                        f"{self.func.sym_name.data}: a loop yields one value twice"
+                        f"{describe_kernel(self.func)}: a loop yields one value twice"
                     )
                 for init, arg, out, result in zip(
                     op.inits, op.body.block.args, yielded.values, op.results
@@ -164,7 +175,7 @@ class FunctionAllocator:
                 for offset, half in enumerate((op.lo, op.hi)):
                     if half in views:
                         raise RegisterAllocationError(
-                            f"{self.func.sym_name.data}: a vector joins two pairs"
+                            f"{describe_kernel(self.func)}: a vector joins two pairs"
                         )
                     views[half] = (op.d, offset)
         by_root: dict[SSAValue, _Class] = {}
@@ -182,7 +193,7 @@ class FunctionAllocator:
             view_class = by_root[uf.find(view)]
             if len(view_class.values) != 1:
                 raise RegisterAllocationError(
-                    f"{self.func.sym_name.data}: a pair view cannot be overwritten in place"
+                    f"{describe_kernel(self.func)}: a pair view cannot be overwritten in place"
                 )
             pair_class.parts.append((view_class, offset))
             pair_class.start = min(pair_class.start, view_class.start)
@@ -208,7 +219,7 @@ class FunctionAllocator:
             named = {v.type for v in cls.values if v.type.is_allocated}  # type: ignore[union-attr]
             if len(named) > 1:
                 raise RegisterAllocationError(
-                    f"{self.func.sym_name.data}: tied values are fixed to different registers"
+                    f"{describe_kernel(self.func)}: tied values are fixed to different registers"
                 )
             if named:
                 cls.register = named.pop()  # type: ignore[assignment]
@@ -245,7 +256,7 @@ class FunctionAllocator:
                     break
             else:
                 raise RegisterAllocationError(
-                    f"{self.func.sym_name.data}: kernel needs more {reg_type.name} "
+                    f"{describe_kernel(self.func)}: kernel needs more {reg_type.name} "
                     f"registers than the machine has"
                 )
         for cls in todo:

@@ -14,7 +14,10 @@ the kernel generator records it (`hvx.output = [M, N]`: output pixels × channel
 - *fat* outputs (N ≥ 4·M) twice: their many channel tiles already keep the multiply
   slots busy, so more copies buy little (1–3% in the cycle model) for the code.
 (`bench/sda.py` compares this choice with the best of 1, 2 and 4 by the cycle model.)
-If the unrolled kernel does not fit the registers, the next smaller bound is used.
+A body already long enough to keep the packer busy (`max-body` instructions, default
+1024, e.g. a requantiser applying a hundred corrections) is copied only as far as that
+bound, which only costs compile time. If the unrolled kernel does not fit the
+registers, the next smaller bound is used.
 The unrolled bodies' pointer steps then fold into offsets (`hvx_addresses.py`).
 """
 
@@ -34,6 +37,8 @@ from mobile_opt.transforms.hvx_addresses import fold_addresses
 
 OUTPUT_ATTRIBUTE = "hvx.output"
 FACTORS = {"skinny": 4, "square": 4, "fat": 2}
+MAX_BODY = 1024
+"""Instructions an unrolled innermost body grows to at most, under factor=0."""
 
 
 def output_class(pixels: int, channels: int) -> str:
@@ -130,12 +135,17 @@ def _unroll_all(func: ops.FuncOp, most: int) -> None:
         fold_addresses(loop.body.block)
 
 
-def unroll_function(func: ops.FuncOp, factor: int) -> int:
+def unroll_function(func: ops.FuncOp, factor: int, max_body: int = MAX_BODY) -> int:
     """
-    Unroll `func`'s innermost loops by at most `factor` (0: the heuristic's), each by
-    the largest divisor of its trip count within that; the bound that fit.
+    Unroll `func`'s innermost loops by at most `factor` (0: the heuristic's, within
+    `max_body` instructions), each by the largest divisor of its trip count within
+    that; the bound that fit.
     """
     most = heuristic_factor(func) if factor == 0 else factor
+    if factor == 0:
+        longest = max((len(list(loop.body.block.ops)) for loop in innermost_loops(
+            func.body.block)), default=1)
+        most = max(1, min(most, max_body // max(longest, 1)))
     while most > 1:
         trial = func.clone()
         _unroll_all(trial, most)
@@ -152,6 +162,8 @@ class HvxUnrollPass(ModulePass):
 
     factor: int = 0
     """Copies of each innermost loop body; 0 chooses by the kernel's output shape."""
+    max_body: int = MAX_BODY
+    """With factor 0: instructions an unrolled body grows to at most."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.factor < 0:
@@ -167,4 +179,4 @@ class HvxUnrollPass(ModulePass):
                 raise DiagnosticException(
                     f"hvx-unroll: @{func.sym_name.data} is already allocated (unroll before hvx-regalloc)"
                 )
-            unroll_function(func, self.factor)
+            unroll_function(func, self.factor, self.max_body)

@@ -163,32 +163,24 @@ class DependenceGraph:
         """The length of an edge on a critical path: a hard one at least a packet."""
         return max(edge.latency, 1) if edge.kind is Dependence.HARD else edge.latency
 
-    def heights(self, alive: set[int] | None = None) -> list[int]:
-        """Longest latency path from each instruction to the end of the run."""
+    def heights(self) -> list[int]:
+        """Longest latency path from each instruction to the end of the run, inclusive."""
         height = [0] * len(self)
         for i in reversed(range(len(self))):
-            if alive is not None and i not in alive:
-                continue
             height[i] = max(
-                (self.edge_length(e) + height[d] for d, e in self.succs[i].items()
-                 if alive is None or d in alive),
-                default=0,
+                (self.edge_length(e) + height[d] for d, e in self.succs[i].items()), default=0
             ) + 1
         return height
 
-    def critical_path(self, alive: set[int]) -> list[int]:
-        """The longest latency path through the live instructions, first to last."""
-        height = self.heights(alive)
-        roots = [i for i in alive if not any(p in alive for p in self.preds[i])]
-        node = max(roots, key=lambda i: (height[i], -i))
-        path = [node]
-        while True:
-            nexts = [d for d, e in self.succs[node].items() if d in alive
-                     and height[node] == self.edge_length(e) + height[d] + 1]
-            if not nexts:
-                return path
-            node = min(nexts)
-            path.append(node)
+    @cached_property
+    def depths(self) -> list[int]:
+        """Longest latency path from the start of the run to each instruction, inclusive:
+        the mirror of `heights`, and the same on every prefix closed under predecessors."""
+        depth = [0] * len(self)
+        for j in range(len(self)):
+            depth[j] = max((depth[i] + self.edge_length(e) for i, e in self.preds[j].items()),
+                           default=0) + 1
+        return depth
 
     @cached_property
     def order(self) -> list[int]:

@@ -101,10 +101,11 @@ class ConvShape:
         return self.out_channels * self.out_height * self.out_width * per_output
 
 
-def _pack_words(b0, b1, b2, b3) -> np.ndarray:
-    """Four int8 arrays → the int32 words with those bytes (b0 least significant)."""
-    parts = [np.asarray(b, np.int64) & 0xFF for b in (b0, b1, b2, b3)]
-    return (parts[0] | parts[1] << 8 | parts[2] << 16 | parts[3] << 24).astype(np.uint32)
+def _words(values: np.ndarray) -> np.ndarray:
+    """int8 values, four along the last axis → the uint32 words with those bytes (the
+    first least significant)."""
+    data = np.ascontiguousarray(np.asarray(values, np.int64).astype(np.uint8))
+    return data.view("<u4")[..., 0]
 
 
 def _chunk_length(positive: list[np.ndarray], negative: list[np.ndarray]) -> int:
@@ -127,17 +128,83 @@ def _chunk_length(positive: list[np.ndarray], negative: list[np.ndarray]) -> int
     return 0
 
 
+class WindowReader:
+    """
+    The input windows of a sliding-window kernel (convolution, pooling): for a panel
+    of P output pixels and a tap kw, the P input pixels the tap reads, made from
+    aligned panel loads by `valign` (a horizontal offset) and `vdeal` (stride 2).
+    Loads go through one pointer with immediate offsets where they reach, else one
+    pointer per input panel.
+    """
+
+    def __init__(self, b: KernelBuilder, shape: ConvShape, in_geo: ImageGeometry, unroll: int,
+                 symbol: str):
+        self.b, self.shape, self.in_geo, self.unroll, self.symbol = b, shape, in_geo, unroll, symbol
+        self.k = in_geo.layout.columns_per_vector
+        self.p = in_geo.layout.panel_rows
+
+    def panel_offsets(self) -> list[int]:
+        """Input panels (relative to the panel of the first output pixel) windows read."""
+        kw, sw, pl = self.shape.kernel[1], self.shape.stride[1], self.shape.pads[1]
+        lowest = (0 - pl) // self.p
+        highest = (self.p * sw - 1 + kw - 1 - pl) // self.p
+        return list(range(lowest, highest + 1))
+
+    def shared_pointer(self) -> bool:
+        """Whether one pointer reaches every panel a window needs by immediate offsets."""
+        groups = self.in_geo.groups
+        offsets = [j * groups + u for j in self.panel_offsets() for u in range(self.unroll)]
+        return all(-8 <= o <= 7 for o in offsets)
+
+    def pointer_panels(self) -> list[int]:
+        """The panels the group loop keeps a pointer to."""
+        return [0] if self.shared_pointer() else self.panel_offsets()
+
+    def group_windows(self, ptrs: list[SSAValue], u: int) -> dict[int, SSAValue]:
+        """The window of each tap kw of group u (relative to the pointers) of an iteration."""
+        b, p, k = self.b, self.p, self.k
+        kw_count, sw, pl = self.shape.kernel[1], self.shape.stride[1], self.shape.pads[1]
+        offsets = self.panel_offsets()
+        panels: dict[int, SSAValue] = {}
+
+        def panel(j: int) -> SSAValue:
+            if j not in panels:
+                if len(ptrs) == 1:
+                    q, offset = ptrs[0], j * self.in_geo.groups + u
+                else:
+                    q, offset = ptrs[offsets.index(j)], u
+                panels[j] = b(ops.VmemLoadOp(q, offset, region=self.symbol))
+            return panels[j]
+
+        def shifted(start: int) -> SSAValue:
+            """Pixels [start, start + P) relative to the panel's first pixel."""
+            j, shift = start // p, start % p
+            if shift == 0:
+                return panel(j)
+            return b(ops.ValignOp(panel(j + 1), panel(j), b.const(shift * k)))
+
+        windows = {}
+        for kw in range(kw_count):
+            delta = kw - pl
+            if sw == 1:
+                windows[kw] = shifted(delta)
+            else:
+                low, high = shifted(delta), shifted(delta + p)
+                windows[kw] = b(ops.LoOp(b(ops.VdealOp(high, low, b.const(-k)))))
+        return windows
+
+
 class _LazyWindows:
     """An iteration's windows, made when the accumulation first needs their group."""
 
-    def __init__(self, generator: ConvKernelGenerator, ptrs: list[SSAValue]):
-        self.generator, self.ptrs = generator, ptrs
+    def __init__(self, reader: WindowReader, ptrs: list[SSAValue]):
+        self.reader, self.ptrs = reader, ptrs
         self.groups: dict[int, dict[int, SSAValue]] = {}
 
     def __getitem__(self, item: tuple[int, int]) -> SSAValue:
         u, kw = item
         if u not in self.groups:
-            self.groups[u] = self.generator._group_windows(self.ptrs, u)
+            self.groups[u] = self.reader.group_windows(self.ptrs, u)
         return self.groups[u][kw]
 
 
@@ -191,6 +258,8 @@ class ConvKernelGenerator:
         if shape.stride[1] not in (1, 2):
             raise PlanInfeasible(f"horizontal stride {shape.stride[1]} (only 1 and 2)")
         self.instruction = "vmpy" if shape.depthwise else layout.instruction
+        self.hoisted = len(requant.corrections) <= HOISTED_CORRECTIONS
+        """Whether the requantiser's correction constants live in registers throughout."""
         self._plan_tiles()
         # memd needs 8-byte aligned pairs: every group of stream words is even-sized
         self.paired_loads = not shape.depthwise and self.tile_channels % 2 == 0
@@ -228,78 +297,101 @@ class ConvKernelGenerator:
 
     # ------------------------------------------------------------------ weights
 
-    def _channel_weights(self, n: int, c: int, kh: int, kw: int) -> int:
-        """int8 weight of output n, input channel c (0 outside the real tensor)."""
-        w = self.weights
-        if n >= w.shape[0]:
-            return 0
-        if self.shape.depthwise:
-            return int(w[n, 0, kh, kw]) if c == n else 0
-        return int(w[n, c, kh, kw]) if c < w.shape[1] else 0
-
     def _items(self) -> list[tuple[int, int]]:
         """(group offset u, tap kw) of one iteration, in order."""
         return [(u, kw) for u in range(self.unroll) for kw in range(self.shape.kernel[1])]
 
-    def _item_words(self, tile: int, kh: int, g0: int, item: tuple[int, int], t: int) -> int:
-        """The scalar operand for item × channel t of the tile (vrmpy and vmpy)."""
-        u, kw = item
-        k = self.k
-        if self.shape.depthwise:
-            # byte j of the word multiplies the lanes of channel j mod k of the group
-            channels = [tile * k + j % k for j in range(4)]
-            return int(_pack_words(*(self._channel_weights(c, c, kh, kw) for c in channels)))
-        n = tile * self.tile_channels + t
-        group = g0 + u
+    def _weight_words(self) -> np.ndarray:
+        """
+        The scalar operands the kernel streams, shape (tiles, KH · iterations, items or
+        pairs of an iteration, words per item), in loop order; weights outside the real
+        tensor are zero. vrmpy: byte j is input channel 4·group + j; vmpy (col1): the one
+        channel's weight in all four bytes; vmpa: bytes (c0 of the pair's first window,
+        c0 of its second, c1 first, c1 second); depthwise: byte j is channel j mod K of
+        the tile's group.
+        """
+        shape, k = self.shape, self.k
+        kh_count, kw_count = shape.kernel
+        w = self.weights
+        if shape.depthwise:
+            tiles = self.out_geo.groups
+            padded = np.zeros((tiles * k, kh_count, kw_count), np.int64)
+            padded[: w.shape[0]] = w[:, 0]
+            lanes = padded.reshape(tiles, k, kh_count, kw_count)[:, np.arange(4) % k]
+            return _words(lanes.transpose(0, 2, 3, 1))[..., None]
+        tc, unroll = self.tile_channels, self.unroll
+        tiles = self.out_geo.groups // self.tile_groups
+        iterations = ceil_div(self.in_geo.groups, unroll)
+        padded = np.zeros((tiles * tc, iterations * unroll * k, kh_count, kw_count), np.int64)
+        padded[: w.shape[0], : w.shape[1]] = w
+        grid = padded.reshape(tiles, tc, iterations, unroll, k, kh_count, kw_count)
+        # (tile, kh, iteration, u, kw, t, j): items are (u, kw), j the channel in the group
+        ordered = grid.transpose(0, 5, 2, 3, 6, 1, 4).reshape(
+            tiles, kh_count * iterations, unroll * kw_count, tc, k)
         if self.instruction == "vrmpy":
-            return int(_pack_words(*(self._channel_weights(n, group * 4 + j, kh, kw)
-                                     for j in range(4))))
-        w0 = self._channel_weights(n, group, kh, kw)  # vmpy, col1: one channel a vector
-        return int(_pack_words(w0, w0, w0, w0))
+            return _words(ordered)
+        if self.instruction == "vmpy":
+            return _words(np.repeat(ordered, 4, -1))
+        items = ordered.shape[2]
+        if items % 2:  # the last window pairs with zero
+            ordered = np.concatenate([ordered, np.zeros_like(ordered[:, :, :1])], 2)
+        pairs = ordered.reshape(tiles, kh_count * iterations, -1, 2, tc, 2)
+        return _words(pairs.transpose(0, 1, 2, 4, 5, 3).reshape(*pairs.shape[:3], tc, 4))
 
-    def _pair_words(self, tile, kh, g0, first, second, t) -> int:
-        """vmpa: windows `first` (lo) and `second` (hi) of the pair, channel t."""
-        n = tile * self.tile_channels + t
-
-        def ch(item, j):
-            if item is None:
-                return 0
-            u, kw = item
-            return self._channel_weights(n, (g0 + u) * 2 + j, kh, kw)
-
-        return int(_pack_words(ch(first, 0), ch(second, 0), ch(first, 1), ch(second, 1)))
+    def _bias_words(self, tiles: int) -> np.ndarray:
+        """Each tile's per-channel bias words, shape (tiles, tile channels)."""
+        padded = np.zeros(tiles * self.tile_channels, np.int64)
+        padded[: len(self.bias)] = self.bias
+        return (padded & 0xFFFFFFFF).astype(np.uint32).reshape(tiles, self.tile_channels)
 
     # ------------------------------------------------------------------ generation
 
-    def generate(self) -> ConvPlan:
+    def generate(self, allocated: bool = False) -> ConvPlan:
         """
-        The kernel, with the widest channel tile and paired weight loads that the
-        registers hold: each try is allocated on a copy, and a failure narrows it.
+        The kernel, with the widest channel tile, paired weight loads, group unrolling
+        and hoisted requantiser constants that the registers hold: each try is
+        allocated (on a copy, unless `allocated` asks for the kernel allocated), and a
+        failure relieves the pressure one step — a narrower tile, single loads, then (at
+        one output vector) less unrolling and the correction constants made where they
+        are used. `config` then holds the choice, which `generate_as` repeats.
         """
         from mobile_opt.transforms.hvx_regalloc import RegisterAllocationError, allocate_registers
-        from mobile_opt.transforms.hvx_unroll import record_output_shape
 
+        in_groups = 1 if self.shape.depthwise else self.in_geo.groups
         tiles = [g for g in range(self.tile_groups, 0, -1) if self.out_geo.groups % g == 0]
-        tries = [(g, paired) for g in tiles for paired in (self.paired_loads, False)]
-        for tile_groups, paired in dict.fromkeys(tries):
-            self.tile_groups = tile_groups
-            self.tile_channels = tile_groups * self.k
-            self.paired_loads = paired and self.tile_channels % 2 == 0
-            plan = self._generate()
+        unrolls = [u for u in range(self.unroll, 0, -1) if in_groups % u == 0]
+        tries = [(g, paired, self.unroll, self.hoisted)
+                 for g in tiles for paired in (self.paired_loads, False)]
+        tries += [(1, False, u, hoisted) for hoisted in (self.hoisted, False) for u in unrolls]
+        for config in dict.fromkeys(tries):
+            plan = self.generate_as(config)
             try:
-                allocate_registers(plan.func.clone())
+                allocate_registers(plan.func if allocated else plan.func.clone())
             except RegisterAllocationError:
                 continue
-            shape = self.shape
-            record_output_shape(plan.func, shape.out_height * shape.out_width, shape.out_channels)
             return plan
         raise PlanInfeasible("the kernel needs more registers than the machine has")
+
+    def generate_as(self, config: tuple[int, bool, int, bool]) -> ConvPlan:
+        """The kernel with `config` (tile groups, paired loads, unroll, hoisted), unchecked."""
+        from mobile_opt.transforms.hvx_unroll import record_output_shape
+
+        tile_groups, paired, unroll, hoisted = config
+        self.tile_groups, self.unroll, self.hoisted = tile_groups, unroll, hoisted
+        self.tile_channels = tile_groups * self.k
+        self.paired_loads = paired and self.tile_channels % 2 == 0
+        self.config = config
+        plan = self._generate()
+        shape = self.shape
+        record_output_shape(plan.func, shape.out_height * shape.out_width, shape.out_channels)
+        return plan
 
     def _generate(self) -> ConvPlan:
         shape, k, p = self.shape, self.k, self.p
         in_geo, out_geo = self.in_geo, self.out_geo
         b = KernelBuilder(self.name)
         self.b = b
+        reader = WindowReader(b, shape, in_geo, self.unroll, self.symbols[0])
         in_sym, out_sym, w_sym = self.symbols
         in_groups = 1 if shape.depthwise else in_geo.groups
         iterations = ceil_div(in_groups, self.unroll)
@@ -312,30 +404,15 @@ class ConvKernelGenerator:
         out_panels = out_geo.data_panels
 
         # the weight stream, in loop order; chunk lengths from its values
-        stream: list[int] = []
-        chunk_lanes: list[list[np.ndarray]] = []
-        for tile in range(tiles):
-            for kh in range(kh_count):
-                for it in range(iterations):
-                    g0 = it * self.unroll
-                    per_item = 1 if shape.depthwise else self.tile_channels
-                    if self.instruction == "vmpa":
-                        words = [[self._pair_words(tile, kh, g0, a, c, t)
-                                  for t in range(per_item)] for a, c in pairs]
-                    else:
-                        words = [[self._item_words(tile, kh, g0, item, t)
-                                  for t in range(per_item)] for item in items]
-                    chunk_lanes.append(words)
-                    for per_item in words:
-                        stream.extend(per_item)
-            stream.extend(int(v) & 0xFFFFFFFF for v in self._tile_bias(tile))
-        self.chunk = self._chunk_from(chunk_lanes)
+        words = self._weight_words()
+        self.chunk = self._chunk_from(words.reshape(-1, *words.shape[2:]))
         if self.chunk == 0:
             raise PlanInfeasible(
                 f"{self.instruction}: a single instruction's 16-bit sum can overflow with "
                 "these weights"
             )
-        weight_bytes = np.asarray(stream, np.uint32).view(np.uint8)
+        stream = np.concatenate([words.reshape(tiles, -1), self._bias_words(tiles)], 1)
+        weight_bytes = np.ascontiguousarray(stream).view(np.uint8).ravel()
 
         in_base = b(ops.AddressOp(in_sym))
         out_base = b(ops.AddressOp(out_sym))
@@ -372,11 +449,11 @@ class ConvKernelGenerator:
                     kh_src = b.copy(group[0] if group else pan_in)
                     with b.loop(kh_count, kinds[3], [kh_src, wp, *accs]) as kh_loop:
                         kh_src, wp, *accs = kh_loop.args
-                        ptrs = [b(ops.AddImmOp(kh_src, j * pb_in)) for j in self._pointer_panels()]
+                        ptrs = [b(ops.AddImmOp(kh_src, j * pb_in)) for j in reader.pointer_panels()]
                         with b.loop(iterations, kinds[4], [wp, *ptrs, *accs]) as g_loop:
                             wp, *rest = g_loop.args
                             ptrs, accs = rest[: len(ptrs)], rest[len(ptrs):]
-                            windows = _LazyWindows(self, ptrs)
+                            windows = _LazyWindows(reader, ptrs)
                             wp, accs = self._accumulate(windows, items, pairs, wp, accs)
                             ptrs = [b(ops.AddImmOp(q, self.unroll * VECTOR)) for q in ptrs]
                             g_loop.next(wp, *ptrs, *accs)
@@ -398,11 +475,11 @@ class ConvKernelGenerator:
             line_loop.next(row_in, row_out)
         return ConvPlan(b.func, weight_bytes, self.layout, self.instruction)
 
-    def _chunk_from(self, chunk_lanes: list[list[list[int]]]) -> int:
-        """The 16-bit chunk length for vmpy/vmpa (vrmpy sums in 32 bits: 1)."""
-        if self.instruction == "vrmpy" or not chunk_lanes:
+    def _chunk_from(self, words: np.ndarray) -> int:
+        """The 16-bit chunk length for vmpy/vmpa (vrmpy sums in 32 bits: 1), from the
+        stream's words, shape (iterations, items, channels)."""
+        if self.instruction == "vrmpy" or words.size == 0:
             return 1
-        words = np.asarray(chunk_lanes, np.uint32)  # (iterations, items, channels)
         weights = words.view(np.int8).reshape(*words.shape, 4).astype(np.int64)
         if self.instruction == "vmpa":
             # a lo lane sums bytes 0 and 1 of the word, a hi lane bytes 2 and 3
@@ -415,13 +492,6 @@ class ConvKernelGenerator:
             [positive[:, i] for i in range(words.shape[1])],
             [negative[:, i] for i in range(words.shape[1])],
         )
-
-    def _tile_bias(self, tile: int) -> list[int]:
-        out = []
-        for t in range(self.tile_channels):
-            n = tile * self.tile_channels + t
-            out.append(int(self.bias[n]) if n < len(self.bias) else 0)
-        return out
 
     def _load_word(self, wp: SSAValue) -> tuple[SSAValue, SSAValue]:
         op = ops.LoadWordPostIncOp(wp, 4, region=self.symbols[2])
@@ -440,56 +510,6 @@ class ConvKernelGenerator:
             word, wp = self._load_word(wp)
             words.append(word)
         return words, wp
-
-    def _panel_offsets(self) -> list[int]:
-        """Input panels (relative to the panel of the first output pixel) windows read."""
-        kw, sw, pl = self.shape.kernel[1], self.shape.stride[1], self.shape.pads[1]
-        lowest = (0 - pl) // self.p
-        highest = (self.p * sw - 1 + kw - 1 - pl) // self.p
-        return list(range(lowest, highest + 1))
-
-    def _shared_pointer(self) -> bool:
-        """Whether one pointer reaches every panel a window needs by immediate offsets."""
-        groups = self.in_geo.groups
-        offsets = [j * groups + u for j in self._panel_offsets() for u in range(self.unroll)]
-        return all(-8 <= o <= 7 for o in offsets)
-
-    def _pointer_panels(self) -> list[int]:
-        """The panels the group loop keeps a pointer to."""
-        return [0] if self._shared_pointer() else self._panel_offsets()
-
-    def _group_windows(self, ptrs: list[SSAValue], u: int) -> dict[int, SSAValue]:
-        """The window of each tap kw of group u of an iteration."""
-        b, p, k = self.b, self.p, self.k
-        kw_count, sw, pl = self.shape.kernel[1], self.shape.stride[1], self.shape.pads[1]
-        offsets = self._panel_offsets()
-        panels: dict[int, SSAValue] = {}
-
-        def panel(j: int) -> SSAValue:
-            if j not in panels:
-                if len(ptrs) == 1:
-                    q, offset = ptrs[0], j * self.in_geo.groups + u
-                else:
-                    q, offset = ptrs[offsets.index(j)], u
-                panels[j] = b(ops.VmemLoadOp(q, offset, region=self.symbols[0]))
-            return panels[j]
-
-        def shifted(start: int) -> SSAValue:
-            """Pixels [start, start + P) relative to the panel's first pixel."""
-            j, shift = start // p, start % p
-            if shift == 0:
-                return panel(j)
-            return b(ops.ValignOp(panel(j + 1), panel(j), b.const(shift * k)))
-
-        windows = {}
-        for kw in range(kw_count):
-            delta = kw - pl
-            if sw == 1:
-                windows[kw] = shifted(delta)
-            else:
-                low, high = shifted(delta), shifted(delta + p)
-                windows[kw] = b(ops.LoOp(b(ops.VdealOp(high, low, b.const(-k)))))
-        return windows
 
     # ------------------------------------------------------------------ accumulate
 
@@ -581,7 +601,7 @@ class ConvKernelGenerator:
             "low": b.splat(-r.clamp),
             "mantissa_low": b.splat(r.mantissa_low),
             "mantissa_high": b.const(r.mantissa_high * 0x01010101),
-            "rounding": b.splat(r.rounding),
+            "rounding": b.splat(r.rounding - 1 if r.ties_even else r.rounding),
             "shift": b.const(r.shift),
             "zero_point": b.splat(r.zero_point),
         }
@@ -593,13 +613,18 @@ class ConvKernelGenerator:
         a = b(ops.VmaxWOp(a, consts["low"]))
         t = b(ops.VmpyeOp(a, consts["mantissa_low"]))
         t = b(ops.VmpyiWordAccOp(t, a, consts["mantissa_high"]))
-        t = b(ops.VaddWOp(t, consts["rounding"]))
+        if r.ties_even:
+            # minus the lowest bit of t >> S: (x << 31) >> 31 is 0 or −1
+            odd = b(ops.VaslWOp(b(ops.VasrWOp(t, consts["shift"])), b.const(31)))
+            odd = b(ops.VasrWOp(odd, b.const(31)))
+            t = b(ops.VsubWOp(b(ops.VaddWOp(t, consts["rounding"])), odd))
+        else:
+            t = b(ops.VaddWOp(t, consts["rounding"]))
         x = b(ops.VasrWOp(t, consts["shift"]))
         y = b(ops.VaddWOp(x, consts["zero_point"]))
-        hoisted = len(r.corrections) <= HOISTED_CORRECTIONS
 
         def splat(value: int) -> SSAValue:
-            return b.splat(value) if hoisted else b(ops.VsplatOp(b.fresh_const(value)))
+            return b.splat(value) if self.hoisted else b(ops.VsplatOp(b.fresh_const(value)))
 
         for c in r.corrections:
             if c.low == c.high:

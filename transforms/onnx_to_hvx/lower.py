@@ -41,18 +41,25 @@ from mobile_opt.backends.hexagon.program import Program
 from mobile_opt.dialects.hvx import PlanAttr
 from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS, ImageGeometry, SimdLayout
 from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
-from mobile_opt.transforms.hvx_regalloc import allocate_registers
+from mobile_opt.transforms.hvx_regalloc import NODE_ATTRIBUTE, allocate_registers
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvShape, PlanInfeasible
 from mobile_opt.transforms.onnx_to_hvx.eltwise import (
+    TABLE_CORRECTIONS,
     AddQuant,
+    add_index_kernel,
     add_kernel,
+    add_lane_offsets,
+    add_table,
     fit_add,
     gather_kernel,
     gather_table,
+    reference_add_table,
 )
+from mobile_opt.transforms.onnx_to_hvx.pool import max_pool_kernel
 from mobile_opt.transforms.onnx_to_hvx.quant_graph import (
     QAdd,
     QConv,
+    QMaxPool,
     QNode,
     QRelayout,
     QReshape,
@@ -71,6 +78,8 @@ class Plan:
     layout: SimdLayout
     instruction: str
     cost: KernelCost
+    config: tuple[int, bool, int, bool]
+    """The generator's configuration that fits the registers (`ConvKernelGenerator.config`)."""
 
 
 def _symbol(text: str) -> str:
@@ -97,6 +106,12 @@ class Lowering:
     plans: dict[QNode, list[Plan]] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)
     flat: set[QTensor] = field(default_factory=set)
+    zero_filled: set[QTensor] = field(default_factory=set)
+    """Tensors whose halo and padding lanes hold 0, not their zero point (max pool inputs)."""
+    pool_copies: dict[QMaxPool, QTensor] = field(default_factory=dict)
+    """Max pools that read a zero-filled copy of their input."""
+    infeasible: dict[tuple[QNode, SimdLayout], str] = field(default_factory=dict)
+    """Why an operator has no plan in a layout."""
 
     # ------------------------------------------------------------------ geometry
 
@@ -109,7 +124,7 @@ class Lowering:
 
     def compute_halos(self) -> None:
         for node in self.graph.nodes:
-            if isinstance(node, QConv):
+            if isinstance(node, QConv | QMaxPool):
                 top, below, left, right = node.shape.input_reach()
                 lines = max(top, below)
                 panels = 1 if max(left, right) > 0 else 0
@@ -140,8 +155,8 @@ class Lowering:
                 for n in nodes for t in _tensors(n)}
         for node in nodes:
             if isinstance(node, QConv) and not _pointwise(node):
-                flat[node.y] = False
-            elif isinstance(node, QReshape | QRelayout):
+                flat[node.x] = flat[node.y] = False  # windows read lines, even without halo
+            elif isinstance(node, QReshape | QRelayout | QMaxPool):
                 flat[node.x] = flat[node.y] = False
         changed = True
         while changed:
@@ -156,6 +171,32 @@ class Lowering:
                         flat[t] = False
                     changed = True
         self.flat = {t for t, f in flat.items() if f}
+
+    def compute_fills(self) -> None:
+        """
+        Padding must never win a max pool: its input's halo and padding lanes hold 0.
+        That is the tensor's own fill where its zero point is 0, or where only max
+        pools read it and a kernel that writes pixels alone (not an Add, which writes
+        whole buffers, nor the host) makes it; otherwise the pool reads a copy.
+        """
+        producers = {node.y: node for node in self.graph.nodes}
+        inputs = {tensor for _, tensor, _ in self.graph.inputs}
+        for node in self.graph.nodes:
+            if not isinstance(node, QMaxPool) or not any(node.shape.input_reach()):
+                continue
+            x = node.x
+            if x.zero_point == 0 or x in self.zero_filled:
+                continue
+            readers = self.graph.consumers(x)
+            if x not in inputs and not isinstance(producers.get(x), QAdd) and all(
+                isinstance(r, QMaxPool) for r in readers
+            ):
+                self.zero_filled.add(x)
+            else:
+                copy = QTensor(f"{x.name}_pool_input", x.shape, x.scale, x.zero_point, x.signed)
+                self.halo[copy] = self.halo.get(x, (0, 0))
+                self.zero_filled.add(copy)
+                self.pool_copies[node] = copy
 
     def geometry(self, tensor: QTensor, layout: SimdLayout) -> ImageGeometry:
         c, h, w = tensor.image
@@ -196,18 +237,29 @@ class Lowering:
         if node in self.plans:
             return self.plans[node]
         plans, reasons = [], []
-        for layout in MATRIX_LAYOUTS:
+        for layout in self.candidate_layouts():
+            generator = self.conv_generator(node, layout)
             try:
-                generated = self.conv_generator(node, layout).generate()
+                generated = generator.generate(allocated=True)
             except PlanInfeasible as e:
                 reasons.append(f"{layout}: {e}")
+                self.infeasible[(node, layout)] = str(e)
                 continue
-            allocate_registers(generated.func)
-            plans.append(Plan(layout, generated.instruction, kernel_cost(generated.func)))
-        if not plans:
+            plans.append(Plan(layout, generated.instruction, kernel_cost(generated.func),
+                              generator.config))
+        if not plans and self.layout_policy == "auto":
             raise QuantGraphError(f"{node.label}: no SIMD layout can run it ({'; '.join(reasons)})")
         self.plans[node] = plans
         return plans
+
+    def candidate_layouts(self) -> tuple[SimdLayout, ...]:
+        """The layouts plans are made for: all three, or the forced one (and those that
+        relayouts in the graph start from)."""
+        if self.layout_policy == "auto":
+            return MATRIX_LAYOUTS
+        wanted = {SimdLayout(self.layout_policy)}
+        wanted |= {n.source for n in self.graph.nodes if isinstance(n, QRelayout)}
+        return tuple(layout for layout in MATRIX_LAYOUTS if layout in wanted)
 
     def relayout_cost(self, tensor: QTensor, source: SimdLayout, target: SimdLayout) -> int:
         if source == target:
@@ -236,7 +288,9 @@ class Lowering:
                 elif forced is not None:
                     match = [p for p in plans if p.layout is forced]
                     if not match:
-                        raise QuantGraphError(f"{node.label}: cannot run in layout {forced}")
+                        raise QuantGraphError(
+                            f"{node.label}: cannot run in layout {forced} "
+                            f"({self.infeasible.get((node, forced), 'no plan')})")
                     best = match[0]
                 else:
                     source = self.layouts.get(node.x)
@@ -251,6 +305,11 @@ class Lowering:
                         f"{node.label}: its input is in {self.layouts[node.x]}, not {node.source}")
                 chosen[node] = node.target
                 self.layouts[node.y] = node.target
+            elif isinstance(node, QMaxPool):  # a pool runs in its input's layout
+                layout = self.layouts.get(node.x) or forced or SimdLayout.COL4
+                chosen[node] = layout
+                self.layouts.setdefault(node.x, layout)
+                self.layouts[node.y] = layout
             elif isinstance(node, QAdd):
                 layout = self.layouts.get(node.a) or self.layouts.get(node.b) or forced \
                     or SimdLayout.COL4
@@ -286,7 +345,8 @@ class Lowering:
         return self.placements[(tensor, layout)]
 
     def storage(self, place: Placement, tensor: QTensor) -> None:
-        self.program.storage(place.symbol, place.geometry.size, tensor.zero_point)
+        fill = 0 if tensor in self.zero_filled else tensor.zero_point
+        self.program.storage(place.symbol, place.geometry.size, fill)
 
     def gather(self, name: str, source: Placement, target: Placement) -> None:
         """A kernel copying every element of a tensor between two placements."""
@@ -300,6 +360,7 @@ class Lowering:
     def emit(self) -> Program:
         self.compute_halos()
         self.compute_flat()
+        self.compute_fills()
         chosen = self.choose_layouts()
         for name, tensor, _ in self.graph.inputs:
             place = self.placement(tensor, self.layouts.get(tensor, SimdLayout.COL4))
@@ -307,41 +368,75 @@ class Lowering:
         for index, node in enumerate(self.graph.nodes):
             layout = chosen[node]
             kernel_name = self.fresh(f"k{index}_{_node_name(node.label)}")
-            if isinstance(node, QConv):
-                x = self.stored(node.x, layout)
-                y = self.placement(node.y, layout)
-                self.storage(y, node.y)
-                weights = self.fresh(f"{kernel_name}_weights")
-                plan = self.conv_generator(node, layout, kernel_name, (x.symbol, y.symbol, weights)).generate()
-                self.program.data(weights, plan.weights)
-                self.program.kernels.append(plan.func)
-            elif isinstance(node, QAdd):
-                a, b = self.stored(node.a, layout), self.stored(node.b, layout)
-                y = self.placement(node.y, layout)
-                self.storage(y, node.y)
-                quant = AddQuant(float(node.a.scale), node.a.zero_point, float(node.b.scale),
-                                 node.b.zero_point, float(node.y.scale), node.y.zero_point,
-                                 node.y.signed, node.clamp)
-                self.program.kernels.append(add_kernel(
-                    kernel_name, y.geometry.size, a.symbol, b.symbol, y.symbol, fit_add(quant)))
-            elif isinstance(node, QRelayout):
-                y = self.placement(node.y, layout)
-                self.storage(y, node.y)
-                self.gather(kernel_name, self.placement(node.x, node.source), y)
-            else:
-                x = self.stored(node.x, self.layouts[node.x])
-                y = self.placement(node.y, layout)
-                self.storage(y, node.y)
-                # NCHW element e of x is element e of y
-                table = self.fresh(f"{kernel_name}_table")
-                self.program.data(table, gather_table(
-                    _nchw_order(x.geometry, node.x), _nchw_order(y.geometry, node.y)))
-                self.program.kernels.append(gather_kernel(
-                    kernel_name, x.symbol, y.symbol, table, int(np.prod(node.x.image))))
+            first_kernel = len(self.program.kernels)
+            self.emit_node(node, layout, kernel_name)
+            for kernel in self.program.kernels[first_kernel:]:
+                kernel.attributes[NODE_ATTRIBUTE] = StringAttr(node.label)
         for name, tensor, _ in self.graph.outputs:
             place = self.placement(tensor, self.layouts[tensor])
             self.program.output(place.symbol, place.geometry.size)
         return self.program
+
+    def emit_node(self, node: QNode, layout: SimdLayout, kernel_name: str) -> None:
+        """The kernels of one operator (and the relayouts its inputs need)."""
+        if isinstance(node, QConv):
+            x = self.stored(node.x, layout)
+            y = self.placement(node.y, layout)
+            self.storage(y, node.y)
+            weights = self.fresh(f"{kernel_name}_weights")
+            chosen_plan = next(p for p in self.conv_plans(node) if p.layout is layout)
+            plan = self.conv_generator(
+                node, layout, kernel_name, (x.symbol, y.symbol, weights)
+            ).generate_as(chosen_plan.config)
+            self.program.data(weights, plan.weights)
+            self.program.kernels.append(plan.func)
+        elif isinstance(node, QAdd):
+            a, b = self.stored(node.a, layout), self.stored(node.b, layout)
+            y = self.placement(node.y, layout)
+            self.storage(y, node.y)
+            quant = AddQuant(float(node.a.scale), node.a.zero_point, float(node.b.scale),
+                             node.b.zero_point, float(node.y.scale), node.y.zero_point,
+                             node.y.signed, node.clamp)
+            formula, size = fit_add(quant), y.geometry.size
+            if len(formula.corrections) <= TABLE_CORRECTIONS:
+                self.program.kernels.append(add_kernel(
+                    kernel_name, size, a.symbol, b.symbol, y.symbol, formula))
+                return
+            table, lanes = self.fresh(f"{kernel_name}_table"), self.fresh(f"{kernel_name}_lanes")
+            pairs = self.fresh(f"{kernel_name}_pairs")
+            self.program.data(table, add_table(reference_add_table(quant)))
+            self.program.data(lanes, add_lane_offsets())
+            self.program.storage(pairs, 8 * size)
+            self.program.kernels.append(add_index_kernel(
+                self.fresh(f"{kernel_name}_index"), size, a.symbol, b.symbol, pairs, lanes))
+            self.program.kernels.append(gather_kernel(kernel_name, table, y.symbol, pairs, size))
+        elif isinstance(node, QMaxPool):
+            x = self.stored(node.x, layout)
+            if node in self.pool_copies:
+                copy = self.pool_copies[node]
+                self.layouts[copy] = layout
+                target = self.placement(copy, layout)
+                self.storage(target, copy)
+                self.gather(f"{kernel_name}_input", x, target)
+                x = target
+            y = self.placement(node.y, layout)
+            self.storage(y, node.y)
+            self.program.kernels.append(max_pool_kernel(
+                kernel_name, node.shape, x.geometry, y.geometry, x.symbol, y.symbol))
+        elif isinstance(node, QRelayout):
+            y = self.placement(node.y, layout)
+            self.storage(y, node.y)
+            self.gather(kernel_name, self.placement(node.x, node.source), y)
+        else:
+            x = self.stored(node.x, self.layouts[node.x])
+            y = self.placement(node.y, layout)
+            self.storage(y, node.y)
+            # NCHW element e of x is element e of y
+            table = self.fresh(f"{kernel_name}_table")
+            self.program.data(table, gather_table(
+                _nchw_order(x.geometry, node.x), _nchw_order(y.geometry, node.y)))
+            self.program.kernels.append(gather_kernel(
+                kernel_name, x.symbol, y.symbol, table, int(np.prod(node.x.image))))
 
 
 def _pointwise(node: QConv) -> bool:
@@ -350,6 +445,7 @@ def _pointwise(node: QConv) -> bool:
 
 
 def _tensors(node: QNode) -> tuple[QTensor, ...]:
+    """The activations a node reads and writes."""
     if isinstance(node, QAdd):
         return node.a, node.b, node.y
     return node.x, node.y
@@ -401,6 +497,7 @@ class HvxPlanPass(ModulePass):
         lowering = Lowering(graph, "auto")
         lowering.compute_halos()
         lowering.compute_flat()
+        lowering.compute_fills()
         for node in graph.nodes:
             if isinstance(node, QConv):
                 plans = lowering.conv_plans(node)

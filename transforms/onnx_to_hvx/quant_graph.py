@@ -2,12 +2,20 @@
 The quantized graph the DSP runs, read off an `onnx` function.
 
 Two spellings of a quantized model are accepted: the operator form (`QLinearConv`,
-`QLinearMatMul`) and the QDQ form, where float `Conv`/`MatMul`/`Gemm`/`Add`/`Flatten`/
-`Reshape` ops sit between `DequantizeLinear` of 8-bit tensors (and constant weights)
-and a `QuantizeLinear` of their result. A QDQ `Relu`/`Clip` becomes a clamp of the
-producer's output. The `QuantizeLinear` of a float graph input and the
-`DequantizeLinear` of a graph output are the host's: the DSP program takes and gives
-8-bit tensors.
+`QLinearMatMul`, 8-bit `MaxPool`; onnxruntime's com.microsoft ops arrive as QDQ units,
+`frontend/contrib_ops.py`) and the QDQ form, where float `Conv`/`MatMul`/`Gemm`/`Add`/
+`MaxPool`/`AveragePool`/`GlobalAveragePool`/`Flatten`/`Reshape` ops sit between
+`DequantizeLinear` of 8-bit tensors (and constant weights) and a `QuantizeLinear` of
+their result. A QDQ `Relu`/`Clip` becomes a clamp of the producer's output. The
+`QuantizeLinear` of a float graph input and the `DequantizeLinear` of a graph output
+are the host's: the DSP program takes and gives 8-bit tensors.
+
+Pools reuse the convolution kernels where their arithmetic is a convolution's: an
+AveragePool is a depthwise convolution with unit weights, a GlobalAveragePool the
+matrix product of the [C, H·W] image (a reshape) with a column of ones; both
+requantise with `x_scale / (y_scale · count)` as onnxruntime's
+QLinearGlobalAveragePool does (`backends/reference/qlinear.py`). A MaxPool is its own
+kernel (`pool.py`).
 
 Internally every activation is uint8: an int8 tensor is stored as value + 128 with
 zero point + 128, which leaves every integer relation and clamp unchanged. Weights
@@ -26,6 +34,7 @@ from xdsl.dialects.builtin import IntegerType, Signedness, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
+from mobile_opt.backends.reference.qlinear import average_multiplier
 from mobile_opt.dialects.hvx.layouts import SimdLayout
 from mobile_opt.dialects.onnx.base import OnnxConstantOp, constant_array, is_none
 from mobile_opt.frontend.onnx_import import graph_io_names
@@ -78,10 +87,14 @@ class QConv:
     weight_scale: np.float32
     clamp: tuple[int, int] = (0, 255)
     is_matmul: bool = False
+    requant_scale: np.float32 | None = None
+    """The requantisation scale where it is not x_scale · w_scale / y_scale (pools)."""
 
     @property
     def scale(self) -> np.float32:
         """onnxruntime's requantisation scale: x_scale · w_scale / y_scale in float32."""
+        if self.requant_scale is not None:
+            return self.requant_scale
         return np.float32(np.float32(self.x.scale * self.weight_scale) / self.y.scale)
 
     def folded_bias(self) -> np.ndarray:
@@ -112,6 +125,17 @@ class QReshape:
 
 
 @dataclass(eq=False)
+class QMaxPool:
+    """MaxPool of an 8-bit tensor: its window geometry as a depthwise `ConvShape`."""
+
+    label: str
+    op: Operation
+    x: QTensor
+    y: QTensor
+    shape: ConvShape
+
+
+@dataclass(eq=False)
 class QRelayout:
     """`hvx.relayout`: the tensor moved from one SIMD layout to another (a later global
     layout selection places these; the lowering honours them)."""
@@ -124,7 +148,7 @@ class QRelayout:
     target: SimdLayout
 
 
-QNode = QConv | QAdd | QReshape | QRelayout
+QNode = QConv | QAdd | QReshape | QRelayout | QMaxPool
 
 
 @dataclass
@@ -138,7 +162,7 @@ class QuantGraph:
     def consumers(self, tensor: QTensor) -> list[QNode]:
         result = []
         for node in self.nodes:
-            if isinstance(node, QConv | QReshape | QRelayout) and node.x is tensor:
+            if isinstance(node, QConv | QReshape | QRelayout | QMaxPool) and node.x is tensor:
                 result.append(node)
             elif isinstance(node, QAdd) and tensor in (node.a, node.b):
                 result.append(node)
@@ -369,6 +393,15 @@ class _Reader:
             y, clamp = self.single_quantize(op.results[0], label)
             self.graph.nodes.append(QAdd(label, op, a, b, y, clamp))
             return
+        if name == "onnx.MaxPool":
+            self.max_pool(op, label)
+            return
+        if name == "onnx.AveragePool":
+            self.average_pool(op, label)
+            return
+        if name == "onnx.GlobalAveragePool":
+            self.global_average_pool(op, label)
+            return
         if name in ("onnx.Flatten", "onnx.Reshape"):
             source = op.operands[0]
             if source in self.dequantized:
@@ -468,6 +501,77 @@ class _Reader:
         )
 
 
+    def pool_shape(self, op: Operation, x: QTensor, y: QTensor, label: str) -> ConvShape:
+        """A pool's windows as a depthwise ConvShape over x (checked against y)."""
+        if len(x.shape) != 4 or x.shape[0] != 1:
+            raise QuantGraphError(f"{label}: only 2-D pools of batch 1 run on the DSP")
+        attrs = _conv_attributes(op, label)
+        if attrs["dilations"] != (1, 1):
+            raise QuantGraphError(f"{label}: dilated pooling is not supported on the DSP")
+        kernel = op.ints_attr("kernel_shape")
+        shape = ConvShape(x.shape[1], x.shape[2], x.shape[3], x.shape[1], tuple(kernel),
+                          attrs["strides"], attrs["pads"], True)
+        if (1, shape.channels, shape.out_height, shape.out_width) != tuple(y.shape):
+            raise QuantGraphError(
+                f"{label}: ceil_mode windows that end in the padding are not supported on the DSP")
+        if shape.stride[1] > 2:
+            raise QuantGraphError(
+                f"{label}: horizontal stride {shape.stride[1]} (the DSP takes 1 or 2)")
+        return shape
+
+    def max_pool(self, op: Operation, label: str) -> None:
+        source = op.X
+        if source in self.dequantized:  # QDQ: the same parameters on both sides
+            x = self.dequantized[source]
+            y, clamp = self.single_quantize(op.Y, label)
+            if y.scale != x.scale or y.zero_point != x.zero_point or clamp != (0, 255):
+                raise QuantGraphError(
+                    f"{label}: a MaxPool that requantizes is not supported on the DSP")
+        elif source in self.tensors or source in self.function.body.block.args:
+            # operator form: MaxPool of the 8-bit tensor (a model input: scale unknown, 1)
+            x = self.tensors.get(source) or self.tensor(source, np.array(1.0), np.array(0), label)
+            y = QTensor(op.Y.name_hint or f"{x.name}_pooled", tuple(op.Y.type.get_shape()),
+                        x.scale, x.zero_point, x.signed)
+            self.tensors[op.Y] = y
+        else:
+            raise QuantGraphError(f"{label}: input is not an 8-bit activation")
+        self.graph.nodes.append(QMaxPool(label, op, x, y, self.pool_shape(op, x, y, label)))
+
+    def average_pool(self, op: Operation, label: str) -> None:
+        """A depthwise convolution with unit weights, requantised by the window's count."""
+        x = self.quantized_input(op.X, label)
+        y, clamp = self.single_quantize(op.Y, label)
+        shape = self.pool_shape(op, x, y, label)
+        if any(shape.input_reach()) and not op.int_attr("count_include_pad"):
+            raise QuantGraphError(
+                f"{label}: AveragePool over padding without count_include_pad (windows with "
+                "different divisors) is not supported on the DSP")
+        count = shape.kernel[0] * shape.kernel[1]
+        channels = shape.channels
+        shape = ConvShape(channels, shape.height, shape.width, channels, shape.kernel,
+                          shape.stride, shape.pads, channels > 1)
+        weights = np.ones((channels, 1, *shape.kernel), np.int8)
+        self.graph.nodes.append(QConv(
+            label, op, x, y, shape, weights, np.zeros(channels, np.int64), np.float32(1), clamp,
+            requant_scale=average_multiplier(x.scale, y.scale, count)))
+
+    def global_average_pool(self, op: Operation, label: str) -> None:
+        """The [C, H·W] image (a reshape) times a column of ones, reshaped to [1, C, 1, 1]."""
+        x = self.quantized_input(op.X, label)
+        y, clamp = self.single_quantize(op.Y, label)
+        if len(x.shape) != 4 or x.shape[0] != 1:
+            raise QuantGraphError(f"{label}: only 2-D pools of batch 1 run on the DSP")
+        channels, pixels = x.shape[1], x.shape[2] * x.shape[3]
+        rows = QTensor(f"{x.name}_rows", (channels, pixels), x.scale, x.zero_point, x.signed)
+        sums = QTensor(f"{y.name}_column", (channels, 1), y.scale, y.zero_point, y.signed)
+        self.graph.nodes.append(QReshape(label, op, x, rows))
+        self.graph.nodes.append(QConv(
+            label, op, rows, sums, ConvShape(pixels, 1, channels, 1),
+            np.ones((1, pixels, 1, 1), np.int8), np.zeros(1, np.int64), np.float32(1), clamp,
+            True, average_multiplier(x.scale, y.scale, pixels)))
+        self.graph.nodes.append(QReshape(label, op, sums, y))
+
+
 def _conv_attributes(op: Operation, label: str) -> dict:
     pads = op.ints_attr("pads") or (0, 0, 0, 0)
     if (pads[0], pads[1]) != (pads[2], pads[3]):
@@ -478,7 +582,7 @@ def _conv_attributes(op: Operation, label: str) -> dict:
         "pads": (pads[0], pads[1]),
         "strides": op.ints_attr("strides") or (1, 1),
         "dilations": op.ints_attr("dilations") or (1, 1),
-        "group": op.int_attr("group"),
+        "group": op.int_attr("group") if "group" in op.properties else 1,
     }
 
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mobile_opt.backends.reference.qlinear import requantize_accumulators
+
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 MIN_SCALE = 2.0**-15
@@ -39,12 +41,6 @@ MAX_SCALE = 128.0
 
 class RequantError(Exception):
     """A scale the HVX requantiser cannot reproduce exactly."""
-
-
-def reference(acc: np.ndarray, scale: np.float32, zero_point: int, qmin: int, qmax: int) -> np.ndarray:
-    """onnxruntime's float32 requantisation of int32 accumulators."""
-    product = np.asarray(acc, np.int64).astype(np.float32) * np.float32(scale)
-    return np.clip(np.rint(product).astype(np.int64) + zero_point, qmin, qmax)
 
 
 @dataclass(frozen=True)
@@ -68,6 +64,10 @@ class Requantizer:
     shift: int
     """S - 16: the arithmetic shift right after the multiply."""
     corrections: tuple[Correction, ...]
+    ties_even: bool = False
+    """Round half to even (add 2^(S-1) − 1 and the lowest bit of t >> S) instead of half
+    up: exact where the scale has few mantissa bits (0.5, 2^-k) and onnxruntime's
+    products land on halves, which would need a correction at every level."""
 
     @property
     def rounding(self) -> int:
@@ -77,7 +77,11 @@ class Requantizer:
         """The kernel's arithmetic before corrections, lane by lane (int64 numpy)."""
         a = np.clip(np.asarray(acc, np.int64), -self.clamp, self.clamp)
         low = (a * self.mantissa_low) >> 16  # vmpye: arithmetic shift of the 48-bit product
-        t = low + a * self.mantissa_high + self.rounding
+        t = low + a * self.mantissa_high
+        if self.ties_even:
+            t = t + self.rounding - 1 + ((t >> self.shift) & 1)
+        else:
+            t = t + self.rounding
         assert np.all((t >= INT32_MIN) & (t <= INT32_MAX)), "requantiser overflows int32"
         x = t >> self.shift
         return np.clip(x + self.zero_point, self.qmin, self.qmax)
@@ -105,7 +109,7 @@ def _thresholds(function, levels: np.ndarray) -> np.ndarray:
 
 
 def make_requantizer(scale: float, zero_point: int, qmin: int = 0, qmax: int = 255) -> Requantizer:
-    """The integer pipeline and the corrections that reproduce `reference` exactly."""
+    """The integer pipeline and the corrections that reproduce `requantize_accumulators` exactly."""
     scale32 = np.float32(scale)
     s = float(scale32)
     if not (MIN_SCALE <= s < MAX_SCALE):
@@ -121,26 +125,32 @@ def make_requantizer(scale: float, zero_point: int, qmin: int = 0, qmax: int = 2
     shift = big_s - 16
     if shift < 1 or clamp * (ms >> 16) + (clamp >> 8) + (1 << shift) >= 2**31:
         raise RequantError(f"requantisation scale {s:.3g} overflows the HVX requantiser")
-    partial = Requantizer(
-        s, zero_point, qmin, qmax, clamp, ms >> 16, ms & 0xFFFF, shift, ()
-    )
     levels = np.arange(qmin + 1, qmax + 1, dtype=np.int64)
-    ref_t = _thresholds(lambda a: reference(a, scale32, zero_point, qmin, qmax), levels)
-    lin_t = _thresholds(partial.integer_model, levels)
-    corrections = []
-    for r, lin in zip(ref_t.tolist(), lin_t.tolist()):
-        if r < lin:  # reference reaches the level first
-            corrections.append(Correction(r, lin - 1, +1))
-        elif lin < r:
-            corrections.append(Correction(lin, r - 1, -1))
+    ref_t = _thresholds(
+        lambda a: requantize_accumulators(a, scale32, zero_point, qmin, qmax), levels)
+    candidates = []
+    for ties_even in (False, True):  # the rounding that needs fewer corrections
+        partial = Requantizer(
+            s, zero_point, qmin, qmax, clamp, ms >> 16, ms & 0xFFFF, shift, (), ties_even
+        )
+        lin_t = _thresholds(partial.integer_model, levels)
+        corrections = []
+        for r, lin in zip(ref_t.tolist(), lin_t.tolist()):
+            if r < lin:  # reference reaches the level first
+                corrections.append(Correction(r, lin - 1, +1))
+            elif lin < r:
+                corrections.append(Correction(lin, r - 1, -1))
+        candidates.append((len(corrections), ties_even, lin_t, tuple(corrections)))
+    # rounding to even costs about one correction's instructions
+    _, ties_even, lin_t, corrections = min(candidates, key=lambda c: (c[0] + c[1], c[1]))
     result = Requantizer(
-        s, zero_point, qmin, qmax, clamp, ms >> 16, ms & 0xFFFF, shift, tuple(corrections)
+        s, zero_point, qmin, qmax, clamp, ms >> 16, ms & 0xFFFF, shift, corrections, ties_even
     )
     # the thresholds interleave, so one correction per level suffices; check the edges
     probes = np.unique(
         np.concatenate([ref_t, lin_t, ref_t - 1, lin_t - 1, [INT32_MIN, INT32_MAX, 0, -1, 1]])
     )
     probes = probes[(probes >= INT32_MIN) & (probes <= INT32_MAX)]
-    expected = reference(probes, scale32, zero_point, qmin, qmax)
+    expected = requantize_accumulators(probes, scale32, zero_point, qmin, qmax)
     assert np.array_equal(result.model(probes), expected), "requantiser corrections are wrong"
     return result

@@ -3,9 +3,10 @@ Packet schedulers over a dependence graph: each returns the packets of a run, as
 of instruction indices in issue order.
 
 - `sda`: GCD²'s Soft Dependencies Aware packing (Algorithm 1). It builds packets from
-  the end of the run: each packet is seeded with the last instruction of the critical
-  path of what is left, then filled with the best *free* instruction (every successor
-  already packed, or in this packet through a soft or order edge) that fits, scored
+  the end of the run: each packet is seeded with the last instruction of a critical
+  path of what is left (its deepest sink), then filled with the best *free*
+  instruction (every successor already packed, or in this packet through a soft or
+  order edge) that fits, scored
   `(order + pred)·w − |hi_lat − lat|·(1−w)`, less `p` times the cycles a soft
   dependence packed in it adds to the packet (`p = inf`: none that adds any).
 - the ablations: `soft="hard"` makes every soft dependence hard (GCD²'s *soft to hard*),
@@ -70,22 +71,30 @@ def sda(graph: DependenceGraph, w: float = 0.5, p: float = 1.0, soft: str = "awa
     alive = set(range(len(graph)))
     waiting = [len(graph.succs[i]) for i in range(len(graph))]
     """Successors of each instruction not packed yet."""
+    free = {i for i in alive if waiting[i] == 0}
+    """Live instructions whose successors are all packed: the sinks of what is left."""
+    depth = graph.depths
     packets: Packets = []
 
     def take(i: int) -> None:
         alive.discard(i)
+        free.discard(i)
         for s in graph.preds[i]:
             waiting[s] -= 1
+            if waiting[s] == 0:
+                free.add(s)
 
     while alive:
-        seed = graph.critical_path(alive)[-1]
+        # the end of a critical path of what is left: its deepest sink (what is left is
+        # closed under predecessors, so depths never change)
+        seed = max(free, key=lambda i: (depth[i], -i))
         packet = [seed]
         take(seed)
         while len(packet) < 4:
             hi_lat = max(latency[i] for i in packet)
             stall = checks.stall(packet)
             best, best_score = None, 0.0
-            for i in sorted(i for i in alive if waiting[i] == 0):
+            for i in sorted(free):
                 if any(graph.succs[i][d].kind is Dependence.HARD
                        for d in packet if d in graph.succs[i]):
                     continue

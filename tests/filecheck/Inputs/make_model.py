@@ -174,6 +174,17 @@ def _quantized_builders() -> dict:
         "qdq_conv_per_channel": lambda: q.conv_model(3, 6, 6, 8, per_channel=True),
         "qlinear_matmul": lambda: q.matmul_model(8, 16, 8),
         "qdq_add": lambda: q.add_model([1, 4, 4, 4]),
+        "qdq_maxpool": lambda: q.pool_model("max", 5, 9, 11, stride=2, seed=3),
+        "qdq_avgpool": lambda: q.pool_model("average", 5, 9, 11, stride=2, seed=7,
+                                            count_include_pad=1),
+        "qdq_avgpool_exclude_pad": lambda: q.pool_model("average", 5, 9, 11, seed=7),
+        "qdq_gap": lambda: q.pool_model("global", 9, 7, 7, seed=8),
+        "qdq_residual_dyadic": lambda: q.residual_block(8, 4),
+        "qdq_residual_table": lambda: q.residual_block(8, 4, add_scales=(0.03, 0.03, 0.1)),
+        "ms_qlinear_add": lambda: q.contrib_model("QLinearAdd"),
+        "ms_qlinear_gap": lambda: q.contrib_model("QLinearGlobalAveragePool", signed=True),
+        "ms_qgemm": lambda: q.contrib_model("QGemm", (3, 40)),
+        "ms_channels_last": lambda: q.contrib_model("QLinearGlobalAveragePool", channels_last=1),
     }
 
 

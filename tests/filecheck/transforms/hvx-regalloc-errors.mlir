@@ -96,3 +96,15 @@ hvx.func @too_many_vectors {
 }
 
 // CHECK: too_many_vectors: kernel needs more hvx.vec registers than the machine has
+
+// -----
+
+// A lowered kernel names the ONNX node it computes, and so do its diagnostics.
+hvx.func @k3_conv {
+  %r = hvx.tfri {value = 1 : i64} : !hvx.reg
+  %a = hvx.vzero : !hvx.vec
+  %b = hvx.vrmpy_acc %a, %a, %r : (!hvx.vec, !hvx.vec, !hvx.reg) -> !hvx.vec
+  %c = hvx.vadd_w %a, %b : (!hvx.vec, !hvx.vec) -> !hvx.vec
+} {hvx.node = "node 'layer3/conv' (Conv)"}
+
+// CHECK: node 'layer3/conv' (Conv), kernel k3_conv: hvx.vrmpy_acc overwrites a value that is still read later by hvx.vadd_w

@@ -193,3 +193,12 @@ hvx.func @unmarked {
 // ALLOCATED:      [output]
 // ALLOCATED-NEXT: mobile-opt: error: {{.*}}hvx-unroll.mlir: hvx-unroll: @skinny is already allocated (unroll before hvx-regalloc)
 // ALLOCATED-NEXT: [exit status 1]
+
+// A body that is long already is copied only within max-body instructions.
+// RUN: mobile-opt %s -p 'hvx-unroll{max-body=5}' | filecheck %s --check-prefix=LONG
+// LONG-LABEL: hvx.func @skinny {
+// LONG:         ^bb0(%[[A:[^ :]+]]: !hvx.vec):
+// LONG-NEXT:      %[[S0:[^ ]+]] = hvx.vrmpy_acc %[[A]]
+// LONG-NEXT:      %[[S1:[^ ]+]] = hvx.vrmpy_acc %[[S0]]
+// LONG-NEXT:      hvx.yield %[[S1]] : !hvx.vec
+// LONG-NEXT:    } {kind = "loop0", trip = 4 : i64} -> !hvx.vec
