@@ -190,6 +190,47 @@ def compare(got: np.ndarray, want: np.ndarray, rule: Criterion) -> Comparison:
     return Comparison(max_abs, scale, status, note, rule.lsb)
 
 
+def lsb_error(got: np.ndarray, want: np.ndarray, scale: float) -> np.ndarray:
+    """Per element, how many quantisation steps (of `scale`) `got` is from `want`."""
+    difference = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    return np.rint(difference / float(scale)).astype(np.int64)
+
+
+
+
+@dataclass(frozen=True)
+class LsbComparison:
+    """How far an output is from another, in quantisation steps."""
+
+    worst: int
+    """The largest difference, in LSBs."""
+    count: int
+    """How many values differ at all."""
+    size: int
+    note: str = ""
+
+    @property
+    def exact(self) -> bool:
+        return self.worst == 0 and not self.note
+
+    def describe(self) -> str:
+        if self.note:
+            return self.note
+        if self.worst == 0:
+            return "0 LSB"
+        return f"{self.worst} LSB ({self.count} of {self.size} values)"
+
+
+def compare_lsb(got: np.ndarray, want: np.ndarray, scale: float) -> LsbComparison:
+    """`got` against `want`, both quantized or both dequantized with step `scale`."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return LsbComparison(0, want.size, want.size, f"shape {list(got.shape)}, "
+                             f"expected {list(want.shape)}")
+    error = lsb_error(got, want, scale)
+    return LsbComparison(int(error.max(initial=0)), int(np.count_nonzero(error)), want.size)
+
+
 def output_lsbs(function: func.FuncOp) -> dict[str, float]:
     """
     The LSB of each output of `function` that a DequantizeLinear with a constant

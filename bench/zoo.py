@@ -84,6 +84,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from mobile_opt.frontend.dims import UNNAMED
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 
@@ -522,9 +524,10 @@ def dim_options(path: Path, shapes: dict[str, tuple[int, ...]]) -> list[str]:
                                                shapes[value.name])):
             if dim.HasField("dim_value") and dim.dim_value > 0:
                 continue
-            open_axes.append((value.name, axis, dim.dim_param, size))
-            if dim.dim_param:
-                by_name.setdefault(dim.dim_param, set()).add(size)
+            param = "" if dim.dim_param in UNNAMED else dim.dim_param
+            open_axes.append((value.name, axis, param, size))
+            if param:
+                by_name.setdefault(param, set()).add(size)
     options, named = [], set()
     for name, axis, param, size in open_axes:
         if param and len(by_name[param]) == 1:

@@ -149,3 +149,13 @@ def test_relayout_in_the_graph_is_honoured(tmp_path):
     h = requantize_accumulators((a.astype(np.int64) - 128) @ w1, scale, 128, 0, 255)
     y = requantize_accumulators((h - 128) @ w2, scale, 128, 0, 255)
     assert np.array_equal(got["y"], y.astype(np.uint8))
+
+
+def test_tensor_names_that_start_with_a_digit(tmp_path):
+    """nn.Sequential exports name tensors `/1/Relu_output_0`: their buffers still assemble."""
+    model = quant_models.conv_model(3, 6, 6, 4, seed=7)
+    renames = {"xq": "/0/xq", "c": "/1/Conv_output_0", "yq": "1_yq"}
+    for node in model.graph.node:
+        node.input[:] = [renames.get(n, n) for n in node.input]
+        node.output[:] = [renames.get(n, n) for n in node.output]
+    _same(model, tmp_path)

@@ -13,7 +13,8 @@ import onnxruntime
 import pytest
 
 import quant_models
-from mobile_opt.backends.reference.qlinear import compare_lsb, run_qlinear
+from mobile_opt.backends.reference.qlinear import run_qlinear
+from mobile_opt.checking import compare_lsb
 from mobile_opt.frontend.onnx_import import OnnxImportError, import_onnx
 
 

@@ -367,54 +367,10 @@ def run_qlinear(
     return {name: np.array(value) for name, value in zip(names, results, strict=True)}
 
 
-def lsb_error(got: np.ndarray, want: np.ndarray, scale: float) -> np.ndarray:
-    """Per element, how many quantisation steps (of `scale`) `got` is from `want`."""
-    difference = np.abs(got.astype(np.float64) - want.astype(np.float64))
-    return np.rint(difference / float(scale)).astype(np.int64)
-
-
-
-
-@dataclass(frozen=True)
-class LsbComparison:
-    """How far an output is from another, in quantisation steps."""
-
-    worst: int
-    """The largest difference, in LSBs."""
-    count: int
-    """How many values differ at all."""
-    size: int
-    note: str = ""
-
-    @property
-    def exact(self) -> bool:
-        return self.worst == 0 and not self.note
-
-    def describe(self) -> str:
-        if self.note:
-            return self.note
-        if self.worst == 0:
-            return "0 LSB"
-        return f"{self.worst} LSB ({self.count} of {self.size} values)"
-
-
-def compare_lsb(got: np.ndarray, want: np.ndarray, scale: float) -> LsbComparison:
-    """`got` against `want`, both quantized or both dequantized with step `scale`."""
-    got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape:
-        return LsbComparison(0, want.size, want.size, f"shape {list(got.shape)}, "
-                             f"expected {list(want.shape)}")
-    error = lsb_error(got, want, scale)
-    return LsbComparison(int(error.max(initial=0)), int(np.count_nonzero(error)), want.size)
-
-
 __all__ = [
     "AddParams",
-    "LsbComparison",
     "average_multiplier",
-    "compare_lsb",
     "fma32",
-    "lsb_error",
     "qlinear_add",
     "requantize_accumulators",
     "run_qlinear",

@@ -83,8 +83,9 @@ class Plan:
 
 
 def _symbol(text: str) -> str:
-    cleaned = "".join(ch if ch.isalnum() else "_" for ch in text)
-    return cleaned.strip("_") or "t"
+    """An assembler symbol from an ONNX name: no leading digit (`/1/Relu` of nn.Sequential)."""
+    cleaned = "".join(ch if ch.isalnum() else "_" for ch in text).strip("_") or "t"
+    return f"t_{cleaned}" if cleaned[0].isdigit() else cleaned
 
 
 @dataclass
