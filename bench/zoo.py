@@ -935,6 +935,12 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, option) <= 0:
             raise ZooError(f"--{option.replace('_', '-')} must be positive")
     chosen = select(models, args.only, args.target)
+    needs = {"torch": [m for m in chosen if m.group != "ppocr"],
+             "rapidocr_onnxruntime": [m for m in chosen if m.group == "ppocr"]}
+    for module, users in needs.items():
+        if users and importlib.util.find_spec(module) is None:
+            raise ZooError(f"{users[0].name} needs {module}, which is not installed: "
+                           "pip install -e .[zoo]")
     targets = {args.target or m.target for m in chosen}
     devices = {DSP_DEVICE: (DSP_DEVICE, "qemu-hexagon, Hexagon V66 HVX-128")}
     if "opencl" in targets:

@@ -4,9 +4,9 @@ Static sizes for the dynamic dims of a model's graph inputs.
 `--dim NAME=N` sizes every input dim whose symbol is NAME. `--dim INPUT:AXIS=N` sizes one
 axis of one input; it is the only way to size a dim that has no usable name (a stored -1,
 no name at all, or '?', which some exporters write for every unknown dim, so that a name
-could not tell those dims apart), and it may override a symbol for that one axis. AXIS counts from 0 and
-may be negative. A `--dim` that sizes nothing is an error, and so is a dim left dynamic: the
-message names the input and the option that would size it.
+could not tell those dims apart), and it may override a symbol for that one axis. AXIS
+counts from 0 and may be negative. A `--dim` that sizes nothing is an error, and so is a
+dim left dynamic: the message names the input and the option that would size it.
 """
 
 from __future__ import annotations

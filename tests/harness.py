@@ -6,6 +6,7 @@ calling `mobile-run` in-process.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import sys
 from collections.abc import Sequence
@@ -46,6 +47,18 @@ def lower_for_pocl(path: Path | str, passes: Sequence[str] = (), remarks: bool =
         CommonSubexpressionElimination().apply(ctx, module)
     module.verify()
     return module
+
+
+def prefixed_nodes(prefix: str, nodes) -> list:
+    """Copies of `nodes` whose names and values are prefixed `prefix.`: cases side by side."""
+    renamed = []
+    for i, node in enumerate(nodes):
+        node = copy.deepcopy(node)
+        node.input[:] = [f"{prefix}.{n}" if n else n for n in node.input]
+        node.output[:] = [f"{prefix}.{n}" for n in node.output]
+        node.name = f"{prefix}.{i}"
+        renamed.append(node)
+    return renamed
 
 
 def relative_error(got: np.ndarray, want: np.ndarray) -> float:

@@ -441,3 +441,19 @@ def int8_shared_input_conv(channels: int = 64, out_channels: int = 16, size: int
     outputs = [helper.make_tensor_value_info("y", I8, shape),
                helper.make_tensor_value_info("z", I8, [1, out_channels, size, size])]
     return _model(nodes, inputs, outputs, inits)
+
+
+def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded inputs for `model`: floats standard normal, int8 and uint8 over their range."""
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for value in model.graph.input:
+        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        elem = value.type.tensor_type.elem_type
+        if elem == onnx.TensorProto.FLOAT:
+            feeds[value.name] = rng.standard_normal(shape).astype(np.float32)
+        elif elem == onnx.TensorProto.INT8:
+            feeds[value.name] = rng.integers(-128, 128, shape).astype(np.int8)
+        else:
+            feeds[value.name] = rng.integers(0, 256, shape).astype(np.uint8)
+    return feeds

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime
 import pytest
 from xdsl.context import Context
 
 import quant_models
+from mobile_opt.checking import run_onnxruntime
 from mobile_opt.backends.hexagon.runner import run_module
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.transforms.onnx_to_hvx.eltwise import AddQuant, fit_add, reference_add_table
@@ -22,38 +22,18 @@ from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
 pytestmark = pytest.mark.usefixtures("hexagon_toolchain")
 
 
-def _onnxruntime(path, feeds):
-    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    return dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
-
-
 def _run(path, feeds, layout="auto", counting=False):
     module = import_onnx(path)
     OnnxToHvxPass(layout=layout).apply(Context(), module)
     return run_module(module, feeds, counting=counting)
 
 
-def _inputs(model: onnx.ModelProto, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for value in model.graph.input:
-        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
-        elem = value.type.tensor_type.elem_type
-        if elem == onnx.TensorProto.FLOAT:
-            feeds[value.name] = rng.standard_normal(shape).astype(np.float32)
-        elif elem == onnx.TensorProto.INT8:
-            feeds[value.name] = rng.integers(-128, 128, shape).astype(np.int8)
-        else:
-            feeds[value.name] = rng.integers(0, 256, shape).astype(np.uint8)
-    return feeds
-
-
 def _same(model: onnx.ModelProto, tmp_path, layout="auto", seed=0):
     path = tmp_path / "model.onnx"
     onnx.save(model, path)
-    feeds = _inputs(model, seed)
+    feeds = quant_models.random_inputs(model, seed)
     got, _ = _run(path, feeds, layout)
-    want = _onnxruntime(path, feeds)
+    want = run_onnxruntime(path, feeds)
     for name, value in want.items():
         assert got[name].dtype == value.dtype
         assert np.array_equal(got[name], value), f"{name}: {int((got[name] != value).sum())} differ"
@@ -93,7 +73,7 @@ def test_add_table_is_onnxruntime_for_every_input_pair(tmp_path):
     path = tmp_path / "add.onnx"
     onnx.save(model, path)
     a = np.repeat(np.arange(256, dtype=np.uint8)[:, None], 256, 1)
-    want = _onnxruntime(path, {"a": a, "b": a.T.copy()})["y"]
+    want = run_onnxruntime(path, {"a": a, "b": a.T.copy()})["y"]
     params = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
     quant = AddQuant(float(params["a_scale"]), int(params["a_zero"]), float(params["b_scale"]),
                      int(params["b_zero"]), float(params["y_scale"]), int(params["y_zero"]), False)
@@ -110,7 +90,7 @@ def test_quantized_cnn(layout, tmp_path):
     quant_models.quantized_cnn(str(path))
     feeds = {"x": np.random.default_rng(1).standard_normal((1, 3, 16, 16)).astype(np.float32)}
     got, execution = _run(path, feeds, layout, counting=True)
-    want = _onnxruntime(path, feeds)
+    want = run_onnxruntime(path, feeds)
     assert np.array_equal(got["y"], want["y"])
     assert execution.total_packets > 0
 

@@ -37,7 +37,8 @@ def test_matches_onnxruntime_everywhere(scale, zero, seed):
         np.round((np.arange(-256, 257) + 0.5) / scale).astype(np.int64)[:, None] + np.arange(-2, 3),
     ], axis=None)
     acc = np.clip(acc, INT32_MIN, INT32_MAX)
-    assert np.array_equal(r.model(acc), requantize_accumulators(acc, np.float32(scale), zero, 0, 255))
+    want = requantize_accumulators(acc, np.float32(scale), zero, 0, 255)
+    assert np.array_equal(r.model(acc), want)
 
 
 def test_round_scales_round_half_to_even():

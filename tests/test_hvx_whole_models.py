@@ -11,12 +11,12 @@ import re
 
 import numpy as np
 import onnx
-import onnxruntime
 import pytest
 from xdsl.context import Context
 
 import quant_models
 from harness import run_mobile_run
+from mobile_opt.checking import run_onnxruntime
 from mobile_opt.backends.hexagon.runner import run_module
 from mobile_opt.backends.reference.qlinear import run_qlinear
 from mobile_opt.frontend.onnx_import import import_onnx
@@ -25,34 +25,14 @@ from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
 pytestmark = pytest.mark.usefixtures("hexagon_toolchain")
 
 
-def _inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for value in model.graph.input:
-        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
-        elem = value.type.tensor_type.elem_type
-        if elem == onnx.TensorProto.FLOAT:
-            feeds[value.name] = rng.standard_normal(shape).astype(np.float32)
-        elif elem == onnx.TensorProto.INT8:
-            feeds[value.name] = rng.integers(-128, 128, shape).astype(np.int8)
-        else:
-            feeds[value.name] = rng.integers(0, 256, shape).astype(np.uint8)
-    return feeds
-
-
-def _onnxruntime(path, feeds) -> dict[str, np.ndarray]:
-    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    return dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
-
-
 def _check(path, layout: str = "auto", seed: int = 0, onnxruntime_lsb: int = 0) -> None:
     """The DSP equals the integer reference; onnxruntime is within `onnxruntime_lsb`."""
-    feeds = _inputs(onnx.load(path), seed)
+    feeds = quant_models.random_inputs(onnx.load(path), seed)
     expected = run_qlinear(import_onnx(path), feeds)
     module = import_onnx(path)
     OnnxToHvxPass(layout=layout).apply(Context(), module)
     got, _ = run_module(module, feeds, packing="sda")
-    theirs = _onnxruntime(path, feeds)
+    theirs = run_onnxruntime(path, feeds)
     for name, want in expected.items():
         assert np.unique(want).size > 1, f"{name}: a constant output proves little"
         assert got[name].dtype == want.dtype
@@ -111,7 +91,7 @@ def test_max_pool_of_a_tensor_with_a_nonzero_zero_point_reads_a_zero_filled_copy
 
 @pytest.mark.parametrize("form", ["qdq", "qop"])
 @pytest.mark.parametrize("activations", ["u8", "s8"])
-def test_small_resnet_quantized_by_onnxruntime(form, activations, tmp_path):
+def test_small_resnet_quantized_byrun_onnxruntime(form, activations, tmp_path):
     """MaxPool, residual blocks, GlobalAveragePool and Gemm, as quantize_static writes
     them: QDQ, or QOperator with com.microsoft QLinearAdd, QLinearGlobalAveragePool and
     QGemm."""
@@ -157,7 +137,7 @@ def test_int8_model_where_onnxruntime_is_inexact(tmp_path, capsys):
     """
     path = tmp_path / "int8.onnx"
     onnx.save(quant_models.int8_shared_input_conv(), path)
-    feeds = _inputs(onnx.load(path))
+    feeds = quant_models.random_inputs(onnx.load(path))
     given = []
     for name, value in feeds.items():
         np.save(tmp_path / f"{name}.npy", value)
@@ -167,7 +147,7 @@ def test_int8_model_where_onnxruntime_is_inexact(tmp_path, capsys):
     for name in ("y", "z"):
         assert re.search(rf"^{name} +\[[0-9, ]+\] +0 LSB +PASS", out, re.MULTILINE), out
     expected = run_qlinear(import_onnx(path), feeds)
-    theirs = _onnxruntime(path, feeds)
+    theirs = run_onnxruntime(path, feeds)
     inexact = [n for n in expected if not np.array_equal(theirs[n], expected[n])]
     for name in expected:
         assert (f"onnxruntime leaves the exact integer reference on '{name}'" in out) == (

@@ -14,7 +14,6 @@ through `mobile-run` as a user would run it.
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from harness import lower_for_pocl, run_mobile_run
+from harness import lower_for_pocl, prefixed_nodes, run_mobile_run
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.dialects.texture import Layout
@@ -193,12 +192,7 @@ def build_model(cases: dict[str, Case]) -> onnx.ModelProto:
         def named(n: str, prefix: str = case_name) -> str:
             return f"{prefix}.{n}"
 
-        for i, node in enumerate(case.nodes):
-            node = copy.deepcopy(node)
-            node.input[:] = [named(n) for n in node.input]
-            node.output[:] = [named(n) for n in node.output]
-            node.name = named(str(i))
-            nodes.append(node)
+        nodes += prefixed_nodes(case_name, case.nodes)
         inputs += [helper.make_tensor_value_info(
             named(n), helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
             for n, v in case.inputs.items()]

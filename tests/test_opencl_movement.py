@@ -8,14 +8,13 @@ the free (aliased) reshapes.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from harness import lower_for_pocl, relative_error
+from harness import lower_for_pocl, prefixed_nodes, relative_error
 from mobile_opt.backends.opencl.executor import CompiledModel
 from mobile_opt.dialects.onnx import ONNX
 from mobile_opt.dialects.texture import Layout
@@ -160,12 +159,7 @@ def build_model(cases: dict[str, Case]):
         def named(n: str, prefix: str = case_name) -> str:
             return f"{prefix}.{n}"
 
-        for i, node in enumerate(case.nodes):
-            node = copy.deepcopy(node)
-            node.input[:] = [named(n) for n in node.input]
-            node.output[:] = [named(n) for n in node.output]
-            node.name = named(str(i))
-            nodes.append(node)
+        nodes += prefixed_nodes(case_name, case.nodes)
         inputs += [helper.make_tensor_value_info(named(n), TensorProto.FLOAT, s)
                    for n, s in case.inputs.items()]
         outputs += [helper.make_tensor_value_info(named(n), TensorProto.FLOAT, None)

@@ -51,7 +51,6 @@ import statistics
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +81,6 @@ from mobile_opt.tools.cli import (
     write_atomically,
 )
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import Float16Type, ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline

@@ -276,7 +276,7 @@ class _Runner:
         a, b = self.operand(op.operands[0]), self.operand(op.operands[1], weight=True)
         if a is None or b is None:
             return None
-        (aq, as_, az, _), (bq, bs, bz, b_axis) = a, b
+        (aq, as_, az, _), (bq, bs, bz, _) = a, b
         shifted_a = (aq - az.reshape(())).astype(np.float64)
         if op.int_attr("transA"):
             shifted_a = shifted_a.T

@@ -19,7 +19,6 @@ of instruction indices in issue order.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from mobile_opt.backends.hexagon import machine
 from mobile_opt.backends.hexagon.dependences import Dependence, DependenceGraph
