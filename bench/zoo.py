@@ -85,6 +85,7 @@ import numpy as np
 import onnx
 
 from mobile_opt.frontend.dims import UNNAMED
+from mobile_opt.tools.mobile_run import output_stem
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -111,6 +112,10 @@ def bench_module(name: str):
         sys.modules[key] = module
         spec.loader.exec_module(module)
     return sys.modules[key]
+
+
+E2E = bench_module("e2e")
+"""`bench/e2e.py`: its onnxruntime timing, one-line errors and device names serve here too."""
 
 
 class ZooError(Exception):
@@ -539,22 +544,6 @@ def dim_options(path: Path, shapes: dict[str, tuple[int, ...]]) -> list[str]:
     return options
 
 
-def run_onnxruntime(path: Path, feeds, repeat: int) -> tuple[float, dict[str, np.ndarray]]:
-    """(median ms over `repeat` runs after one warm-up, outputs by name) on the CPU provider."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    names = [o.name for o in session.get_outputs()]
-    session.run(None, feeds)
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        results = session.run(None, feeds)
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times), dict(zip(names, results))
-
 
 def output_steps(path: Path) -> dict[str, float]:
     """The quantization step of each graph output a DequantizeLinear with a constant scale makes."""
@@ -573,14 +562,6 @@ def output_steps(path: Path) -> dict[str, float]:
                 steps[output.name] = float(scale.reshape(-1)[0])
     return steps
 
-
-def saved_name(name: str, used: set[str]) -> str:
-    """The file stem `mobile-run --save-dir` gives output `name`."""
-    stem = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "output"
-    while stem in used:
-        stem += "_"
-    used.add(stem)
-    return stem
 
 
 # one model ------------------------------------------------------------------------------
@@ -621,11 +602,6 @@ class Row:
     def ratio(self) -> float | None:
         return self.ours_ms / self.ort_ms if self.ours_ms and self.ort_ms else None
 
-
-def one_line(e: BaseException) -> str:
-    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
-    text = lines[0] if lines else ""
-    return f"{type(e).__name__}: {text}"[:300] if text else type(e).__name__
 
 
 def parse_tool_output(stdout: str, row: Row) -> None:
@@ -685,7 +661,7 @@ def run_model(model: ZooModel, args, cache: Path, scratch: Path) -> Row:
     try:
         return _run_model(row, model, args, cache, scratch)
     except Exception as e:  # noqa: BLE001 - a bug of this script costs one row, not the rest
-        row.status, row.message = "CRASH", f"zoo: {one_line(e)}"
+        row.status, row.message = "CRASH", f"zoo: {E2E.one_line(e)}"
         return row
 
 
@@ -694,7 +670,7 @@ def _run_model(row: Row, model: ZooModel, args, cache: Path, scratch: Path) -> R
     try:
         path = model.make(cache, args.size)
     except Exception as e:  # noqa: BLE001 - an export that fails is a result
-        row.status, row.message = "EXPORT", one_line(e)
+        row.status, row.message = "EXPORT", E2E.one_line(e)
         row.make_s = time.perf_counter() - start
         return row
     row.make_s = time.perf_counter() - start
@@ -710,9 +686,9 @@ def _run_model(row: Row, model: ZooModel, args, cache: Path, scratch: Path) -> R
     feeds = make_feeds(path, model, args.seed)
     row.inputs = {k: list(v.shape) for k, v in feeds.items()}
     try:
-        row.ort_ms, expected = run_onnxruntime(path, feeds, args.repeat)
+        row.ort_ms, expected = E2E.run_onnxruntime(path, feeds, args.repeat)
     except Exception as e:  # noqa: BLE001 - onnxruntime rejects the model: a result too
-        row.status, row.message = "EXPORT", f"onnxruntime: {one_line(e)}"
+        row.status, row.message = "EXPORT", f"onnxruntime: {E2E.one_line(e)}"
         return row
     folder = scratch / model.name
     folder.mkdir(parents=True, exist_ok=True)
@@ -720,7 +696,7 @@ def _run_model(row: Row, model: ZooModel, args, cache: Path, scratch: Path) -> R
                "--save-dir", str(folder / "out"), *dim_options(path, shapes)]
     used: set[str] = set()
     for name, value in feeds.items():
-        file = folder / f"{saved_name(name, used)}.npy"
+        file = folder / f"{output_stem(name, used)}.npy"
         np.save(file, value)
         command += ["--input", f"{name}={file}"]
     if row.target == "hexagon":
@@ -765,7 +741,7 @@ def compare(row: Row, folder: Path, expected: dict[str, np.ndarray], steps: dict
     used: set[str] = set()
     worst, worst_lsb, scale = 0.0, 0.0, 0.0
     for name, want in expected.items():
-        file = folder / f"{saved_name(name, used)}.npy"
+        file = folder / f"{output_stem(name, used)}.npy"
         if not file.is_file():
             return
         got = np.load(file).astype(np.float64)
@@ -814,7 +790,6 @@ def format_table(rows: list[Row]) -> str:
 def environment(device_line: str) -> dict:
     import onnxruntime
 
-    e2e = bench_module("e2e")
     versions = {"numpy": np.__version__, "onnx": onnx.__version__,
                 "onnxruntime": onnxruntime.__version__}
     for name in ("torch", "torchvision"):
@@ -822,7 +797,7 @@ def environment(device_line: str) -> dict:
             versions[name] = __import__(name).__version__
         except ImportError:
             versions[name] = None
-    return {"device": device_line, "host_cpu": e2e.host_cpu(), "host_cores": os.cpu_count(),
+    return {"device": device_line, "host_cpu": E2E.host_cpu(), "host_cores": os.cpu_count(),
             "python": platform.python_version(), "versions": versions, "commit": git_commit()}
 
 
@@ -912,12 +887,11 @@ def resolve_device(spec: str | None) -> tuple[str, str]:
     """(slug, description) of the OpenCL device mobile-run will take for `spec`."""
     from mobile_opt.backends.opencl.devices import DeviceError, choose_device, default_device
 
-    e2e = bench_module("e2e")
     try:
         device = choose_device(spec) if spec else default_device()[0]
     except DeviceError as e:
-        raise ZooError(f"--device {spec}: {one_line(e).split(': ', 1)[-1]}") from None
-    return e2e.slug(device.name), device.describe()
+        raise ZooError(f"--device {spec}: {e}") from None
+    return E2E.slug(device.name), device.describe()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -267,6 +267,15 @@ def parse_input_specs(items: Sequence[str] | None, names: Sequence[str]) -> dict
     return values
 
 
+def output_stem(name: str, used: set[str]) -> str:
+    """The file stem of output `name` (odd characters become `_`), unique among `used`."""
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "output"
+    while stem in used:
+        stem += "_"
+    used.add(stem)
+    return stem
+
+
 def save_outputs(folder: Path, outputs: dict[str, np.ndarray]) -> None:
     """Each output as `folder/NAME.npy`, written atomically (odd characters of NAME become `_`)."""
     try:
@@ -275,10 +284,7 @@ def save_outputs(folder: Path, outputs: dict[str, np.ndarray]) -> None:
         raise UserError(f"--save-dir {folder}: {e.strerror}") from None
     used: set[str] = set()
     for name, value in outputs.items():
-        stem = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "output"
-        while stem in used:
-            stem += "_"
-        used.add(stem)
+        stem = output_stem(name, used)
         data = io.BytesIO()
         np.save(data, value, allow_pickle=False)
         write_atomically(folder / f"{stem}.npy", data.getvalue())
