@@ -27,10 +27,10 @@ from onnx import TensorProto, helper, numpy_helper, shape_inference
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 
-from mobile_opt.backends.reference.interpreter import input_dtype
+from mobile_opt.reference.interpreter import input_dtype
 from mobile_opt.dialects.onnx.base import constant_array
 from mobile_opt.dialects.onnx.quant import DequantizeLinearOp
-from mobile_opt.frontend.onnx_import import graph_io_names
+from mobile_opt.dialects.onnx.graph import graph_io_names
 
 
 class CheckError(Exception):

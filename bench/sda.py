@@ -56,7 +56,7 @@ from mobile_opt.backends.hexagon.asm_parser import (  # noqa: E402
     innermost_loops,
     parse_assembly,
 )
-from mobile_opt.backends.hexagon.packets import slot_names  # noqa: E402
+from mobile_opt.dialects.vliw.packets import slot_names  # noqa: E402
 from mobile_opt.backends.hexagon.program import Program  # noqa: E402
 from mobile_opt.backends.hexagon.runner import allocate_and_pack  # noqa: E402
 from mobile_opt.dialects.hvx import ops  # noqa: E402

@@ -21,7 +21,7 @@ sys.path.insert(0, str(BENCH_DIR))
 from ace import MODELS, arguments, compiled, save_rows, side_by_side  # noqa: E402
 from e2e import light_model_path, pick_device, rel_error  # noqa: E402
 
-from mobile_opt.backends.opencl.probe.profile import profile_for_device  # noqa: E402
+from mobile_opt.models.device_profile import profile_for_device  # noqa: E402
 
 
 def main() -> int:

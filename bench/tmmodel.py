@@ -48,7 +48,7 @@ from e2e import import_repo_package  # noqa: E402
 import_repo_package()
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device  # noqa: E402
-from mobile_opt.backends.opencl.probe.profile import (  # noqa: E402
+from mobile_opt.models.device_profile import (  # noqa: E402
     ProfileError,
     load_profile,
     profile_for_device,

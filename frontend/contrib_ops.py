@@ -4,7 +4,7 @@ onnxruntime's quantized `com.microsoft` operators as standard QDQ subgraphs.
 onnxruntime's quantizer, in its QOperator format, writes contrib ops besides the
 standard QLinearConv/QLinearMatMul. Each becomes the `DequantizeLinear` → float op →
 `QuantizeLinear` unit that the QDQ format writes for it, so import, the passes, the
-DSP path and the integer reference (`backends/reference/qlinear.py`) see one
+DSP path and the integer reference (`reference/qlinear.py`) see one
 spelling. The float op keeps the contrib node's name, so diagnostics name it.
 
 - `QLinearAdd`, `QLinearMul` (A, A_scale, A_zero, B, B_scale, B_zero, C_scale,

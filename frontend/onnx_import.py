@@ -46,6 +46,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mobile_opt.dialects.onnx import ONNX_OPS, OnnxOp
 from mobile_opt.dialects.onnx.base import UnknownShape
+from mobile_opt.dialects.onnx.graph import ONNX_NAME
 from mobile_opt.dialects.onnx.constants import (
     ConstantOp,
     NoneOp,
@@ -58,7 +59,7 @@ from mobile_opt.frontend.contrib_ops import ContribOpError, expand_contrib_ops
 from mobile_opt.frontend.dims import fix_input_dims
 from mobile_opt.frontend.errors import OnnxImportError, node_label
 from mobile_opt.frontend.folding import FOLDED, fold_constants, run_time_nodes
-from mobile_opt.frontend.weights import INLINE_LIMIT, save_derived_weight
+from mobile_opt.dialects.weights import INLINE_LIMIT, save_derived_weight
 
 MIN_OPSET = 9
 MAX_OPSET = 21
@@ -430,31 +431,8 @@ class _GraphImporter:
         )
 
 
-ONNX_NAME = "onnx.name"
-"""Argument/result attribute of `@main_graph` holding the ONNX graph input/output name."""
-
-
 def _names_attr(names) -> ArrayAttr[DictionaryAttr]:
     return ArrayAttr([DictionaryAttr({ONNX_NAME: StringAttr(n)}) for n in names])
-
-
-def graph_io_names(function: func.FuncOp) -> tuple[list[str], list[str]]:
-    """ONNX names of a `@main_graph`'s inputs and outputs (positional names if unnamed)."""
-
-    def names(attrs, count: int, prefix: str) -> list[str]:
-        if attrs is None:
-            return [f"{prefix}{i}" for i in range(count)]
-        result = []
-        for i, d in enumerate(attrs.data):
-            name = d.data.get(ONNX_NAME)
-            result.append(name.data if isinstance(name, StringAttr) else f"{prefix}{i}")
-        return result
-
-    t = function.function_type
-    return (
-        names(function.arg_attrs, len(t.inputs), "input_"),
-        names(function.res_attrs, len(t.outputs), "output_"),
-    )
 
 
 def _loc(node: onnx.NodeProto) -> NameLoc:

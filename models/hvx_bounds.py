@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from mobile_opt.backends.hexagon import machine
+from mobile_opt.dialects.vliw import machine
 
 WORDS = 4
 SLOTS = range(4)

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from xdsl.ir import Block, Operation
 
-from mobile_opt.backends.hexagon import machine
-from mobile_opt.backends.hexagon.packer import Packet, run_packets
-from mobile_opt.backends.hexagon.packets import packet_time
+from mobile_opt.dialects.vliw import machine
+from mobile_opt.dialects.vliw.packer import Packet, run_packets
+from mobile_opt.dialects.vliw.packets import packet_time
 from mobile_opt.dialects.hvx import ops
 
 

@@ -10,7 +10,7 @@ from mobile_opt.backends.hexagon.program import Program
 from mobile_opt.dialects.hvx.layouts import ImageGeometry, SimdLayout
 from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvPlan, ConvShape
-from mobile_opt.backends.reference.qlinear import requantize_accumulators
+from mobile_opt.reference.qlinear import requantize_accumulators
 from mobile_opt.transforms.onnx_to_hvx.requant import make_requantizer
 
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mobile_opt.backends.hexagon.dependences import DependenceGraph
-from mobile_opt.backends.hexagon.packets import packet_time, slot_names
+from mobile_opt.dialects.vliw.dependences import DependenceGraph
+from mobile_opt.dialects.vliw.packets import packet_time, slot_names
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.models.hvx_bounds import PackingBound, packing_bound
 from mobile_opt.transforms.hvx_regalloc import allocate_registers

@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 from xdsl.ir import SSAValue
 
-from mobile_opt.backends.hexagon import harness, machine
+from mobile_opt.backends.hexagon import harness
+from mobile_opt.dialects.vliw import machine
 from mobile_opt.backends.hexagon.asm_parser import dissolve_packets, parse_block
-from mobile_opt.backends.hexagon.packets import (
+from mobile_opt.dialects.vliw.packets import (
     ForwardedRead,
     current_loads,
     forwarded_reads,

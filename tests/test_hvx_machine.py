@@ -14,7 +14,8 @@ import subprocess
 
 import pytest
 
-from mobile_opt.backends.hexagon import harness, machine
+from mobile_opt.backends.hexagon import harness
+from mobile_opt.dialects.vliw import machine
 from mobile_opt.dialects.hvx import HVX, ops
 
 SAMPLES = {

@@ -123,7 +123,7 @@ def test_relayout_in_the_graph_is_honoured(tmp_path):
     w1, w2 = (np.array(v, np.int64) for v in (
         [[44, 17, 1, -30], [-25, -59, -55, -62], [-42, 40, 19, 52], [0, 13, 60, 29]],
         [[16, 5, 7, 55], [-29, 40, 21, -64], [-14, 45, 6, -60], [33, 29, 44, -42]]))
-    from mobile_opt.backends.reference.qlinear import requantize_accumulators
+    from mobile_opt.reference.qlinear import requantize_accumulators
 
     scale = np.float32(np.float32(np.float32(0.02) * np.float32(0.005)) / np.float32(0.02))
     h = requantize_accumulators((a.astype(np.int64) - 128) @ w1, scale, 128, 0, 255)

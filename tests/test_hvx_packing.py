@@ -16,7 +16,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from hvx_harness import ConvCase, conv_program, elementwise_sum_program, run_conv_kernel
-from mobile_opt.backends.hexagon.dependences import DependenceGraph
+from mobile_opt.dialects.vliw.dependences import DependenceGraph
 from mobile_opt.backends.hexagon.program import Program
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS
@@ -78,7 +78,7 @@ def test_sda_forwards_where_soft_to_hard_cannot():
         loop = next(op for op in program.kernels[0].walk() if isinstance(op, ops.LoopOp))
         packets[algorithm] = [op for op in loop.body.block.ops if isinstance(op, PacketOp)]
     assert len(packets["sda"]) < len(packets["soft-to-hard"])
-    from mobile_opt.backends.hexagon.packets import forwarded_reads
+    from mobile_opt.dialects.vliw.packets import forwarded_reads
 
     assert any(forwarded_reads(p.instructions()) for p in packets["sda"])
     assert not any(forwarded_reads(p.instructions()) for p in packets["soft-to-hard"])

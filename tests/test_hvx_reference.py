@@ -1,5 +1,5 @@
 """
-The exact integer reference (`backends/reference/qlinear.py`) and the import of
+The exact integer reference (`reference/qlinear.py`) and the import of
 onnxruntime's com.microsoft quantized ops (`frontend/contrib_ops.py`) against
 onnxruntime itself: QLinearAdd for every pair of input bytes (rounding, ties,
 saturation), QLinearGlobalAveragePool and QGemm on random and extreme inputs.
@@ -13,7 +13,7 @@ import onnxruntime
 import pytest
 
 import quant_models
-from mobile_opt.backends.reference.qlinear import run_qlinear
+from mobile_opt.reference.qlinear import run_qlinear
 from mobile_opt.checking import compare_lsb
 from mobile_opt.frontend.onnx_import import OnnxImportError, import_onnx
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mobile_opt.backends.reference.qlinear import requantize_accumulators
+from mobile_opt.reference.qlinear import requantize_accumulators
 from mobile_opt.transforms.onnx_to_hvx.requant import (
     INT32_MAX,
     INT32_MIN,

@@ -1,6 +1,6 @@
 """
 Whole quantized models on the DSP path, assembled by llvm-mc and run under QEMU, bit
-for bit against the exact integer reference (`backends/reference/qlinear.py`): pools,
+for bit against the exact integer reference (`reference/qlinear.py`): pools,
 onnxruntime's QOperator (com.microsoft) ops, a residual block whose kernels ran out
 of registers before, and an int8 model on which onnxruntime is the inexact side.
 """
@@ -18,7 +18,7 @@ import quant_models
 from harness import run_mobile_run
 from mobile_opt.checking import run_onnxruntime
 from mobile_opt.backends.hexagon.runner import run_module
-from mobile_opt.backends.reference.qlinear import run_qlinear
+from mobile_opt.reference.qlinear import run_qlinear
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
 

@@ -18,7 +18,7 @@ import pytest
 from mobile_opt.backends.opencl.devices import choose_device
 from mobile_opt.backends.opencl.probe import kernel_groups, tmprobe
 from mobile_opt.backends.opencl.probe.archprobe import IMAGE_CHASE, Effort
-from mobile_opt.backends.opencl.probe.profile import (
+from mobile_opt.models.device_profile import (
     PROFILE_DIR,
     SCHEMA,
     ProfileError,

@@ -13,8 +13,8 @@ from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.dialects.func import Func
 from xdsl.parser import Parser
 
-from mobile_opt.backends.reference.errors import ReferenceRunError
-from mobile_opt.backends.reference.interpreter import run_reference
+from mobile_opt.reference.errors import ReferenceRunError
+from mobile_opt.reference.interpreter import run_reference
 from mobile_opt.dialects.onnx import ONNX
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.tools.cli import USER_ERRORS
@@ -190,7 +190,7 @@ def test_weight_store_rereads_a_rewritten_file(tmp_path):
     """A model file rewritten in place must not serve the old weights from the cache."""
     import os
 
-    from mobile_opt.frontend.weights import load_weight
+    from mobile_opt.dialects.weights import load_weight
 
     path = tmp_path / "w.npy"
     np.save(path, np.zeros(4, np.float32))

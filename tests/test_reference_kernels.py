@@ -25,8 +25,8 @@ from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
 from xdsl.utils.test_value import create_ssa_value
 
-from mobile_opt.backends.reference.errors import KernelError
-from mobile_opt.backends.reference.kernels import ACTIVATIONS, KERNELS, erf, evaluate
+from mobile_opt.reference.errors import KernelError
+from mobile_opt.reference.kernels import ACTIVATIONS, KERNELS, erf, evaluate
 from mobile_opt.dialects.onnx import ONNX_OPS, OnnxOp
 from mobile_opt.dialects.onnx.constants import ConstantOp, NoneOp, WeightOp
 from mobile_opt.dialects.onnx.elementwise import (

@@ -24,7 +24,7 @@ import onnxruntime
 import pytest
 from onnx import numpy_helper
 
-from mobile_opt.backends.reference.interpreter import run_reference
+from mobile_opt.reference.interpreter import run_reference
 from mobile_opt.frontend.onnx_import import OnnxImportError, import_onnx
 
 DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"

@@ -34,7 +34,7 @@ import pytest
 from onnx.backend.test.case import node as node_cases
 from onnx.backend.test.case.test_case import TestCase
 
-from mobile_opt.backends.reference.interpreter import run_reference
+from mobile_opt.reference.interpreter import run_reference
 from mobile_opt.frontend.onnx_import import (
     DIALECT_OPSET,
     SUPPORTED_ONNX_OPS,

@@ -23,7 +23,7 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from mobile_opt.backends.reference.interpreter import run_reference
+from mobile_opt.reference.interpreter import run_reference
 from mobile_opt.frontend.onnx_import import import_onnx
 
 RNG = np.random.default_rng(2024)

@@ -219,7 +219,7 @@ def test_bench_bad_input_is_one_line(monkeypatch, capsys, args, message):
 
 
 def test_bench_scores_the_retimed_latencies():
-    from mobile_opt.backends.opencl.probe.profile import load_profile
+    from mobile_opt.models.device_profile import load_profile
     from mobile_opt.models.texture_kernels import MatMulKernel
 
     kernel, profile = MatMulKernel(64, 64, 64), load_profile("nvidia-h100")

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from mobile_opt.backends.opencl.probe.profile import ProfileError, load_profile, texture_constants
+from mobile_opt.models.device_profile import ProfileError, load_profile, texture_constants
 from mobile_opt.models import texture_kernels, tmmodel
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.tiling import TileConfig

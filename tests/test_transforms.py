@@ -22,7 +22,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 
-from mobile_opt.backends.reference.interpreter import run_reference
+from mobile_opt.reference.interpreter import run_reference
 from mobile_opt.dialects.onnx import OnnxOp
 from mobile_opt.dialects.onnx.fused import FusedActivationOp
 from mobile_opt.frontend.onnx_import import import_onnx

@@ -14,9 +14,9 @@ from pathlib import Path
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from mobile_opt.backends.hexagon.harness import ToolchainError
-from mobile_opt.backends.reference.errors import ReferenceRunError
+from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.frontend.onnx_import import OnnxImportError
-from mobile_opt.frontend.weights import WeightStoreError
+from mobile_opt.dialects.weights import WeightStoreError
 
 
 class UserError(Exception):

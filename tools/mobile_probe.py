@@ -1,7 +1,7 @@
 """
 `mobile-probe --device SEL -o profile.json [--plots DIR] [--quick]`: measure an OpenCL
 device with ArchProbe's (Romou §3.1) and TMModel's (§3) micro-benchmarks and write
-its device profile (`backends/opencl/probe/profile.py`), the file `texture-tile` and
+its device profile (`models/device_profile.py`), the file `texture-tile` and
 the other GPU passes read. `--plots DIR` also writes a PNG of every sweep. `--quick`
 runs short sweeps (a first look, and the tests); `--only` runs some probes (the
 others are left out of the profile); with `--update`, the probes run replace their
@@ -26,7 +26,7 @@ import pyopencl as cl
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device
 from mobile_opt.backends.opencl.probe import archprobe, kernel_groups, tmprobe
 from mobile_opt.backends.opencl.probe.archprobe import Effort
-from mobile_opt.backends.opencl.probe.profile import SCHEMA, describes
+from mobile_opt.models.device_profile import SCHEMA, describes
 from mobile_opt.backends.opencl.probe.runner import ProbeError, Runner
 from mobile_opt.backends.opencl.probe.sweep import Sweep
 from mobile_opt.tools.cli import UserError, output_folder, run_tool, write_atomically

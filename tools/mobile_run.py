@@ -55,7 +55,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from mobile_opt.backends.reference.interpreter import find_function, run_reference
+from mobile_opt.reference.interpreter import find_function, run_reference
 from mobile_opt.checking import (
     FAIL,
     NO_SIGNAL,
@@ -71,7 +71,8 @@ from mobile_opt.checking import (
     random_weights,
     run_onnxruntime,
 )
-from mobile_opt.frontend.onnx_import import graph_io_names, import_onnx, read_model
+from mobile_opt.dialects.onnx.graph import graph_io_names
+from mobile_opt.frontend.onnx_import import import_onnx, read_model
 from mobile_opt.tools.cli import (
     DIM_HELP,
     UserError,
@@ -419,7 +420,7 @@ def opencl_pipeline(spec: str, universe: Universe, device, fp16: bool) -> tuple[
     with the device's image limits (or smaller ones that `spec` gives), then
     `texture-to-ocl`, `ace` and `cse` unless `spec` names them after the lowering.
     """
-    from mobile_opt.backends.opencl.probe.profile import profile_for_device
+    from mobile_opt.models.device_profile import profile_for_device
     from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
     from mobile_opt.transforms.ace import AddressCalculationEliminationPass
     from mobile_opt.transforms.texture_tile import TextureTilePass
@@ -565,7 +566,7 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
 def run_hexagon_mode(args: argparse.Namespace) -> int:
     """
     Lower the quantized model to HVX and run it under qemu-hexagon. Its outputs must
-    equal the exact integer reference (QLinear semantics, `backends/reference/qlinear.py`)
+    equal the exact integer reference (QLinear semantics, `reference/qlinear.py`)
     to within `--atol` LSBs (default 0); onnxruntime's distance is shown beside it,
     with a note where onnxruntime is the side that leaves the reference.
     """
@@ -579,7 +580,7 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
         ports,
         run_module,
     )
-    from mobile_opt.backends.reference.qlinear import run_qlinear
+    from mobile_opt.reference.qlinear import run_qlinear
     from xdsl.utils.exceptions import DiagnosticException
 
     path, universe, ctx, module, feeds, _ = load_with_inputs(args)

@@ -14,7 +14,7 @@ from io import StringIO
 from xdsl.printer import Printer
 
 from mobile_opt.frontend.onnx_import import import_onnx
-from mobile_opt.frontend.weights import INLINE_LIMIT
+from mobile_opt.dialects.weights import INLINE_LIMIT
 from mobile_opt.tools.cli import DIM_HELP, UserError, parse_dims, run_tool, write_atomically
 
 

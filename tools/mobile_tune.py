@@ -19,7 +19,7 @@ import sys
 import time
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device
-from mobile_opt.backends.opencl.probe.profile import load_profile, profile_for_device
+from mobile_opt.models.device_profile import load_profile, profile_for_device
 from mobile_opt.backends.opencl.tuning import fastest, node_name
 from mobile_opt.models import texture_kernels
 from mobile_opt.tools.cli import UserError, output_folder, run_tool, write_atomically

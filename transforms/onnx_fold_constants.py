@@ -95,8 +95,8 @@ class FoldConstantOp(RewritePattern):
 
 def _evaluate(op: OnnxOp, inputs: list[np.ndarray | None]) -> list[np.ndarray] | None:
     """The op's results from the reference kernels, or None if they cannot compute them."""
-    from mobile_opt.backends.reference.errors import ReferenceRunError
-    from mobile_opt.backends.reference.kernels import evaluate
+    from mobile_opt.reference.errors import ReferenceRunError
+    from mobile_opt.reference.kernels import evaluate
 
     try:
         return list(evaluate(op, inputs))

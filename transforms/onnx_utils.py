@@ -18,7 +18,7 @@ from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from mobile_opt.dialects.onnx.base import OnnxConstantOp, constant_array
 from mobile_opt.dialects.onnx.constants import ConstantOp, WeightOp
 from mobile_opt.dialects.onnx.types import dtype_of, element_type_of
-from mobile_opt.frontend.weights import INLINE_LIMIT, save_derived_weight
+from mobile_opt.dialects.weights import INLINE_LIMIT, save_derived_weight
 
 DEFAULT_RTOL = 1e-4
 """Relative tolerance when matching the magic constants of a written-out pattern."""

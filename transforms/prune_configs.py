@@ -23,7 +23,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
-from mobile_opt.backends.opencl.probe.profile import load_profile
+from mobile_opt.models.device_profile import load_profile
 from mobile_opt.dialects import onnx
 from mobile_opt.dialects.onnx.base import is_host_packed
 from mobile_opt.dialects.onnx.shapes import normalize_axis

@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from mobile_opt.backends.opencl.probe.profile import load_profile, texture_constants
+from mobile_opt.models.device_profile import load_profile, texture_constants
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import texture_kernels
 from mobile_opt.transforms.prune_configs import (

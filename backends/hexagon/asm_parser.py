@@ -37,8 +37,8 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, SymbolRefAttr, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mobile_opt.backends.hexagon import machine
-from mobile_opt.backends.hexagon.packets import packet_names, packet_problem
+from mobile_opt.dialects.vliw import machine
+from mobile_opt.dialects.vliw.packets import packet_names, packet_problem
 from mobile_opt.dialects.hvx import HVX, ops
 from mobile_opt.dialects.hvx.registers import (
     HexagonRegisterType,

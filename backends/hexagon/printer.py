@@ -26,8 +26,8 @@ from xdsl.ir import Block, Operation
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
-from mobile_opt.backends.hexagon.packer import Packet, run_packets
-from mobile_opt.backends.hexagon.packets import current_loads, forwarded_reads, new_operands
+from mobile_opt.dialects.vliw.packer import Packet, run_packets
+from mobile_opt.dialects.vliw.packets import current_loads, forwarded_reads, new_operands
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.registers import require_allocated
 

@@ -21,7 +21,7 @@ from mobile_opt.backends.hexagon.c_printer import kernels_as_c
 from mobile_opt.backends.hexagon.runner import assembly
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.registers import RegType
-from mobile_opt.frontend.weights import save_derived_weight
+from mobile_opt.dialects.weights import save_derived_weight
 from mobile_opt.transforms.onnx_to_hvx.builder import KernelBuilder
 
 VECTOR = 128

@@ -26,12 +26,12 @@ from mobile_opt.backends.opencl.plan import (
     steps,
 )
 from mobile_opt.backends.opencl.printer import opencl_source
-from mobile_opt.backends.reference.errors import ReferenceRunError
-from mobile_opt.backends.reference.interpreter import _checked_input, find_function
-from mobile_opt.backends.reference.kernels import evaluate
+from mobile_opt.reference.errors import ReferenceRunError
+from mobile_opt.reference.interpreter import _checked_input, find_function
+from mobile_opt.reference.kernels import evaluate
 from mobile_opt.dialects import texture
 from mobile_opt.dialects.onnx.base import OnnxOp
-from mobile_opt.frontend.onnx_import import graph_io_names
+from mobile_opt.dialects.onnx.graph import graph_io_names
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 

@@ -33,7 +33,7 @@ from mobile_opt.backends.opencl.printer import unique_name
 from mobile_opt.dialects import ocl, texture
 from mobile_opt.dialects.onnx.base import is_constant_expression
 from mobile_opt.dialects.onnx.constants import ConstantOp, WeightOp
-from mobile_opt.frontend.onnx_import import graph_io_names
+from mobile_opt.dialects.onnx.graph import graph_io_names
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float16Type, ModuleOp, TensorType

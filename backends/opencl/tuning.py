@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
-from mobile_opt.backends.reference.interpreter import find_function
+from mobile_opt.reference.interpreter import find_function
 from mobile_opt.dialects.texture.tiling import TileConfig
 
 
@@ -34,7 +34,7 @@ class Measurement:
 
 def node_name(op: Operation) -> str:
     """The ONNX node's name (kernel time records name their nodes by it)."""
-    from mobile_opt.backends.reference.interpreter import describe_location
+    from mobile_opt.reference.interpreter import describe_location
 
     return describe_location(op.location) or op.name
 

@@ -4,7 +4,7 @@ register-typed values, plus the structure a kernel needs (functions, hardware an
 counted loops, data and buffers).
 
 Each instruction op carries its assembly `SYNTAX`; its slots, HVX resources and latency
-come from the machine description (`mobile_opt.backends.hexagon.machine`), keyed by the
+come from the machine description (`mobile_opt.dialects.vliw.machine`), keyed by the
 op name. An accumulating form (`Vx.w += vrmpy(...)`) takes the old accumulator as an
 operand and gives the new one as a result tied to the same register; post-increment
 loads tie the new base pointer to the old one likewise.

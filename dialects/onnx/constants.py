@@ -100,7 +100,7 @@ class WeightOp(OnnxConstantOp):
         )
 
     def array(self) -> np.ndarray:
-        from mobile_opt.frontend.weights import load_weight
+        from mobile_opt.dialects.weights import load_weight
 
         array = load_weight(self.store.data, self.key.data)
         want = self.output.type

@@ -71,8 +71,8 @@ class PacketOp(IRDLOperation):
         return [r for op in self.ops_inside() for r in op.results]
 
     def verify_(self) -> None:
-        from mobile_opt.backends.hexagon import machine
-        from mobile_opt.backends.hexagon.packets import packet_names, packet_problem
+        from mobile_opt.dialects.vliw import machine
+        from mobile_opt.dialects.vliw.packets import packet_names, packet_problem
 
         inside = self.ops_inside()
         for op in inside:

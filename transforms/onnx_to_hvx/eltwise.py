@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mobile_opt.backends.reference.qlinear import AddParams, qlinear_add
+from mobile_opt.reference.qlinear import AddParams, qlinear_add
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.transforms.onnx_to_hvx.builder import KernelBuilder
 

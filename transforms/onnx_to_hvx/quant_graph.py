@@ -14,7 +14,7 @@ Pools reuse the convolution kernels where their arithmetic is a convolution's: a
 AveragePool is a depthwise convolution with unit weights, a GlobalAveragePool the
 matrix product of the [C, H·W] image (a reshape) with a column of ones; both
 requantise with `x_scale / (y_scale · count)` as onnxruntime's
-QLinearGlobalAveragePool does (`backends/reference/qlinear.py`). A MaxPool is its own
+QLinearGlobalAveragePool does (`reference/qlinear.py`). A MaxPool is its own
 kernel (`pool.py`).
 
 Internally every activation is uint8: an int8 tensor is stored as value + 128 with
@@ -34,10 +34,10 @@ from xdsl.dialects.builtin import IntegerType, Signedness, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from mobile_opt.backends.reference.qlinear import average_multiplier
+from mobile_opt.reference.qlinear import average_multiplier
 from mobile_opt.dialects.hvx.layouts import SimdLayout
 from mobile_opt.dialects.onnx.base import OnnxConstantOp, constant_array, is_none
-from mobile_opt.frontend.onnx_import import graph_io_names
+from mobile_opt.dialects.onnx.graph import graph_io_names
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvShape
 from mobile_opt.transforms.onnx_to_texture.context import node_label
 

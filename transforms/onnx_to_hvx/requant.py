@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mobile_opt.backends.reference.qlinear import requantize_accumulators
+from mobile_opt.reference.qlinear import requantize_accumulators
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 

@@ -34,7 +34,7 @@ class LoweringError(Exception):
 def node_label(op: Operation) -> str:
     """`node 'name' (OpType)` for diagnostics."""
     kind = op.name.split(".", 1)[-1]
-    from mobile_opt.backends.reference.interpreter import describe_location
+    from mobile_opt.reference.interpreter import describe_location
 
     name = describe_location(op.location)
     return f"node '{name}' ({kind})" if name else f"op {op.name}"

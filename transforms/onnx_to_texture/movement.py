@@ -32,7 +32,7 @@ from fractions import Fraction
 from math import prod
 
 import numpy as np
-from mobile_opt.backends.reference.kernels import (
+from mobile_opt.reference.kernels import (
     NEAREST,
     resize_scales_and_sizes,
     source_coordinates,

@@ -20,7 +20,7 @@ from xdsl.ir import Block
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from mobile_opt.backends.hexagon.dependences import DependenceGraph
+from mobile_opt.dialects.vliw.dependences import DependenceGraph
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.registers import require_allocated
 from mobile_opt.models.hvx_cycles import packet_cycles

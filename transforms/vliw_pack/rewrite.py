@@ -13,8 +13,8 @@ from collections.abc import Iterator, Sequence
 
 from xdsl.ir import Block, Operation
 
-from mobile_opt.backends.hexagon import machine
-from mobile_opt.backends.hexagon.packets import packet_names
+from mobile_opt.dialects.vliw import machine
+from mobile_opt.dialects.vliw.packets import packet_names
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.vliw import PacketOp
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 
-from mobile_opt.backends.hexagon import machine
-from mobile_opt.backends.hexagon.dependences import Dependence, DependenceGraph
-from mobile_opt.backends.hexagon.packets import forwarded_reads, forwarding_stall, packet_problem
+from mobile_opt.dialects.vliw import machine
+from mobile_opt.dialects.vliw.dependences import Dependence, DependenceGraph
+from mobile_opt.dialects.vliw.packets import forwarded_reads, forwarding_stall, packet_problem
 
 Packets = list[list[int]]
 SOFT_MODES = ("aware", "hard", "none")

@@ -19,7 +19,7 @@ from functools import cache
 
 from xdsl.ir import Operation, SSAValue
 
-from mobile_opt.backends.hexagon import machine
+from mobile_opt.dialects.vliw import machine
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.registers import HexagonRegisterType, RegType
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation
 
-from mobile_opt.backends.hexagon.dependences import Dependence, DependenceGraph
-from mobile_opt.backends.hexagon.packets import packet_problem
+from mobile_opt.dialects.vliw.dependences import Dependence, DependenceGraph
+from mobile_opt.dialects.vliw.packets import packet_problem
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.vliw import PacketOp
 

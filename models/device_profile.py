@@ -15,8 +15,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from mobile_opt.models.tmmodel import FEATURES, TextureConstants
 
 SCHEMA = "mobile-opt device profile 1"
-PROFILE_DIR = Path(__file__).resolve().parents[3] / "tools" / "profiles"
-"""Shipped profiles and presets: `tools/profiles/<name>.json`."""
+PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
+"""Shipped profiles and presets: `models/profiles/<name>.json`."""
 
 
 class ProfileError(DiagnosticException):

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from mobile_opt.backends.hexagon import machine
-from mobile_opt.backends.hexagon.packets import (
+from mobile_opt.dialects.vliw import machine
+from mobile_opt.dialects.vliw.packets import (
     is_scalar_result,
     operands,
     producers,

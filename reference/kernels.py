@@ -26,7 +26,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from xdsl.dialects.builtin import NoneType, TensorType
 
-from mobile_opt.backends.reference.errors import KernelError
+from mobile_opt.reference.errors import KernelError
 from mobile_opt.dialects.onnx import OnnxOp, shapes
 from mobile_opt.dialects.onnx.constants import (
     ConstantOfShapeOp,

@@ -27,11 +27,11 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.traits import SymbolTable
 
-from mobile_opt.backends.reference.errors import KernelError, ReferenceRunError
-from mobile_opt.backends.reference.kernels import KERNELS, evaluate
+from mobile_opt.reference.errors import KernelError, ReferenceRunError
+from mobile_opt.reference.kernels import KERNELS, evaluate
 from mobile_opt.dialects.onnx import ONNX_OPS, OnnxOp
 from mobile_opt.dialects.onnx.types import dtype_of
-from mobile_opt.frontend.onnx_import import graph_io_names
+from mobile_opt.dialects.onnx.graph import graph_io_names
 
 
 def describe_location(location: Attribute) -> str | None:

@@ -36,9 +36,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from mobile_opt.backends.reference.errors import KernelError, ReferenceRunError
-from mobile_opt.backends.reference.interpreter import bind_inputs, find_function, run_op
-from mobile_opt.backends.reference.kernels import (
+from mobile_opt.reference.errors import KernelError, ReferenceRunError
+from mobile_opt.reference.interpreter import bind_inputs, find_function, run_op
+from mobile_opt.reference.kernels import (
     along,
     conv,
     kernel_axes,
@@ -48,7 +48,7 @@ from mobile_opt.backends.reference.kernels import (
     windows,
 )
 from mobile_opt.dialects.onnx.base import is_none
-from mobile_opt.frontend.onnx_import import graph_io_names
+from mobile_opt.dialects.onnx.graph import graph_io_names
 
 F32 = np.float32
 
