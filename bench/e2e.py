@@ -321,27 +321,14 @@ def compile_model(path: Path, device, passes: str, storage: str):
     graph passes, `onnx-to-texture` within the device's image limits,
     `texture-to-ocl`, CSE; then built: a `CompiledModel`.
     """
-    from xdsl.passes import PassPipeline
-    from xdsl.universe import Universe
-
+    from mobile_opt import pipelines
     from mobile_opt.backends.opencl.executor import CompiledModel
     from mobile_opt.frontend.onnx_import import import_onnx
-    from mobile_opt.tools.mobile_run import opencl_pipeline, universe_context
-    from mobile_opt.universe import MOBILE_OPT_UNIVERSE
 
-    # xDSL's and this project's passes; the entry point that registers the latter
-    # exists only where the project is pip-installed
-    everything = Universe.get_multiverse()
     device = device_info(device)
-    universe = Universe(
-        all_dialects={**everything.all_dialects, **MOBILE_OPT_UNIVERSE.all_dialects},
-        all_passes={**everything.all_passes, **MOBILE_OPT_UNIVERSE.all_passes},
-        all_targets={**everything.all_targets, **MOBILE_OPT_UNIVERSE.all_targets},
-    )
     module = import_onnx(path)
-    pipeline, _ = opencl_pipeline(passes, universe, device, storage == "f16")
-    PassPipeline(tuple(pipeline)).apply(universe_context(universe), module)
-    module.verify()
+    passes, _ = pipelines.gpu_pipeline(passes, device, storage == "f16")
+    pipelines.apply(module, passes)
     return CompiledModel(module, device)
 
 

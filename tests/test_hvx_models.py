@@ -107,12 +107,10 @@ def test_vmpa_refuses_weights_that_overflow_16_bits(tmp_path):
 def test_relayout_in_the_graph_is_honoured(tmp_path):
     """Two QLinearMatMuls with an `hvx.relayout` col1 → col4 between them, run exactly."""
     from xdsl.parser import Parser
-    from xdsl.universe import Universe
-
-    from mobile_opt.tools.mobile_run import universe_context
+    from mobile_opt.pipelines import context
 
     source = Path(__file__).parent / "filecheck" / "transforms" / "onnx-to-hvx-relayout.mlir"
-    ctx = universe_context(Universe.get_multiverse())
+    ctx = context()
     module = Parser(ctx, source.read_text()).parse_module()
     OnnxToHvxPass().apply(ctx, module)
     kernels = [op.sym_name.data for op in module.walk() if op.name == "hvx.func"]

@@ -20,7 +20,7 @@ from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import texture_kernels
 from mobile_opt.models.texture_kernels import MatMulKernel
 from mobile_opt.models.tmmodel import FEATURES
-from mobile_opt.tools.mobile_run import opencl_pipeline
+from mobile_opt.pipelines import gpu_pipeline
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
 from mobile_opt.transforms.prune_configs import (
     HardwareLimits,
@@ -31,7 +31,6 @@ from mobile_opt.transforms.prune_configs import (
 from mobile_opt.transforms.texture_tile import TextureTilePass
 from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
 from mobile_opt.dialects.onnx import ONNX
-from mobile_opt.universe import MOBILE_OPT_UNIVERSE
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
 from xdsl.parser import Parser
@@ -276,8 +275,7 @@ def test_a_measured_search_confirms_its_leaders(pocl_device, monkeypatch):
 
 
 def test_default_gpu_pipeline_uses_the_model(pocl_device):
-    passes, _ = opencl_pipeline("onnx-canonicalize", MOBILE_OPT_UNIVERSE,
-                                choose_device("pocl"), fp16=False)
+    passes, _ = gpu_pipeline("onnx-canonicalize", choose_device("pocl"), fp16=False)
     tiles = [p for p in passes if isinstance(p, TextureTilePass)]
     assert len(tiles) == 1 and tiles[0].device == "pocl" and tiles[0].cost_model == "tmmodel"
     names = [p.name for p in passes]

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import dataclasses
 import io
 import re
 import shutil
@@ -73,6 +72,7 @@ from mobile_opt.checking import (
 )
 from mobile_opt.dialects.onnx.graph import graph_io_names
 from mobile_opt.frontend.onnx_import import import_onnx, read_model
+from mobile_opt import pipelines
 from mobile_opt.tools.cli import (
     DIM_HELP,
     UserError,
@@ -84,11 +84,7 @@ from mobile_opt.tools.cli import (
 from xdsl.context import Context
 from xdsl.dialects.builtin import Float16Type, ModuleOp
 from xdsl.parser import Parser
-from xdsl.passes import PassPipeline
-from xdsl.universe import Universe
-from xdsl.utils.exceptions import ArgSpecParseError
 
-DEFAULT_GRAPH_PASSES = "onnx-fold-constants,onnx-fold-batchnorm,onnx-canonicalize,onnx-fuse"
 """The graph passes the OpenCL run applies before lowering when `-p` is not given."""
 
 KERNEL_TABLE_ROWS = 15
@@ -175,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-p",
         "--passes",
         metavar="PIPELINE",
-        help="passes to run first, e.g. onnx-fuse (OpenCL default: " + DEFAULT_GRAPH_PASSES + ")",
+        help="passes to run first, e.g. onnx-fuse (OpenCL default: " + pipelines.GRAPH_PASSES + ")",
     )
     parser.add_argument(
         "--function", default="main_graph", help="function to run (default %(default)s)"
@@ -226,26 +222,11 @@ def load_module(path: Path, dims: dict[str, int], ctx: Context) -> ModuleOp:
     return module
 
 
-def universe_context(universe: Universe) -> Context:
-    ctx = Context()
-    for name, factory in universe.all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
-def parse_passes(spec: str, universe: Universe) -> PassPipeline:
-    """`-p SPEC` as a pipeline; an unknown pass, bad option or malformed spec is one line."""
+def run_passes(module: ModuleOp, spec: str, ctx: Context) -> None:
     try:
-        return PassPipeline.parse_spec(universe.all_passes, spec)
-    except (ValueError, ImportError, ArgSpecParseError) as e:
-        # the reason is the last line xDSL gives (after a caret diagram, if any)
-        lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
-        raise UserError(f"-p {spec}: {lines[-1] if lines else type(e).__name__}") from None
-
-
-def run_passes(module: ModuleOp, spec: str, universe: Universe, ctx: Context) -> None:
-    parse_passes(spec, universe).apply(ctx, module)
-    module.verify()
+        pipelines.apply(module, pipelines.parse_passes(spec), ctx)
+    except pipelines.PipelineError as e:
+        raise UserError(str(e)) from None
 
 
 def parse_input_specs(items: Sequence[str] | None, names: Sequence[str]) -> dict[str, np.ndarray]:
@@ -320,25 +301,24 @@ def run(args: argparse.Namespace) -> int:
 
 def load_with_inputs(args: argparse.Namespace, passes: str | None = None):
     """
-    The model file, universe, context, imported module (through `passes`, if any), the
+    The model file, context, imported module (through `passes`, if any), the
     inputs to feed it and the LSB of each quantized output.
     """
     path = resolve_model(args.model)
     if args.random_weights:
         path = with_random_weights(path, args.seed)
-    universe = Universe.get_multiverse()
-    ctx = universe_context(universe)
+    ctx = pipelines.context()
     module = load_module(path, parse_dims(args.dim), ctx)
     lsbs = output_lsbs(find_function(module, args.function))
     if passes:
-        run_passes(module, passes, universe, ctx)
+        run_passes(module, passes, ctx)
     function = find_function(module, args.function)
     names, _ = graph_io_names(function)
     try:
         feeds = make_inputs(function, parse_input_specs(args.input, names), args.seed)
     except CheckError as e:
         raise UserError(str(e)) from None
-    return path, universe, ctx, module, feeds, lsbs
+    return path, ctx, module, feeds, lsbs
 
 
 def with_random_weights(path: Path, seed: int) -> Path:
@@ -412,59 +392,8 @@ def report_outputs(
 
 
 # OpenCL ------------------------------------------------------------------------------
-def opencl_pipeline(spec: str, universe: Universe, device, fp16: bool) -> tuple[list, object]:
-    """
-    The passes of an OpenCL run and its `onnx-to-texture`: the graph passes of
-    `spec` (or `onnx-to-texture`'s own options when `spec` names it), `texture-tile` with
-    TMModel and the device's shipped profile (unless `spec` names it), the lowering
-    with the device's image limits (or smaller ones that `spec` gives), then
-    `texture-to-ocl`, `ace` and `cse` unless `spec` names them after the lowering.
-    """
-    from mobile_opt.models.device_profile import profile_for_device
-    from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
-    from mobile_opt.transforms.ace import AddressCalculationEliminationPass
-    from mobile_opt.transforms.texture_tile import TextureTilePass
-    from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
-    from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
-    from xdsl.utils.arg_spec import parse_pipeline
-
-    passes = list(parse_passes(spec, universe).passes) if spec.strip() else []
-    at = next((i for i, p in enumerate(passes) if isinstance(p, OnnxToTexturePass)), None)
-    given: set[str] = set()  # the options spec gives onnx-to-texture
-    if at is None:
-        before, lowering, after = passes, OnnxToTexturePass(), []
-    else:
-        before, lowering, after = passes[:at], passes[at], passes[at + 1 :]
-        given = {k.replace("-", "_") for k in list(parse_pipeline(spec))[at].parameters}
-    width, height = device.max_image_width, device.max_image_height
-    lowering = dataclasses.replace(
-        lowering,
-        max_image_width=min(lowering.max_image_width, width)
-        if "max_image_width" in given
-        else width,
-        max_image_height=min(lowering.max_image_height, height)
-        if "max_image_height" in given
-        else height,
-        storage="f16" if fp16 else lowering.storage,
-        remarks=False,  # the host plan says which storage falls back to a buffer, once each
-    )
-    if not any(isinstance(p, TextureTilePass) for p in before):
-        # kernel configurations by TMModel, from the device's shipped profile if it has one
-        profile = profile_for_device(device.name, device.platform)
-        if profile is not None:
-            before = [*before, TextureTilePass(device=profile)]
-    if not any(isinstance(p, TextureToOclPass) for p in after):
-        after = [TextureToOclPass(), *after]
-    if not any(isinstance(p, AddressCalculationEliminationPass) for p in after):
-        at_ocl = next(i for i, p in enumerate(after) if isinstance(p, TextureToOclPass))
-        after = [*after[: at_ocl + 1], AddressCalculationEliminationPass(), *after[at_ocl + 1:]]
-    if not any(isinstance(p, CommonSubexpressionElimination) for p in after):
-        after = [*after, CommonSubexpressionElimination()]
-    return [*before, lowering, *after], lowering
-
-
 def compile_for_device(
-    module: ModuleOp, args: argparse.Namespace, device, universe: Universe, ctx: Context
+    module: ModuleOp, args: argparse.Namespace, device, ctx: Context
 ) -> bool:
     """Lower `module` in place for `device`; whether it stores tensors as half."""
     from mobile_opt.backends.opencl.plan import is_lowered
@@ -473,16 +402,18 @@ def compile_for_device(
         if args.fp16:
             raise UserError("--fp16 applies to a model that is not lowered yet")
         if args.passes:
-            run_passes(module, args.passes, universe, ctx)
+            run_passes(module, args.passes, ctx)
         return any(
             isinstance(getattr(op.result.type, "element_type", None), Float16Type)
             for op in module.walk()
             if op.name in ("texture.alloc", "texture.pack")
         )
-    spec = DEFAULT_GRAPH_PASSES if args.passes is None else args.passes
-    passes, lowering = opencl_pipeline(spec, universe, device, args.fp16)
-    PassPipeline(tuple(passes)).apply(ctx, module)
-    module.verify()
+    spec = pipelines.GRAPH_PASSES if args.passes is None else args.passes
+    try:
+        passes, lowering = pipelines.gpu_pipeline(spec, device, args.fp16)
+    except pipelines.PipelineError as e:
+        raise UserError(str(e)) from None
+    pipelines.apply(module, passes, ctx)
     return lowering.storage == "f16"
 
 
@@ -524,8 +455,8 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
     from mobile_opt.backends.opencl.plan import PlanError, build_plan, memory_line, plan_comment
     from mobile_opt.backends.opencl.printer import OpenCLPrintError
 
-    path, universe, ctx, module, feeds, lsbs = load_with_inputs(args)
-    fp16 = compile_for_device(module, args, device, universe, ctx)
+    path, ctx, module, feeds, lsbs = load_with_inputs(args)
+    fp16 = compile_for_device(module, args, device, ctx)
     try:
         plan = build_plan(module, args.function)
         for remark in plan.remarks:
@@ -575,7 +506,6 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     from mobile_opt.backends.hexagon.harness import missing_tools
     from mobile_opt.backends.hexagon.runner import (
         PRINTER_PACKINGS,
-        allocate_and_pack,
         assembly,
         ports,
         run_module,
@@ -583,16 +513,15 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     from mobile_opt.reference.qlinear import run_qlinear
     from xdsl.utils.exceptions import DiagnosticException
 
-    path, universe, ctx, module, feeds, _ = load_with_inputs(args)
+    path, ctx, module, feeds, _ = load_with_inputs(args)
     source = module.clone()  # the integer reference runs the model as imported
-    # kernels unrolled by output shape, their pointer steps folded into offsets, for the packer
-    spec = f"onnx-to-hvx{{layout={args.layout} function={args.function}}},hvx-unroll"
-    if args.passes:
-        spec = f"{args.passes},{spec}"
     started = time.perf_counter()
     try:
-        run_passes(module, spec, universe, ctx)
-        allocate_and_pack(module, args.packing)
+        passes = pipelines.dsp_pipeline(args.passes or "", args.layout, args.function,
+                                        args.packing)
+        pipelines.apply(module, passes, ctx)
+    except pipelines.PipelineError as e:
+        raise UserError(str(e)) from None
     except DiagnosticException as e:  # a lowering diagnostic names the node: add the file
         raise UserError(f"{path}: {one_line(e)}") from None
     compiled = time.perf_counter()

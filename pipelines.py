@@ -1,0 +1,148 @@
+"""
+The GPU and DSP pass pipelines, each built here and nowhere else: every tool, bench
+script and test that compiles a model takes its passes from this module.
+
+- GPU: the graph passes (`GRAPH_PASSES`, or the `-p` spec), `texture-tile` (TMModel,
+  with the device's shipped profile, if it has one), `onnx-to-texture` within the
+  device's image limits, `texture-to-ocl`, `ace` and `cse`.
+- DSP: `onnx-to-hvx`, `hvx-unroll` (kernels unrolled by output shape, pointer steps
+  folded into offsets), `hvx-regalloc`, and `vliw-pack` unless the printer packs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+from xdsl.universe import Universe
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError
+
+from mobile_opt.backends.hexagon.runner import PRINTER_PACKINGS
+from mobile_opt.models.device_profile import profile_for_device
+from mobile_opt.transforms.ace import AddressCalculationEliminationPass
+from mobile_opt.transforms.hvx_regalloc import HvxRegisterAllocationPass
+from mobile_opt.transforms.hvx_unroll import HvxUnrollPass
+from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
+from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
+from mobile_opt.transforms.texture_tile import TextureTilePass
+from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
+from mobile_opt.transforms.vliw_pack import VliwPackPass
+from mobile_opt.universe import MOBILE_OPT_UNIVERSE
+
+GRAPH_PASSES = "onnx-fold-constants,onnx-fold-batchnorm,onnx-canonicalize,onnx-fuse"
+"""The graph passes a GPU run takes when it is given none."""
+
+
+class PipelineError(Exception):
+    """A pass spec that does not parse (unknown pass, bad option); one line."""
+
+
+def universe() -> Universe:
+    """
+    xDSL's passes, dialects and targets (`cse`, ...) with this project's, which are merged
+    in directly: the entry point that registers them exists only where it is pip-installed.
+    """
+    everything = Universe.get_multiverse()
+    return Universe(
+        all_dialects={**everything.all_dialects, **MOBILE_OPT_UNIVERSE.all_dialects},
+        all_passes={**everything.all_passes, **MOBILE_OPT_UNIVERSE.all_passes},
+        all_targets={**everything.all_targets, **MOBILE_OPT_UNIVERSE.all_targets},
+    )
+
+
+def context(of: Universe | None = None) -> Context:
+    """A context that knows every dialect of `of` (by default `universe()`)."""
+    ctx = Context()
+    for name, factory in (of or universe()).all_dialects.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def parse_passes(spec: str, of: Universe | None = None) -> list[ModulePass]:
+    """`-p SPEC` as passes; an unknown pass, bad option or malformed spec is one line."""
+    if not spec.strip():
+        return []
+    try:
+        return list(PassPipeline.parse_spec((of or universe()).all_passes, spec).passes)
+    except (ValueError, ImportError, ArgSpecParseError) as e:
+        # the reason is the last line xDSL gives (after a caret diagram, if any)
+        lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+        raise PipelineError(f"-p {spec}: {lines[-1] if lines else type(e).__name__}") from None
+
+
+def apply(module: ModuleOp, passes: Sequence[ModulePass], ctx: Context | None = None) -> None:
+    """Run `passes` over `module` in order, then verify it."""
+    PassPipeline(tuple(passes)).apply(ctx or context(), module)
+    module.verify()
+
+
+def gpu_pipeline(
+    spec: str, device, fp16: bool = False, of: Universe | None = None
+) -> tuple[list[ModulePass], OnnxToTexturePass]:
+    """
+    The passes of a GPU compile for `device` (its `max_image_width/height`, `name` and
+    `platform`) and its `onnx-to-texture`. `spec` gives the graph passes, or
+    `onnx-to-texture`'s own options when it names that pass; a stage it names after the
+    lowering replaces the default one. `fp16` stores every tensor as half.
+    """
+    passes = parse_passes(spec, of)
+    at = next((i for i, p in enumerate(passes) if isinstance(p, OnnxToTexturePass)), None)
+    given: set[str] = set()  # the options spec gives onnx-to-texture
+    if at is None:
+        before, lowering, after = passes, OnnxToTexturePass(), []
+    else:
+        before, lowering, after = passes[:at], passes[at], passes[at + 1 :]
+        given = {k.replace("-", "_") for k in list(parse_pipeline(spec))[at].parameters}
+    width, height = device.max_image_width, device.max_image_height
+    lowering = dataclasses.replace(
+        lowering,
+        max_image_width=min(lowering.max_image_width, width)
+        if "max_image_width" in given
+        else width,
+        max_image_height=min(lowering.max_image_height, height)
+        if "max_image_height" in given
+        else height,
+        storage="f16" if fp16 else lowering.storage,
+        remarks=False,  # the host plan says which storage falls back to a buffer, once each
+    )
+    if not any(isinstance(p, TextureTilePass) for p in before):
+        # kernel configurations by TMModel, from the device's shipped profile if it has one
+        profile = profile_for_device(device.name, device.platform)
+        if profile is not None:
+            before = [*before, TextureTilePass(device=profile)]
+    if not any(isinstance(p, TextureToOclPass) for p in after):
+        after = [TextureToOclPass(), *after]
+    if not any(isinstance(p, AddressCalculationEliminationPass) for p in after):
+        at_ocl = next(i for i, p in enumerate(after) if isinstance(p, TextureToOclPass))
+        after = [*after[: at_ocl + 1], AddressCalculationEliminationPass(), *after[at_ocl + 1 :]]
+    if not any(isinstance(p, CommonSubexpressionElimination) for p in after):
+        after = [*after, CommonSubexpressionElimination()]
+    return [*before, lowering, *after], lowering
+
+
+def dsp_pipeline(
+    spec: str = "",
+    layout: str = "auto",
+    function: str = "main_graph",
+    packing: str = "sda",
+    of: Universe | None = None,
+) -> list[ModulePass]:
+    """
+    The passes of a DSP compile: `spec`'s graph passes, the lowering of `function` in
+    `layout`, unrolling, register allocation, and `vliw-pack` with `packing` unless the
+    printer packs (`greedy`, `single`). SDA tunes its w/p grid per block by the cycle model.
+    """
+    passes = [
+        *parse_passes(spec, of),
+        OnnxToHvxPass(layout=layout, function=function),
+        HvxUnrollPass(),
+        HvxRegisterAllocationPass(),
+    ]
+    if packing not in PRINTER_PACKINGS:
+        passes.append(VliwPackPass(algorithm=packing, tune=packing == "sda"))
+    return passes
