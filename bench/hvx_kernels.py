@@ -152,40 +152,47 @@ def summary(rows: list[Row]) -> dict:
 def write_svg(rows: list[Row], path: Path) -> None:
     """Grouped bars: each layout's packets relative to col1, per kernel."""
     names = list(dict.fromkeys(r.kernel for r in rows))
-    colors = {"col1": "#4c72b0", "col2": "#dd8452", "col4": "#55a868"}
-    bar, gap, height, left = 9, 14, 260, 60
-    width = left + len(names) * (3 * bar + gap) + 20
-    values = {}
+    values: dict[str, dict[str, float]] = {layout: {} for layout in ("col1", "col2", "col4")}
     for name in names:
         base = next((r.measured_packets for r in rows if r.kernel == name and r.layout == "col1"), None)
         for r in rows:
             if r.kernel == name and r.measured_packets and base:
-                values[(name, r.layout)] = r.measured_packets / base
-    top = max(values.values(), default=1.0) * 1.1
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 170}" '
-             'font-family="sans-serif" font-size="10">',
-             f'<text x="{left}" y="14" font-size="12">QEMU packets relative to col1 (vmpy); '
-             'lower is better</text>']
-    for i in range(0, 11):
-        v = top * i / 10
-        y = 20 + height - height * v / top
-        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
-        parts.append(f'<text x="{left - 6}" y="{y + 3:.1f}" text-anchor="end">{v:.2f}</text>')
-    for k, name in enumerate(names):
-        x0 = left + k * (3 * bar + gap) + gap / 2
-        for j, layout in enumerate(("col1", "col2", "col4")):
-            v = values.get((name, layout))
-            if v is None:
-                continue
-            h = height * v / top
-            parts.append(f'<rect x="{x0 + j * bar:.1f}" y="{20 + height - h:.1f}" width="{bar - 1}" '
-                         f'height="{h:.1f}" fill="{colors[layout]}"/>')
-        parts.append(f'<text transform="translate({x0 + bar:.1f},{height + 28}) rotate(60)">{name}</text>')
-    for j, layout in enumerate(("col1", "col2", "col4")):
-        parts.append(f'<rect x="{width - 230 + j * 70}" y="4" width="10" height="10" fill="{colors[layout]}"/>'
-                     f'<text x="{width - 216 + j * 70}" y="13">{layout}</text>')
-    parts.append("</svg>")
-    path.write_text("\n".join(parts) + "\n")
+                values[r.layout][name] = r.measured_packets / base
+    write_grouped_bars(path, "QEMU packets relative to col1 (vmpy); lower is better", names,
+                       values, "packets / col1's")
+
+
+def write_grouped_bars(path: Path, title: str, groups: list[str],
+                       series: dict[str, dict[str, float]], y_label: str,
+                       references: tuple[tuple[float, str], ...] = ()) -> None:
+    """
+    A bar per series in each group (a missing value leaves a gap), and a horizontal
+    line per reference (value, label), drawn with matplotlib in the format of
+    `path`'s suffix.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    bars = len(groups) * (len(series) + 1)
+    figure = Figure(figsize=(max(7.0, 0.11 * bars + 1.5), 5.5), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    width = 0.8 / max(len(series), 1)
+    for j, (name, values) in enumerate(series.items()):
+        at = [(k, values[g]) for k, g in enumerate(groups) if g in values]
+        axes.bar([k + (j - (len(series) - 1) / 2) * width for k, _ in at], [v for _, v in at],
+                 width, label=name)
+    for value, label in references:
+        axes.axhline(value, color="black", linestyle="--" if value != 1.0 else "-",
+                     linewidth=1, label=label)
+    axes.set_xticks(range(len(groups)), groups, rotation=60, ha="right", fontsize="small")
+    axes.set_xlabel("kernel")
+    axes.set_ylabel(y_label)
+    axes.set_title(title, fontsize="medium")
+    axes.grid(True, axis="y", color="0.9")
+    axes.set_axisbelow(True)
+    axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+    figure.savefig(path)
 
 
 def save_results(out: Path, device: str, result: dict, rows: list, write_svg, **extra) -> None:
@@ -209,15 +216,15 @@ def main() -> int:
     parser.add_argument("--out", help="JSON path (default bench/results/hvx_kernels-<device>.json)")
     args = parser.parse_args()
     cases = [c for c in kernels(args.quick) if not args.only or args.only in c[0]]
+    from tqdm import tqdm
+
     rows: list[Row] = []
-    total = len(cases) * len(MATRIX_LAYOUTS)
-    for index, (name, shape) in enumerate(cases):
-        for layout in MATRIX_LAYOUTS:
-            done = len(rows)
-            print(f"\r[{'#' * (30 * done // total):<30}] {done}/{total} {name} {layout}   ",
-                  end="", file=sys.stderr, flush=True)
-            rows.append(run_one(name, shape, layout, seed=index))
-    print(f"\r[{'#' * 30}] {total}/{total}" + " " * 40, file=sys.stderr)
+    with tqdm(total=len(cases) * len(MATRIX_LAYOUTS), file=sys.stderr, unit="kernel") as bar:
+        for index, (name, shape) in enumerate(cases):
+            for layout in MATRIX_LAYOUTS:
+                bar.set_postfix_str(f"{name} {layout}")
+                rows.append(run_one(name, shape, layout, seed=index))
+                bar.update()
     print(table(rows))
     result = summary(rows)
     print(f"\nthe model's best layout is the measured best for {result['model_choice_equals_measured_best']}"

@@ -315,40 +315,15 @@ def table(rows: list[Row]) -> str:
 
 def write_svg(rows: list[Row], path: Path) -> None:
     """Grouped bars: each packer's hot-loop packets relative to LLVM's, per kernel."""
-    series = [("sda", "#55a868"), ("soft-to-hard", "#dd8452"), ("soft-to-none", "#8172b2"),
-              ("list", "#4c72b0"), ("bound", "#999999")]
-    bar, gap, height, left = 7, 14, 260, 60
-    width = left + len(rows) * (len(series) * bar + gap) + 20
-    values = {(r.kernel, a): (r.bound.packets if a == "bound" else r.packings[a].body_packets)
-              / r.llvm.body_packets for r in rows for a, _ in series}
-    top = max([1.2, *values.values()]) * 1.05
-    y_of = lambda v: 30 + height - height * v / top  # noqa: E731
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 190}" '
-             'font-family="sans-serif" font-size="10">',
-             f'<text x="{left}" y="14" font-size="12">hot-loop packets relative to LLVM 19 '
-             '(clang -O3); lower is better, dashed: the 0.80 target; bound: fewest packets any '
-             'packing of the same instructions could take</text>']
-    for i in range(11):
-        v = top * i / 10
-        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y_of(v):.1f}" y2="{y_of(v):.1f}" '
-                     'stroke="#ddd"/>')
-        parts.append(f'<text x="{left - 6}" y="{y_of(v) + 3:.1f}" text-anchor="end">{v:.2f}</text>')
-    for v, style in ((1.0, ""), (0.8, ' stroke-dasharray="4 3"')):
-        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y_of(v):.1f}" y2="{y_of(v):.1f}" '
-                     f'stroke="#c44"{style}/>')
-    for k, r in enumerate(rows):
-        x0 = left + k * (len(series) * bar + gap) + gap / 2
-        for j, (algorithm, color) in enumerate(series):
-            v = values[(r.kernel, algorithm)]
-            parts.append(f'<rect x="{x0 + j * bar:.1f}" y="{y_of(v):.1f}" width="{bar - 1}" '
-                         f'height="{y_of(0) - y_of(v):.1f}" fill="{color}"/>')
-        parts.append(f'<text transform="translate({x0 + bar:.1f},{height + 38}) rotate(60)">'
-                     f'{r.kernel}</text>')
-    for j, (algorithm, color) in enumerate(series):
-        parts.append(f'<rect x="{left + j * 90}" y="18" width="10" height="10" fill="{color}"/>'
-                     f'<text x="{left + 14 + j * 90}" y="27">{algorithm}</text>')
-    parts.append("</svg>")
-    path.write_text("\n".join(parts) + "\n")
+    from hvx_kernels import write_grouped_bars
+
+    series = {a: {r.kernel: (r.bound.packets if a == "bound" else r.packings[a].body_packets)
+                  / r.llvm.body_packets for r in rows}
+              for a in ("sda", "soft-to-hard", "soft-to-none", "list", "bound")}
+    write_grouped_bars(path, "hot-loop packets relative to LLVM 19 (clang -O3); lower is better\n"
+                       "bound: the fewest packets any packing of the same instructions could take",
+                       [r.kernel for r in rows], series, "packets / LLVM's",
+                       ((1.0, "LLVM"), (0.8, "the 0.80 target")))
 
 
 def main() -> int:
@@ -356,16 +331,14 @@ def main() -> int:
     parser.add_argument("--only", help="substring of the kernels to run")
     parser.add_argument("--out", help="JSON path (default bench/results/sda-<device>.json)")
     args = parser.parse_args()
-    makers = all_cases(args.only)
+    from tqdm import tqdm
+
     rows: list[Row] = []
-    for index, make in enumerate(makers):
-        print(f"\r[{'#' * (30 * index // len(makers)):<30}] {index}/{len(makers)}   ",
-              end="", file=sys.stderr, flush=True)
-        case = make()
-        print(f"\r[{'#' * (30 * index // len(makers)):<30}] {index}/{len(makers)} {case.name}   ",
-              end="", file=sys.stderr, flush=True)
-        rows.append(measure(case))
-    print(f"\r[{'#' * 30}] {len(makers)}/{len(makers)}" + " " * 40, file=sys.stderr)
+    with tqdm(all_cases(args.only), file=sys.stderr, unit="kernel") as bar:
+        for make in bar:
+            case = make()
+            bar.set_postfix_str(case.name)
+            rows.append(measure(case))
     print(table(rows))
     result = summary(rows)
     print()

@@ -60,8 +60,7 @@ from mobile_opt.dialects.texture.tiling import TileConfig  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.frontend.single_node import NODE_NAME, save_single_node  # noqa: E402
 from mobile_opt.models import texture_kernels  # noqa: E402
-from mobile_opt.tools.png_chart import Chart, write_png  # noqa: E402
-from mobile_opt.tools.progress import ProgressBar  # noqa: E402
+from mobile_opt.tools.cli import noting, progress_bar  # noqa: E402
 from mobile_opt.transforms.prune_configs import (  # noqa: E402
     HardwareLimits,
     kernel_of,
@@ -147,7 +146,7 @@ RETIMED_FASTEST = 5
 RETIME_ROUNDS = 10
 
 
-def run_case(case: Case, device, profile: dict, folder: Path, bar: ProgressBar) -> dict:
+def run_case(case: Case, device, profile: dict, folder: Path, note) -> dict:
     """
     Every configuration of the case's kernel measured (the scan); then the model's choice,
     the ablation's picks and the scan's fastest few timed again, interleaved; scored.
@@ -158,13 +157,13 @@ def run_case(case: Case, device, profile: dict, folder: Path, bar: ProgressBar) 
     assert kernel is not None, case
     space = list(texture_kernels.candidates(kernel, limits.max_group))
     measured = {m.config: (m.seconds, m.cost_seconds)
-                for m in measure(module, NODE_NAME, space, device, progress=bar.note)}
+                for m in measure(module, NODE_NAME, space, device, progress=note)}
     picked = choose(kernel, profile, {c: m[0] for c, m in measured.items()})
     fastest = sorted(picked.kept, key=lambda c: measured[c][0])[:RETIMED_FASTEST]
     again = list(dict.fromkeys([picked.model, picked.base, picked.tile_only, *fastest]))
     again = [c for c in again if math.isfinite(measured[c][0])]
     retimed = {m.config: m.seconds for m in retime(module, NODE_NAME, again, device,
-                                                   RETIME_ROUNDS, progress=bar.note)}
+                                                   RETIME_ROUNDS, progress=note)}
     return score(case, kernel, profile, measured, retimed)
 
 
@@ -324,12 +323,27 @@ def save(rows: list[dict], families: list[str], out: Path, device_text: str,
                                "summary": result, "rows": rows},
                               indent=1) + "\n")
     if chart:
-        write_png(Chart(f"TMModel on {device_name}", "kernel (by family)",
-                        "latency / exhaustive best",
-                        {k: [(i, r["latency_ms"][k] / r["latency_ms"]["exhaustive"])
-                             for i, r in enumerate(rows)] for k in ("base", "tmm_t", "tmm")}),
-                  out.with_suffix(".png"))
+        write_chart(rows, f"TMModel on {device_name}", out.with_suffix(".png"))
     return result
+
+
+def write_chart(rows: list[dict], title: str, path: Path) -> None:
+    """Each pick's latency over the exhaustive best's, per kernel (a line per pick)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7.2, 4.4), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    for pick in ("base", "tmm_t", "tmm"):
+        axes.plot([r["latency_ms"][pick] / r["latency_ms"]["exhaustive"] for r in rows],
+                  marker=".", label=pick)
+    axes.set_title(title)
+    axes.set_xlabel("kernel (by family)")
+    axes.set_ylabel("latency / exhaustive best")
+    axes.grid(True, color="0.9")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
+    figure.savefig(path)
 
 
 def main() -> int:
@@ -404,16 +418,17 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             rng = np.random.default_rng(args.seed)
             cases = [c for f in families
                      for c in sample_cases(f, per_family * (3 if f == "matmul" else 1), cpu, rng)]
-            bar = ProgressBar(len(cases), f"tmmodel on {device.name}")
+            bar = progress_bar(len(cases), f"tmmodel on {device.name}", "kernel")
             rows = []
             partial = Path(args.out or BENCH_DIR / "results" / "tmmodel-partial.json")
             for case in cases:
-                bar.start_step(f"{case.family} {case.inputs[0]}")
-                rows.append(run_case(case, device, profile, Path(folder), bar))
+                bar.set_postfix_str(f"{case.family} {case.inputs[0]}")
+                rows.append(run_case(case, device, profile, Path(folder), noting(bar)))
+                bar.update()
                 # what is measured survives a run cut short
                 save(rows, families, partial.with_suffix(".partial.json"), device_text,
                      device_name, profile_name, chart=False)
-            bar.finish()
+            bar.close()
             partial.with_suffix(".partial.json").unlink(missing_ok=True)
     out = Path(args.out) if args.out else BENCH_DIR / "results" / (
         f"tmmodel-{'pocl' if profile_name == 'pocl' else Path(profile_name).stem}.json")

@@ -828,14 +828,9 @@ def save(path: Path, device_line: str, settings: dict, rows: list[Row], order: l
 
 
 def progress(items: list[ZooModel]):
-    """`items` with a tqdm bar on stderr (a counter without tqdm)."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        for i, item in enumerate(items):
-            print(f"[{i + 1}/{len(items)}] {item.name}", file=sys.stderr, flush=True)
-            yield item
-        return
+    """`items` with a tqdm bar on stderr."""
+    from tqdm import tqdm
+
     bar = tqdm(items, file=sys.stderr, unit="model")
     for item in bar:
         bar.set_postfix_str(item.name)

@@ -7,10 +7,11 @@ it was given), the profile and plots it writes, and its one-line errors.
 from __future__ import annotations
 
 import datetime
+import io
 import json
-import struct
-import zlib
 from pathlib import Path
+
+import matplotlib.image
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ from mobile_opt.models.device_profile import (
     texture_constants,
 )
 from mobile_opt.backends.opencl.probe.runner import Runner
-from mobile_opt.backends.opencl.probe.sweep import plateau_end, steps
+from mobile_opt.backends.opencl.probe.sweep import Sweep, plateau_end, steps
 from mobile_opt.backends.opencl.tuning import node_name
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.frontend.onnx_import import import_onnx
@@ -34,7 +35,6 @@ from mobile_opt.frontend.single_node import NODE_NAME, save_single_node
 from mobile_opt.models.texture_kernels import FAMILIES
 from mobile_opt.models.tmmodel import FEATURES, cross_block_features
 from mobile_opt.tools import mobile_probe
-from mobile_opt.tools.png_chart import Chart, render
 from mobile_opt.transforms.prune_configs import kernel_of
 
 # ---------------------------------------------------------------- readings
@@ -172,18 +172,17 @@ def test_kernel_groups_probe_times_every_family(pocl_device, tmp_path, monkeypat
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
+    """The size of a PNG that decodes, with something drawn on its white."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", data[16:24])
-    idat = data.index(b"IDAT")
-    length = struct.unpack(">I", data[idat - 4 : idat])[0]
-    raw = zlib.decompress(data[idat + 4 : idat + 4 + length])
-    assert len(raw) == height * (1 + 3 * width)
-    return width, height
+    pixels = matplotlib.image.imread(io.BytesIO(data), format="png")
+    assert (pixels[..., :3] < 0.5).any()
+    return pixels.shape[1], pixels.shape[0]
 
 
-def test_chart_is_a_png():
-    chart = Chart("t", "x", "y", {"a": [(1, 1), (2, 4), (4, 3)]}, log_x=True)
-    assert _png_size(render(chart, 300, 200).png()) == (300, 200)
+def test_sweep_plot_is_a_png():
+    sweep = Sweep("t", "x", "y", {"a": [(1, 1), (2, 4), (4, 3)], "b": [(0, 1), (2, 2)]},
+                  log_x=True, marks=[(2, "knee")], name="t")
+    assert _png_size(mobile_probe.plot(sweep)) == (720, 440)
 
 
 def test_quick_probe_writes_profile_and_plots(pocl_device, tmp_path, capsys):

@@ -1,6 +1,6 @@
 """
 What every console tool shares: one-line diagnostics with exit status 1 for user
-errors, and output files that appear whole or not at all.
+errors, output files that appear whole or not at all, and progress bars.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from tqdm import tqdm
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from mobile_opt.backends.hexagon.harness import ToolchainError
@@ -82,6 +83,22 @@ def write_atomically(path: str | Path, text: str | bytes) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def progress_bar(total: int, title: str, unit: str) -> tqdm:
+    """A tqdm bar on stderr for `total` steps of long work (probing, tuning)."""
+    # miniters=0: a note (update(0), see `noting`) redraws too, at most every mininterval
+    return tqdm(total=total, desc=title, unit=unit, file=sys.stderr, miniters=0)
+
+
+def noting(bar: tqdm) -> Callable[[str], None]:
+    """A progress callback that shows what the current step is doing beside `bar`."""
+
+    def note(what: str) -> None:
+        bar.set_postfix_str(what, refresh=False)
+        bar.update(0)
+
+    return note
 
 
 DIM_HELP = (

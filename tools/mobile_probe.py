@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import io
 import json
 import platform
 import sys
@@ -22,6 +23,9 @@ import time
 from pathlib import Path
 
 import pyopencl as cl
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from tqdm import tqdm
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device
 from mobile_opt.backends.opencl.probe import archprobe, kernel_groups, tmprobe
@@ -29,15 +33,20 @@ from mobile_opt.backends.opencl.probe.archprobe import Effort
 from mobile_opt.models.device_profile import SCHEMA, describes
 from mobile_opt.backends.opencl.probe.runner import ProbeError, Runner
 from mobile_opt.backends.opencl.probe.sweep import Sweep
-from mobile_opt.tools.cli import UserError, output_folder, run_tool, write_atomically
-from mobile_opt.tools.png_chart import render
-from mobile_opt.tools.progress import ProgressBar
+from mobile_opt.tools.cli import (
+    UserError,
+    noting,
+    output_folder,
+    progress_bar,
+    run_tool,
+    write_atomically,
+)
 
 PROBES = ("warp", "alus", "registers", "buffer-cache", "image-cache", "bandwidth",
           "stride-chase", "scalability", "occupancy", "work-groups", "kernel-groups")
 
 
-def measure(runner: Runner, effort: Effort, only: set[str], bar: ProgressBar):
+def measure(runner: Runner, effort: Effort, only: set[str], bar: tqdm):
     """Run the probes; returns the results by probe and every sweep."""
     results: dict[str, dict] = {}
     sweeps: list[Sweep] = []
@@ -47,14 +56,15 @@ def measure(runner: Runner, effort: Effort, only: set[str], bar: ProgressBar):
         nonlocal warp
         if name not in only:
             return
-        bar.start_step(name)
+        bar.set_postfix_str(name)
         found, result = probe()
+        bar.update()
         sweeps.extend(found if isinstance(found, list) else [found])
         results[name] = result
         if name == "warp":
             warp = result["warp_size"]
 
-    tick = bar.note
+    tick = noting(bar)
     run("warp", lambda: archprobe.probe_warp(runner, effort, tick))
     run("alus", lambda: archprobe.probe_alus(runner, effort, warp, tick))
     run("registers", lambda: archprobe.probe_registers(runner, effort, tick))
@@ -214,14 +224,14 @@ def probe(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from None
     earlier = profile_to_update(args.output, info) if args.update else None
     start = time.time()
-    bar = ProgressBar(len([p for p in PROBES if p in only]), f"probing {info.name}")
+    bar = progress_bar(len([p for p in PROBES if p in only]), f"probing {info.name}", "probe")
     try:
         runner = Runner(info)
         results, sweeps = measure(runner, Effort(quick=args.quick), only, bar)
     except (ProbeError, cl.Error) as e:
-        bar.finish()
         raise UserError(f"{info.name}: {e}") from None
-    bar.finish()
+    finally:
+        bar.close()
     profile = assemble(runner, results, sweeps, time.time() - start, args.quick)
     if earlier is not None:
         profile, differ = updated(earlier, profile, [p for p in PROBES if p in only])
@@ -231,10 +241,39 @@ def probe(args: argparse.Namespace) -> int:
     if plots is not None:
         plots.mkdir(parents=True, exist_ok=True)
         for sweep in sweeps:
-            write_atomically(plots / f"{sweep.name}.png", render(sweep).png())
+            write_atomically(plots / f"{sweep.name}.png", plot(sweep))
     write_atomically(args.output, json.dumps(profile, indent=1) + "\n")
     print(summary(profile))
     return 0
+
+
+def plot(sweep: Sweep) -> bytes:
+    """The sweep as a PNG: a line with markers per series, a dashed line per mark."""
+    figure = Figure(figsize=(7.2, 4.4), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    for name, points in sweep.series.items():
+        # a log axis has no place for zero or negative values
+        kept = [(x, y) for x, y in points if (x > 0 or not sweep.log_x)
+                and (y > 0 or not sweep.log_y)]
+        axes.plot([x for x, _ in kept], [y for _, y in kept], marker=".", label=name)
+    if sweep.log_x:
+        axes.set_xscale("log", base=2)
+    if sweep.log_y:
+        axes.set_yscale("log")
+    for x, label in sweep.marks:
+        axes.axvline(x, color="tab:red", linestyle="--", linewidth=1)
+        axes.annotate(label, (x, 1), xycoords=("data", "axes fraction"), xytext=(3, -12),
+                      textcoords="offset points", color="tab:red", fontsize="small")
+    axes.set_title(sweep.title)
+    axes.set_xlabel(sweep.x_label)
+    axes.set_ylabel(sweep.y_label)
+    axes.grid(True, color="0.9")
+    if sweep.series:
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
+    data = io.BytesIO()
+    figure.savefig(data, format="png")
+    return data.getvalue()
 
 
 def summary(profile: dict) -> str:

@@ -22,8 +22,14 @@ from mobile_opt.backends.opencl.devices import DeviceError, choose_device
 from mobile_opt.models.device_profile import load_profile, profile_for_device
 from mobile_opt.backends.opencl.tuning import fastest, node_name
 from mobile_opt.models import texture_kernels
-from mobile_opt.tools.cli import UserError, output_folder, run_tool, write_atomically
-from mobile_opt.tools.progress import ProgressBar
+from mobile_opt.tools.cli import (
+    UserError,
+    noting,
+    output_folder,
+    progress_bar,
+    run_tool,
+    write_atomically,
+)
 from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of, surviving
 
 
@@ -68,17 +74,17 @@ def tune(args: argparse.Namespace) -> int:
         raise UserError(f"{args.model}: no node texture-tile can configure (MatMul, Gemm, "
                         "Conv, ConvTranspose, Softmax, LayerNormalization)")
     rng = random.Random(args.seed)
-    bar = ProgressBar(len(nodes), f"tuning on {device.name}")
+    bar = progress_bar(len(nodes), f"tuning on {device.name}", "node")
     start = time.perf_counter()
     report = []
     for op, kernel in nodes:
         name = node_name(op)
-        bar.start_step(name)
+        bar.set_postfix_str(name)
         space = list(texture_kernels.candidates(kernel, limits.max_group))
         pool = space if args.no_prune else surviving(limits, kernel, space)
         if args.search == "random":
             pool = rng.sample(pool, min(args.samples, len(pool)))
-        results, best = fastest(module, name, pool, device, progress=bar.note)
+        results, best = fastest(module, name, pool, device, progress=noting(bar))
         best.config.apply(op)
         report.append({
             "node": name, "kernel": kernel.describe_shape(), "space": len(space),
@@ -88,7 +94,8 @@ def tune(args: argparse.Namespace) -> int:
                          "ms": m.seconds * 1e3 if m.seconds != float("inf") else None}
                         for m in results],
         })
-    bar.finish()
+        bar.update()
+    bar.close()
     total = time.perf_counter() - start
     write_atomically(args.output, json.dumps({
         "device": device.describe(), "profile": profile_name, "search": args.search,

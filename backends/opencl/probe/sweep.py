@@ -1,6 +1,7 @@
 """
-A micro-benchmark's measurements: a chart of named series of (x, y) points, named for
-its plot file, and the reading of a step in a latency curve that most probes rest on.
+A micro-benchmark's measurements: named series of (x, y) points with what a chart of
+them needs (`mobile-probe --plots` draws it), and the reading of a step in a latency
+curve that most probes rest on.
 """
 
 from __future__ import annotations
@@ -8,13 +9,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from mobile_opt.tools.png_chart import Chart
-
 
 @dataclass
-class Sweep(Chart):
-    """A chart of measurements, named for its plot file (`registers` gives `registers.png`)."""
+class Sweep:
+    """Measurements, named for their plot file (`registers` gives `registers.png`)."""
 
+    title: str
+    x_label: str
+    y_label: str
+    series: dict[str, Sequence[tuple[float, float]]] = field(default_factory=dict)
+    log_x: bool = False
+    log_y: bool = False
+    marks: list[tuple[float, str]] = field(default_factory=list)
+    """Vertical lines at x with a label (a detected size, say)."""
     name: str = field(kw_only=True)
 
     def to_json(self) -> dict:
