@@ -2,7 +2,7 @@
 The `onnx` dialect's filecheck tests cover every op, and say the truth.
 
 * Every op in `ONNX_OPS` appears in a round-trip test and is the op under test of
-  at least one case of a `*_invalid.mlir` file under tests/filecheck/dialects/onnx/,
+  at least one case of a `*-invalid.mlir` file under tests/filecheck/dialects/onnx/,
   so a new op cannot land without both.
 * Every invalid case checks a diagnostic, and the files carry the RUN lines that
   make lit run them.
@@ -21,8 +21,8 @@ import pytest
 from mobile_opt.dialects.onnx import ONNX_OPS
 
 DIALECT_TESTS = Path(__file__).resolve().parent / "filecheck" / "dialects" / "onnx"
-ROUND_TRIP_FILES = sorted(p for p in DIALECT_TESTS.glob("*.mlir") if not p.stem.endswith("_invalid"))
-INVALID_FILES = sorted(DIALECT_TESTS.glob("*_invalid.mlir"))
+ROUND_TRIP_FILES = sorted(p for p in DIALECT_TESTS.glob("*.mlir") if not p.stem.endswith("-invalid"))
+INVALID_FILES = sorted(DIALECT_TESTS.glob("*-invalid.mlir"))
 
 # `onnx.Conv` in custom or generic ("onnx.Conv") form, not `onnx.ConvTranspose`
 OP_USE = re.compile(r'(?<![\w.])"?onnx\.([A-Za-z][A-Za-z0-9]*)\b')
@@ -51,7 +51,7 @@ def _op_under_test(case: str) -> str | None:
 def test_the_test_files_exist():
     families = {"constants", "elementwise", "nn", "tensor", "quant", "fused"}
     assert {p.stem for p in ROUND_TRIP_FILES} == families
-    assert {p.stem for p in INVALID_FILES} == {f"{f}_invalid" for f in families}
+    assert {p.stem for p in INVALID_FILES} == {f"{f}-invalid" for f in families}
 
 
 @pytest.mark.parametrize("op", sorted(ONNX_OPS))
@@ -64,7 +64,7 @@ def test_every_op_has_a_round_trip_test(op: str):
 @pytest.mark.parametrize("op", sorted(ONNX_OPS))
 def test_every_op_has_an_invalid_test(op: str):
     subjects = {_op_under_test(case) for p in INVALID_FILES for case in _cases(p)}
-    assert op in subjects, f"no case of a *_invalid.mlir file under {DIALECT_TESTS} tests onnx.{op}"
+    assert op in subjects, f"no case of a *-invalid.mlir file under {DIALECT_TESTS} tests onnx.{op}"
 
 
 def test_no_unknown_ops_in_tests():

@@ -337,7 +337,7 @@ def with_random_weights(path: Path, seed: int) -> Path:
 
 
 def run_reference_mode(args: argparse.Namespace) -> int:
-    path, _, _, module, feeds, lsbs = load_with_inputs(args, args.passes)
+    path, _, module, feeds, lsbs = load_with_inputs(args, args.passes)
     outputs = run_reference(module, feeds, args.function)
     if args.save_dir:
         save_outputs(Path(args.save_dir), outputs)

@@ -265,7 +265,7 @@ builtin.module {
   }
 
   // A training_mode that is a constant false is inference mode too. (A run-time
-  // training_mode is rejected by the verifier: see nn_invalid.mlir.)
+  // training_mode is rejected by the verifier: see nn-invalid.mlir.)
   // CHECK-LABEL: func.func @dropout_constant_inference_mode(
   // CHECK-NEXT:    func.return %x
   func.func @dropout_constant_inference_mode(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
