@@ -8,7 +8,7 @@ HEXAGON_PACKAGES = qemu-user clang-19 lld-19 llvm-19
 POCL_ICD = /etc/OpenCL/vendors/pocl.icd
 POCL_PACKAGE = pocl-opencl-icd
 
-.PHONY: install install-test install-apt front-door test lit pytest
+.PHONY: install install-test install-apt front-door test layers lit pytest
 
 install:
 	$(PYTHON) -m pip install -q -e .
@@ -33,10 +33,14 @@ front-door:
 install-test: install-apt
 	$(PYTHON) -m pip install -q -e ".[dev]"
 
+# the import-linter contract of pyproject.toml: imports point down the layers
+layers:
+	lint-imports
+
 lit:
 	lit -q tests/filecheck
 
 pytest:
 	$(PYTHON) -m pytest -q
 
-test: front-door install-test lit pytest
+test: front-door install-test layers lit pytest
