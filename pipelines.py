@@ -82,13 +82,16 @@ def apply(module: ModuleOp, passes: Sequence[ModulePass], ctx: Context | None = 
 
 
 def gpu_pipeline(
-    spec: str, device, fp16: bool = False, of: Universe | None = None
+    spec: str, device, fp16: bool = False, of: Universe | None = None,
+    ace: bool = True, tile: bool = True,
 ) -> tuple[list[ModulePass], OnnxToTexturePass]:
     """
     The passes of a GPU compile for `device` (its `max_image_width/height`, `name` and
     `platform`) and its `onnx-to-texture`. `spec` gives the graph passes, or
     `onnx-to-texture`'s own options when it names that pass; a stage it names after the
-    lowering replaces the default one. `fp16` stores every tensor as half.
+    lowering replaces the default one. `fp16` stores every tensor as half. `ace=False`
+    leaves out the default `ace`, `tile=False` the default `texture-tile` (the lowering
+    keeps its fixed kernel defaults): a stage `spec` names stays either way.
     """
     passes = parse_passes(spec, of)
     at = next((i for i, p in enumerate(passes) if isinstance(p, OnnxToTexturePass)), None)
@@ -110,14 +113,14 @@ def gpu_pipeline(
         storage="f16" if fp16 else lowering.storage,
         remarks=False,  # the host plan says which storage falls back to a buffer, once each
     )
-    if not any(isinstance(p, TextureTilePass) for p in before):
+    if tile and not any(isinstance(p, TextureTilePass) for p in before):
         # kernel configurations by TMModel, from the device's shipped profile if it has one
         profile = profile_for_device(device.name, device.platform)
         if profile is not None:
             before = [*before, TextureTilePass(device=profile)]
     if not any(isinstance(p, TextureToOclPass) for p in after):
         after = [TextureToOclPass(), *after]
-    if not any(isinstance(p, AddressCalculationEliminationPass) for p in after):
+    if ace and not any(isinstance(p, AddressCalculationEliminationPass) for p in after):
         at_ocl = next(i for i, p in enumerate(after) if isinstance(p, TextureToOclPass))
         after = [*after[: at_ocl + 1], AddressCalculationEliminationPass(), *after[at_ocl + 1 :]]
     if not any(isinstance(p, CommonSubexpressionElimination) for p in after):

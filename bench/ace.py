@@ -21,47 +21,30 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from e2e import import_repo_package, light_model_path, pick_device  # noqa: E402
+from e2e import import_repo_package, pick_device  # noqa: E402
 
 import_repo_package()
 
-from xdsl.context import Context  # noqa: E402
-from xdsl.transforms.common_subexpression_elimination import (  # noqa: E402
-    CommonSubexpressionElimination,
-)
-
+from mobile_opt import pipelines  # noqa: E402
 from mobile_opt.backends.opencl.executor import CompiledModel  # noqa: E402
-from mobile_opt.backends.opencl.tuning import random_feeds  # noqa: E402
+from mobile_opt.checking import light_model, make_inputs  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
-from mobile_opt.transforms.ace import AddressCalculationEliminationPass  # noqa: E402
-from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass  # noqa: E402
-from mobile_opt.transforms.texture_tile import TextureTilePass  # noqa: E402
-from mobile_opt.transforms.texture_to_ocl import TextureToOclPass  # noqa: E402
-from mobile_opt.universe import PASSES  # noqa: E402
+from mobile_opt.reference.interpreter import find_function  # noqa: E402
 
 MODELS = ("light_resnet50", "light_squeezenet", "light_shufflenet", "light_inception_v1")
-GRAPH_PASSES = ("onnx-fold-constants", "onnx-fold-batchnorm", "onnx-canonicalize", "onnx-fuse")
 
 
-def compiled(path: Path, device, ace: bool,
-             tile_profile: str | None = None) -> tuple[CompiledModel, dict]:
+def compiled(path: Path, device, ace: bool, tile: bool = False) -> tuple[CompiledModel, dict]:
     """
-    The model through the GPU path, with or without `ace`; with `texture-tile` (TMModel,
-    that profile) before the lowering, or the lowering's fixed kernel defaults.
+    The model through the GPU pipeline, with or without `ace`; with `texture-tile`
+    (TMModel, the device's shipped profile) before the lowering, or the lowering's fixed
+    kernel defaults.
     """
     module = import_onnx(str(path))
-    ctx = Context()
-    for name in GRAPH_PASSES:
-        PASSES[name]()().apply(ctx, module)
-    if tile_profile is not None:
-        TextureTilePass(device=tile_profile).apply(ctx, module)
-    OnnxToTexturePass(max_image_width=device.max_image_width,
-                      max_image_height=device.max_image_height, remarks=False).apply(ctx, module)
-    TextureToOclPass().apply(ctx, module)
-    if ace:
-        AddressCalculationEliminationPass().apply(ctx, module)
-    CommonSubexpressionElimination().apply(ctx, module)
-    return CompiledModel(module, device), random_feeds(module)
+    feeds = make_inputs(find_function(module, "main_graph"), {}, seed=0)
+    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device, ace=ace, tile=tile)
+    pipelines.apply(module, passes)
+    return CompiledModel(module, device), feeds
 
 
 def kernel_seconds(model: CompiledModel, feeds: dict) -> float:
@@ -102,8 +85,8 @@ def main() -> int:
     device = pick_device(args.device, "bench/ace.py")
     rows = []
     for name in MODELS:
-        plain, feeds = compiled(light_model_path(name), device, ace=False)
-        hoisted, _ = compiled(light_model_path(name), device, ace=True)
+        plain, feeds = compiled(light_model(name), device, ace=False)
+        hoisted, _ = compiled(light_model(name), device, ace=True)
         kernel_seconds(plain, feeds), kernel_seconds(hoisted, feeds)  # warm-up
         without, with_ace = side_by_side([plain, hoisted], feeds, args.rounds)
         rows.append({"model": name, "without_ms": without * 1e3, "with_ms": with_ace * 1e3,

@@ -19,8 +19,9 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from ace import MODELS, arguments, compiled, save_rows, side_by_side  # noqa: E402
-from e2e import light_model_path, pick_device, rel_error  # noqa: E402
+from e2e import pick_device  # noqa: E402
 
+from mobile_opt.checking import light_model, worst_relative_error  # noqa: E402
 from mobile_opt.models.device_profile import profile_for_device  # noqa: E402
 
 
@@ -33,9 +34,9 @@ def main() -> int:
         return 1
     rows = []
     for name in MODELS:
-        fixed, feeds = compiled(light_model_path(name), device, ace=True)
-        tiled, _ = compiled(light_model_path(name), device, ace=True, tile_profile=profile)
-        error = rel_error(tiled.run(feeds).outputs, fixed.run(feeds).outputs)  # and warm-up
+        fixed, feeds = compiled(light_model(name), device, ace=True)
+        tiled, _ = compiled(light_model(name), device, ace=True, tile=True)  # that profile
+        error = worst_relative_error(tiled.run(feeds).outputs, fixed.run(feeds).outputs)
         fixed_s, tiled_s = side_by_side([fixed, tiled], feeds, args.rounds)
         rows.append({"model": name, "fixed_ms": fixed_s * 1e3, "tmmodel_ms": tiled_s * 1e3,
                      "speedup": fixed_s / tiled_s, "relative_difference": error})

@@ -12,6 +12,10 @@ An output that the criterion cannot tell from a constant (its values spread less
 the tolerance, e.g. the uniform softmax of constant weights, or outputs of 1e-9 under
 an absolute tolerance) is NO SIGNAL: it does not fail, but it does not pass either,
 and the report says so.
+
+`relative_error` is that error as one number, max |got - want| over the scale, which
+the benchmarks report and the tests bound. `checkable` gives a model whose outputs carry
+signal (`random_weights`), and `light_model` finds the onnx package's shipped models.
 """
 
 from __future__ import annotations
@@ -76,26 +80,41 @@ def make_inputs(
 
 
 # the oracle --------------------------------------------------------------------------
-def onnxruntime_run(model: str | bytes, feeds: Mapping[str, np.ndarray]):
-    """onnxruntime's CPU provider on a model file or its bytes: (session, outputs)."""
+def _onnxruntime_error(e: Exception) -> CheckError:
+    lines = str(e).strip().splitlines()
+    return CheckError(f"onnxruntime: {lines[0] if lines else type(e).__name__}")
+
+
+def onnxruntime_session(model: str | bytes):
+    """onnxruntime's CPU provider on a model file or its bytes (one session, to time)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # no warnings about unused initializers
     try:
-        session = onnxruntime.InferenceSession(model, options,
-                                               providers=["CPUExecutionProvider"])
-        wanted = {i.name for i in session.get_inputs()}
-        return session, session.run(None, {k: v for k, v in feeds.items() if k in wanted})
+        return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     except Exception as e:  # onnxruntime raises its own exception types
-        lines = str(e).strip().splitlines()
-        raise CheckError(f"onnxruntime: {lines[0] if lines else type(e).__name__}") from None
+        raise _onnxruntime_error(e) from None
+
+
+def session_run(session, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """One run of an onnxruntime `session` on the feeds it takes: its outputs in order."""
+    wanted = {i.name for i in session.get_inputs()}
+    try:
+        return session.run(None, {k: v for k, v in feeds.items() if k in wanted})
+    except Exception as e:  # onnxruntime raises its own exception types
+        raise _onnxruntime_error(e) from None
+
+
+def session_outputs(session, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """One run of an onnxruntime `session` on the feeds it takes: its outputs by name."""
+    results = session_run(session, feeds)
+    return {o.name: np.asarray(r) for o, r in zip(session.get_outputs(), results)}
 
 
 def run_onnxruntime(path: Path, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The outputs onnxruntime computes for the model file `path`, by name."""
-    session, results = onnxruntime_run(str(path), feeds)
-    return {o.name: np.asarray(r) for o, r in zip(session.get_outputs(), results)}
+    return session_outputs(onnxruntime_session(str(path)), feeds)
 
 
 # the criterion -----------------------------------------------------------------------
@@ -190,6 +209,20 @@ def compare(got: np.ndarray, want: np.ndarray, rule: Criterion) -> Comparison:
     return Comparison(max_abs, scale, status, note, rule.lsb)
 
 
+def relative_error(got: np.ndarray, want: np.ndarray) -> float:
+    """
+    max |got - want| over the expected output's scale (`Comparison.relative`): inf
+    where shapes or dtypes differ, NaNs must coincide, no absolute floor.
+    """
+    return compare(np.asarray(got), np.asarray(want), Criterion(0.0, 0.0)).relative
+
+
+def worst_relative_error(got: Mapping[str, np.ndarray], want: Mapping[str, np.ndarray]) -> float:
+    """The largest `relative_error` over the outputs of `want`; inf if `got` lacks one."""
+    return max((relative_error(got[name], value) if name in got else np.inf
+                for name, value in want.items()), default=0.0)
+
+
 def lsb_error(got: np.ndarray, want: np.ndarray, scale: float) -> np.ndarray:
     """Per element, how many quantisation steps (of `scale`) `got` is from `want`."""
     difference = np.abs(got.astype(np.float64) - want.astype(np.float64))
@@ -265,6 +298,42 @@ def comparison_cells(result: Comparison) -> list[str]:
         lsbs = result.max_abs / result.lsb if result.lsb else np.inf
         return [number(result.max_abs), f"{number(lsbs)} LSB"]
     return [number(result.max_abs), number(result.relative)]
+
+
+# models to check ---------------------------------------------------------------------
+ONNX_TEST_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
+"""The models the onnx package ships for its backend tests."""
+
+
+def light_model(name: str) -> Path:
+    """The onnx package's light model NAME (`resnet50` or `light_resnet50`)."""
+    name = name if name.startswith("light_") else f"light_{name}"
+    return ONNX_TEST_DATA / "light" / f"{name}.onnx"
+
+
+def checkable(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
+    """
+    `model` as it is, or, where ConstantOfShape fills its weights with one constant (the
+    onnx package's light models, which return the same for any input, so a comparison
+    of outputs would check nothing), with seeded `random_weights` and the logits each
+    final Softmax takes as one more output (`expose_logits`).
+    """
+    if not any(n.op_type == "ConstantOfShape" for n in model.graph.node):
+        return model
+    return expose_logits(random_weights(model, seed))
+
+
+def expose_logits(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of `model` with the input of each Softmax that makes an output as one more output."""
+    model = copy.deepcopy(model)
+    producers = {o: n for n in model.graph.node for o in n.output}
+    inferred = shape_inference.infer_shapes(model, data_prop=True)
+    typed = {v.name: v for v in inferred.graph.value_info}
+    for output in list(model.graph.output):
+        node = producers.get(output.name)
+        if node is not None and node.op_type == "Softmax" and node.input[0] in typed:
+            model.graph.output.append(typed[node.input[0]])
+    return model
 
 
 # random weights ----------------------------------------------------------------------
@@ -384,7 +453,7 @@ def _estimate_batch_norms(model: onnx.ModelProto, rng: np.random.Generator) -> N
         dims = [d.dim_value or 1 for d in value.type.tensor_type.shape.dim]
         dtype = helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type)
         feeds[value.name] = rng.uniform(-1, 1, dims).astype(dtype)
-    _, seen = onnxruntime_run(probe.SerializeToString(), feeds)
+    seen = session_run(onnxruntime_session(probe.SerializeToString()), feeds)
     for node, x in zip(norms, seen):
         axes = tuple(i for i in range(x.ndim) if i != 1)
         for index, stat in ((3, x.mean(axis=axes)), (4, x.var(axis=axes))):

@@ -58,6 +58,7 @@ from mobile_opt.reference.interpreter import find_function, run_reference
 from mobile_opt.checking import (
     FAIL,
     NO_SIGNAL,
+    ONNX_TEST_DATA,
     PASS,
     CheckError,
     compare,
@@ -84,8 +85,6 @@ from mobile_opt.tools.cli import (
 from xdsl.context import Context
 from xdsl.dialects.builtin import Float16Type, ModuleOp
 from xdsl.parser import Parser
-
-"""The graph passes the OpenCL run applies before lowering when `-p` is not given."""
 
 KERNEL_TABLE_ROWS = 15
 
@@ -177,10 +176,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--function", default="main_graph", help="function to run (default %(default)s)"
     )
     return parser
-
-
-ONNX_TEST_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
-"""The models the onnx package ships for its backend tests."""
 
 
 def resolve_model(spec: str) -> Path:
