@@ -1,9 +1,10 @@
 """
 End-to-end benchmark of the OpenCL path on whole models.
 
-For each model: import the ONNX file, run the graph passes, lower it
-(`onnx-to-texture` with the device's image limits, `texture-to-ocl`, CSE), build it
-for one OpenCL device and run it on seeded random inputs. One row per model says
+For each model: import the ONNX file, compile it with the GPU pipeline
+(`pipelines.gpu_pipeline`, as `mobile-run` does, with `--passes` as its graph passes),
+build it for one OpenCL device and run it on seeded random inputs. One row per model
+says
 
 - `ours_ms`: median wall-clock time of `CompiledModel.run` (input upload, every
   kernel, output download) over `--repeat` runs after one warm-up run;

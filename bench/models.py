@@ -239,7 +239,21 @@ def export(name: str, path: Path, seed: int = 0) -> Path:
     proto.producer_name = "mobile-opt bench/models.py"
     onnx.checker.check_model(proto)
     onnx.save(proto, str(path))
+    check_export(model, path)
     return path
+
+
+def check_export(model: nn.Module, path: Path) -> None:
+    """The ONNX file computes what the module does (`e2e.py --torch-cuda` times the module)."""
+    import numpy as np
+    import onnx.reference
+
+    x = example_input(model, seed=1)
+    with torch.no_grad():
+        want = model(x).numpy()
+    got = onnx.reference.ReferenceEvaluator(str(path)).run(None, {"input": x.numpy()})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
+                               err_msg=f"{path}: the export differs from its module")
 
 
 def export_all(out_dir: str | Path, seed: int = 0) -> dict[str, Path]:

@@ -35,8 +35,6 @@ import math
 import platform
 import sys
 import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -48,44 +46,25 @@ from e2e import import_repo_package  # noqa: E402
 import_repo_package()
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device  # noqa: E402
+from mobile_opt.checking.tile_search import Case, choose, score  # noqa: E402
 from mobile_opt.models.device_profile import (  # noqa: E402
     ProfileError,
     load_profile,
     profile_for_device,
-    texture_constants,
 )
 from mobile_opt.backends.opencl.tuning import measure, node_name, retime  # noqa: E402
 from mobile_opt.dialects.texture import Layout  # noqa: E402
 from mobile_opt.dialects.texture.tiling import TileConfig  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
-from mobile_opt.frontend.single_node import NODE_NAME, save_single_node  # noqa: E402
+from mobile_opt.frontend.single_node import NODE_NAME  # noqa: E402
 from mobile_opt.models import texture_kernels  # noqa: E402
 from mobile_opt.tools.cli import noting, progress_bar  # noqa: E402
-from mobile_opt.transforms.prune_configs import (  # noqa: E402
-    HardwareLimits,
-    kernel_of,
-    prune_reason,
-)
+from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of  # noqa: E402
 
 
 FAMILIES = ("matmul", "conv", "conv-s2", "depthwise", "deconv", "softmax", "layernorm")
 """TMModel's kernel set (Table 3): products, convolutions (stride 1 and 2, depthwise,
 transposed), and the row normalisations."""
-
-
-@dataclass(frozen=True)
-class Case:
-    """One sampled kernel: its family and the ONNX node that computes it."""
-
-    family: str
-    op: str
-    inputs: tuple[tuple[int, ...], ...]
-    """Shapes of the graph input and of the constant operands, in node order."""
-    attrs: tuple[tuple[str, object], ...] = ()
-
-    def save(self, folder: Path) -> Path:
-        path = folder / f"{self.family}_{len(list(folder.iterdir()))}.onnx"
-        return save_single_node(path, self.op, self.inputs, self.attrs)
 
 
 def sample_cases(family: str, count: int, cpu: bool, rng: np.random.Generator) -> list[Case]:
@@ -165,93 +144,6 @@ def run_case(case: Case, device, profile: dict, folder: Path, note) -> dict:
     retimed = {m.config: m.seconds for m in retime(module, NODE_NAME, again, device,
                                                    RETIME_ROUNDS, progress=note)}
     return score(case, kernel, profile, measured, retimed)
-
-
-@dataclass(frozen=True)
-class Picks:
-    """The configurations each search picks from one kernel's measured space."""
-
-    pruned: dict[TileConfig, str | None]
-    """Every configuration of the space: the criterion that prunes it, or None."""
-    kept: list[TileConfig]
-    """The space after pruning."""
-    model: TileConfig
-    model_seconds: float
-    """What evaluating the model over `kept` took."""
-    predicted: dict[TileConfig, float]
-    best_all: TileConfig
-    best_kept: TileConfig
-    base: TileConfig
-    """T = 1 with its best measured G."""
-    tile_only: TileConfig
-    """The model's T with its best measured G."""
-
-
-def choose(kernel, profile: dict, latency: dict[TileConfig, float]) -> Picks:
-    constants = texture_constants(profile)
-    limits = HardwareLimits.of(profile)
-    space = list(latency)
-    pruned = {c: prune_reason(limits, kernel.model_inputs(c), c) for c in space}
-    kept = [c for c in space if pruned[c] is None]
-    start = time.perf_counter()
-    predicted = {c: texture_kernels.predicted_cost(constants, kernel, c) for c in kept}
-    model = texture_kernels.model_choice(constants, kernel, kept)
-    model_seconds = time.perf_counter() - start
-
-    def best_with_tile(tile: tuple[int, int]) -> TileConfig:
-        """Fig. 9's Base and TMM-T: the tile, B as it comes, the best measured G."""
-        pool = [c for c in kept if c.tile == tile and c.layout is None] or kept
-        return min(pool, key=lambda c: latency[c])
-
-    return Picks(pruned, kept, model, model_seconds, predicted,
-                 best_all=min(space, key=lambda c: latency[c]),
-                 best_kept=min(kept, key=lambda c: latency[c]),
-                 base=best_with_tile(next(iter(kernel.thread_tiles()))),
-                 tile_only=best_with_tile(model.tile))
-
-
-def score(case: Case, kernel, profile: dict,
-          measured: dict[TileConfig, tuple[float, float]],
-          retimed: dict[TileConfig, float] | None = None) -> dict:
-    """
-    The model's choice and the measured searches' over one kernel's space, from each
-    configuration's (latency, what measuring it took) in the scan. Where the re-timing
-    covers the model's choice (`retimed`), the exhaustive best is the least re-timed
-    configuration and every latency reported is a re-timed one: the scan's least time
-    favours a configuration measured in a quiet moment.
-    """
-    space = list(measured)
-    scan = {c: measured[c][0] for c in space}
-    picks = choose(kernel, profile, scan)
-    retimed = retimed or {}
-    use_retimed = all(c in retimed for c in (picks.model, picks.base, picks.tile_only))
-    latency = {**scan, **retimed} if use_retimed else scan
-    best = min(retimed, key=retimed.get) if use_retimed else picks.best_kept
-    return {
-        "family": case.family, "kernel": kernel.describe_shape(),
-        "case": {"op": case.op, "inputs": case.inputs, "attrs": dict(case.attrs)},
-        "space": len(space), "pruned_space": len(picks.kept),
-        "best_survives": picks.best_all in picks.kept,
-        "pruned_best_over_best": scan[picks.best_kept] / scan[picks.best_all],
-        "model_choice": picks.model.describe(), "exhaustive_choice": best.describe(),
-        "top1": picks.model == best,
-        "model_over_exhaustive": latency[picks.model] / latency[best],
-        "scan_model_over_exhaustive": scan[picks.model] / scan[picks.best_kept],
-        "retimed": use_retimed,
-        "model_tuning_seconds": picks.model_seconds,
-        "exhaustive_tuning_seconds": sum(measured[c][1] for c in picks.kept),
-        "latency_ms": {"base": latency[picks.base] * 1e3,
-                       "tmm_t": latency[picks.tile_only] * 1e3,
-                       "tmm": latency[picks.model] * 1e3, "exhaustive": latency[best] * 1e3},
-        "configs": [{"config": c.describe(), "tile": c.tile, "group": c.group,
-                     "layout": c.layout.value if c.layout else None,
-                     "ms": scan[c] * 1e3 if math.isfinite(scan[c]) else None,
-                     "retimed_ms": retimed[c] * 1e3 if c in retimed else None,
-                     "measuring_seconds": measured[c][1],
-                     "pruned": picks.pruned[c],
-                     "predicted": picks.predicted.get(c)
-                     if math.isfinite(picks.predicted.get(c, 0.0)) else None} for c in space],
-    }
 
 
 def rescore(row: dict, profile: dict, folder: Path) -> dict:

@@ -1,26 +1,23 @@
 """
 Helpers that several test modules share: lowering a model for PoCL the same way,
-the relative error every OpenCL test measures, `bench/` scripts as modules, and
-calling `mobile-run` in-process.
+and calling `mobile-run` in-process. What the benchmarks share with the tests (inputs,
+the onnxruntime oracle, errors) is the package's `checking`.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib.util
-import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
-import numpy as np
 import pytest
-from xdsl.context import Context
 
+from mobile_opt import pipelines
+from mobile_opt.checking import make_inputs, run_onnxruntime
 from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.reference.interpreter import find_function
 from mobile_opt.tools import mobile_run
-from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
-from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
-from mobile_opt.universe import PASSES
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -28,25 +25,39 @@ POCL_IMAGE_LIMIT = 8192
 """The image size PoCL reports at the least: tests lower with it so that which tensors
 fall back to buffers does not vary from run to run."""
 
+POCL_LIMITS = SimpleNamespace(max_image_width=POCL_IMAGE_LIMIT,
+                              max_image_height=POCL_IMAGE_LIMIT)
+"""A device as the GPU pipeline reads one (with `tile=False` only its image limits)."""
 
-def lower_for_pocl(path: Path | str, passes: Sequence[str] = (), remarks: bool = True,
-                   cse: bool = False):
-    """`path` imported, through the named onnx passes, lowered and ready to print."""
-    from xdsl.transforms.common_subexpression_elimination import (
-        CommonSubexpressionElimination,
-    )
+
+def lower_for_pocl(path: Path | str, passes: Sequence[str] = (), ace: bool = False,
+                   fp16: bool = False):
+    """
+    `path` imported, through the named onnx passes, and lowered by the GPU pipeline
+    with PoCL's least image limits, ready to print: the lowering's fixed kernel
+    defaults (no `texture-tile`), and `ace` only if asked, so that a test can apply it;
+    `fp16` stores tensors as half.
+    """
+    module = import_onnx(str(path))
+    lowering, _ = pipelines.gpu_pipeline(",".join(passes), POCL_LIMITS, fp16, ace=ace,
+                                         tile=False)
+    pipelines.apply(module, lowering)
+    return module
+
+
+def run_on_device(path: Path, device, fp16: bool = False, seed: int = 0):
+    """
+    (our outputs, onnxruntime's) for the model file `path` on the same seeded inputs:
+    compiled by the GPU pipeline with its default graph passes for `device` (a
+    `DeviceInfo`), as `mobile-run` compiles it.
+    """
+    from mobile_opt.backends.opencl.executor import CompiledModel
 
     module = import_onnx(str(path))
-    ctx = Context()
-    for name in passes:
-        PASSES[name]()().apply(ctx, module)
-    OnnxToTexturePass(max_image_width=POCL_IMAGE_LIMIT, max_image_height=POCL_IMAGE_LIMIT,
-                      remarks=remarks).apply(ctx, module)
-    TextureToOclPass().apply(ctx, module)
-    if cse:
-        CommonSubexpressionElimination().apply(ctx, module)
-    module.verify()
-    return module
+    feeds = make_inputs(find_function(module, "main_graph"), {}, seed)
+    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device, fp16)
+    pipelines.apply(module, passes)
+    return CompiledModel(module, device).run(feeds).outputs, run_onnxruntime(path, feeds)
 
 
 def prefixed_nodes(prefix: str, nodes) -> list:
@@ -59,22 +70,6 @@ def prefixed_nodes(prefix: str, nodes) -> list:
         node.name = f"{prefix}.{i}"
         renamed.append(node)
     return renamed
-
-
-def relative_error(got: np.ndarray, want: np.ndarray) -> float:
-    """max |got - want| / max |want| (the scale floored at 1e-6)."""
-    return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-6))
-
-
-def load_bench(name: str):
-    """`bench/NAME.py` imported as a module (bench/ is no package)."""
-    module_name = f"mobile_opt_bench_{name}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, REPO / "bench" / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module  # its dataclasses look themselves up there
-        spec.loader.exec_module(module)
-    return sys.modules[module_name]
 
 
 def run_mobile_run(argv: list[str], capsys) -> tuple[int, str, str]:

@@ -69,7 +69,7 @@ def invariant_arithmetic(module) -> list:
 
 
 def test_ace_leaves_no_invariant_address_arithmetic(model):
-    module = lower_for_pocl(model, cse=True)
+    module = lower_for_pocl(model)
     before = invariant_arithmetic(module)
     assert before  # the lowering recomputes some, or the test shows nothing
     AddressCalculationEliminationPass().apply(Context(), module)
@@ -80,8 +80,8 @@ def test_ace_leaves_no_invariant_address_arithmetic(model):
 def test_ace_keeps_the_results(model, pocl_device):
     x = np.random.default_rng(4).standard_normal((1, 3, 17, 15)).astype(np.float32)
     device = choose_device("pocl")
-    plain = CompiledModel(lower_for_pocl(model, cse=True), device).run([x]).outputs
-    module = lower_for_pocl(model, cse=True)
+    plain = CompiledModel(lower_for_pocl(model), device).run([x]).outputs
+    module = lower_for_pocl(model)
     AddressCalculationEliminationPass().apply(Context(), module)
     hoisted = CompiledModel(module, device).run([x]).outputs
     for name, value in plain.items():

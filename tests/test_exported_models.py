@@ -1,21 +1,24 @@
 """
 The PyTorch-exported benchmark models (`bench/models.py`, committed as
 `tests/models/NAME.onnx` so that no test needs torch): their op set, the numpy
-reference and the OpenCL path against onnxruntime, and the `bench/e2e.py` harness.
+reference and the OpenCL path against onnxruntime, and the `bench/e2e.py` benchmark
+run as a program (tests import no bench script).
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
-import onnx.reference
 import pytest
-from harness import load_bench
+from harness import run_on_device
 from onnx import TensorProto, helper, numpy_helper
 
+from mobile_opt.checking import checkable, light_model, worst_relative_error
 from mobile_opt.dialects.onnx import ONNX_OPS
 from mobile_opt.tools import mobile_run
 
@@ -46,24 +49,26 @@ def test_reference_matches_onnxruntime(name: str, capsys):
 @pytest.mark.parametrize("name", MODELS)
 def test_opencl_matches_onnxruntime(name: str, pocl_device):
     """The whole GPU pipeline on PoCL, within 1e-3 of onnxruntime relative to the output's scale."""
-    e2e = load_bench("e2e")
-    path = MODELS_DIR / f"{name}.onnx"
-    feeds = e2e.random_feeds(path, seed=0)
-    _, expected = e2e.run_onnxruntime(path, feeds, repeat=1)
-    compiled = e2e.compile_model(path, pocl_device, e2e.DEFAULT_PASSES, "f32")
-    result = compiled.run(feeds)
-    assert e2e.rel_error(result.outputs, expected) <= 1e-3
+    from mobile_opt.backends.opencl.devices import choose_device
+
+    outputs = run_on_device(MODELS_DIR / f"{name}.onnx", choose_device("pocl"))
+    assert worst_relative_error(*outputs) <= 1e-3
 
 
 def test_committed_models_are_what_the_exporter_writes(tmp_path: Path):
+    """
+    `bench/models.py` writes the committed files again (it checks each export against
+    its PyTorch module as it writes it).
+    """
     pytest.importorskip("torch")
-    models = load_bench("models")
-    rng = np.random.default_rng(0)
     import onnxruntime
 
-    for name, path in models.export_all(tmp_path).items():
+    subprocess.run([sys.executable, str(REPO / "bench" / "models.py"), str(tmp_path)],
+                   check=True, capture_output=True, timeout=600)
+    rng = np.random.default_rng(0)
+    for name in MODELS:
         committed = onnxruntime.InferenceSession(str(MODELS_DIR / f"{name}.onnx"))
-        fresh = onnxruntime.InferenceSession(str(path))
+        fresh = onnxruntime.InferenceSession(str(tmp_path / f"{name}.onnx"))
         (value,) = committed.get_inputs()
         x = rng.uniform(-1, 1, value.shape).astype(np.float32)
         np.testing.assert_allclose(
@@ -71,26 +76,10 @@ def test_committed_models_are_what_the_exporter_writes(tmp_path: Path):
         )
 
 
-def test_exported_torch_module_matches_its_onnx_file(tmp_path: Path):
-    """The module `e2e.py --torch-cuda` times is the model the ONNX file holds."""
-    torch = pytest.importorskip("torch")
-    models = load_bench("models")
-    for name in MODELS:
-        module = models.build(name)
-        x = models.example_input(module, seed=1)
-        with torch.no_grad():
-            want = module(x).numpy()
-        got = onnx.reference.ReferenceEvaluator(str(MODELS_DIR / f"{name}.onnx")).run(
-            None, {"input": x.numpy()}
-        )[0]
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
-
-
 def test_light_model_weights_are_randomized():
-    """Light models fill every weight with 0.02 and so return a constant; e2e draws weights."""
-    e2e = load_bench("e2e")
-    model = onnx.load(str(e2e.light_model_path("light_squeezenet")))
-    randomized = e2e.randomized_weights(model, seed=0)
+    """Light models fill every weight with 0.02 and so return a constant; checking draws them."""
+    model = onnx.load(str(light_model("light_squeezenet")))
+    randomized = checkable(model, seed=0)
     onnx.checker.check_model(randomized)
     assert not any(n.op_type == "ConstantOfShape" for n in randomized.graph.node)
     assert len(randomized.graph.output) == 2  # the softmax and the logits before it
@@ -102,7 +91,7 @@ def test_light_model_weights_are_randomized():
     assert logits.std() > 1e-2 and probabilities.std() > 0
 
 
-def test_e2e_writes_a_row_per_model(tmp_path: Path, pocl_device, capsys):
+def test_e2e_writes_a_row_per_model(tmp_path: Path, pocl_device):
     """One passing model and one failing to load: both get a row, neither crashes the run."""
     bias = np.random.default_rng(0).standard_normal((1, 8, 1, 1)).astype(np.float32)
     graph = helper.make_graph(
@@ -117,13 +106,16 @@ def test_e2e_writes_a_row_per_model(tmp_path: Path, pocl_device, capsys):
         helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), model
     )
     out = tmp_path / "e2e.json"
-    e2e = load_bench("e2e")
     argv = ["--device", "pocl", "--repeat", "2", "--out", str(out)]
-    assert e2e.main([*argv, "--models", f"{model},{tmp_path / 'missing.onnx'}"]) == 0
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "e2e.py"), *argv,
+         "--models", f"{model},{tmp_path / 'missing.onnx'}"],
+        capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
     assert report["platform"] == "Portable Computing Language"
     ok, missing = report["rows"]
     assert ok["model"] == "add_relu" and ok["status"] == "ok" and ok["rel_err"] == 0.0
     assert ok["ours_ms"] > 0 and ok["ort_ms"] > 0 and ok["kernels"] == 1
     assert missing["status"] == "load failed" and "no such file" in missing["error"]
-    assert "add_relu" in capsys.readouterr().out
+    assert "add_relu" in done.stdout

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from harness import lower_for_pocl, relative_error
+from harness import lower_for_pocl
+
+from mobile_opt.checking import relative_error
+from mobile_opt.pipelines import GRAPH_PASSES
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -21,7 +24,7 @@ from onnx import TensorProto, helper
 from xdsl.utils.exceptions import DiagnosticException
 
 RTOL = 1e-3
-PASS_PIPELINE = ["onnx-fold-constants", "onnx-fold-batchnorm", "onnx-canonicalize", "onnx-fuse"]
+PASS_PIPELINE = GRAPH_PASSES.split(",")
 
 
 def rand(*shape, seed=1):
@@ -66,7 +69,7 @@ class ModelBuilder:
 def run(path: Path, device, feeds, passes=()) -> dict[str, np.ndarray]:
     from mobile_opt.backends.opencl.executor import CompiledModel
 
-    return CompiledModel(lower_for_pocl(path, passes, remarks=False), device).run(feeds).outputs
+    return CompiledModel(lower_for_pocl(path, passes), device).run(feeds).outputs
 
 
 def errors(path: Path, device, passes=(), seed=0) -> dict[str, float]:

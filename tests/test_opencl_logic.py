@@ -24,14 +24,10 @@ import onnxruntime as ort
 import pytest
 from harness import lower_for_pocl, prefixed_nodes, run_mobile_run
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
-from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.dialects.texture import Layout
-from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
 from mobile_opt.transforms.onnx_to_texture.context import Stored
 from mobile_opt.transforms.onnx_to_texture.movement import BLOCK, LANES, GatheredAtRunTime
-from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
 from onnx import TensorProto, helper, numpy_helper
-from xdsl.context import Context
 from xdsl.dialects.builtin import TensorType, i64
 from xdsl.utils.test_value import create_ssa_value
 
@@ -220,13 +216,10 @@ def assert_matches(got: np.ndarray, want: np.ndarray, rtol: float = 1e-5) -> Non
         np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * scale)
 
 
-def run_both(path, cases: dict[str, Case], device, **lowering):
+def run_both(path, cases: dict[str, Case], device, fp16: bool = False):
     """(GPU outputs, ONNX Runtime outputs, kernels' node labels) of the cases' model."""
     onnx.save(build_model(cases), str(path))
-    module = import_onnx(str(path)) if lowering else lower_for_pocl(path, cse=True)
-    if lowering:
-        OnnxToTexturePass(**lowering).apply(Context(), module)
-        TextureToOclPass().apply(Context(), module)
+    module = lower_for_pocl(path, fp16=fp16)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     feeds = feeds_of(cases)
     names = [o.name for o in session.get_outputs()]
@@ -290,7 +283,7 @@ FP16_CASES = {
 
 def test_integers_stay_exact_under_f16_storage(tmp_path, pocl_device):
     outputs, expected, _, module = run_both(tmp_path / "f16.onnx", FP16_CASES, pocl_device,
-                                            storage="f16")
+                                            fp16=True)
     for name, case in FP16_CASES.items():
         for output in case.outputs:
             key = f"{name}.{output}"

@@ -17,11 +17,12 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from harness import lower_for_pocl, relative_error
+from harness import lower_for_pocl
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.backends.opencl.executor import CompiledModel
+from mobile_opt.checking import relative_error
 from mobile_opt.dialects import texture
 
 RNG = np.random.default_rng(7)

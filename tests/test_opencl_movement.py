@@ -14,8 +14,10 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from harness import lower_for_pocl, prefixed_nodes, relative_error
+from harness import lower_for_pocl, prefixed_nodes
+
 from mobile_opt.backends.opencl.executor import CompiledModel
+from mobile_opt.checking import relative_error
 from mobile_opt.dialects.onnx import ONNX
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
@@ -176,7 +178,7 @@ def gpu_run(tmp_path_factory, pocl_device):
     """(GPU outputs, ONNX Runtime outputs, kernels' node labels) for random inputs."""
     path = tmp_path_factory.mktemp("movement") / "model.onnx"
     onnx.save(build_model(CASES), str(path))  # one OpenCL build
-    compiled = CompiledModel(lower_for_pocl(path, cse=True), pocl_device)
+    compiled = CompiledModel(lower_for_pocl(path), pocl_device)
     session = ort.InferenceSession(str(path))
     rng = np.random.default_rng(0)
     feeds = {i.name: rng.standard_normal(i.shape).astype(np.float32)

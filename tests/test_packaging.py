@@ -46,7 +46,7 @@ def test_non_editable_install_imports(tmp_path):
     assert (target / "mobile_opt" / "dialects" / "onnx" / "nn.py").is_file()
     # data files the code reads: the assembly grammar and the shipped device profiles
     assert (target / "mobile_opt" / "backends" / "hexagon" / "hexagon.lark").is_file()
-    assert (target / "mobile_opt" / "tools" / "profiles" / "adreno740.json").is_file()
+    assert (target / "mobile_opt" / "models" / "profiles" / "adreno740.json").is_file()
     code = "import mobile_opt.dialects.onnx as d, mobile_opt.frontend.onnx_import; print(d.__file__)"
     out = subprocess.run(
         [sys.executable, "-c", code],

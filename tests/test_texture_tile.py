@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 
 from mobile_opt.backends.opencl.devices import choose_device
 from mobile_opt.backends.opencl.executor import CompiledModel
@@ -20,8 +19,7 @@ from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import texture_kernels
 from mobile_opt.models.texture_kernels import MatMulKernel
 from mobile_opt.models.tmmodel import FEATURES
-from mobile_opt.pipelines import gpu_pipeline
-from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
+from mobile_opt.pipelines import apply, gpu_pipeline
 from mobile_opt.transforms.prune_configs import (
     HardwareLimits,
     kernel_of,
@@ -29,7 +27,6 @@ from mobile_opt.transforms.prune_configs import (
     surviving,
 )
 from mobile_opt.transforms.texture_tile import TextureTilePass
-from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
 from mobile_opt.dialects.onnx import ONNX
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
@@ -54,11 +51,10 @@ def _module(source: str = SOURCE):
 
 
 def _run(module, device) -> np.ndarray:
+    """The module through the GPU pipeline, its recorded configurations as they are."""
     feeds = random_feeds(module, seed=5)
-    ctx = Context()
-    OnnxToTexturePass(remarks=False).apply(ctx, module)
-    TextureToOclPass().apply(ctx, module)
-    CommonSubexpressionElimination().apply(ctx, module)
+    passes, _ = gpu_pipeline("", choose_device("pocl"), tile=False)
+    apply(module, passes)
     got = CompiledModel(module, device).run(feeds).outputs
     return next(iter(got.values())), feeds
 

@@ -8,11 +8,12 @@ family; and the one-node models they are timed in.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
-import numpy as np
 import onnx
 import pytest
-from harness import load_bench, relative_error
 
 pytest.importorskip("pyopencl")
 ort = pytest.importorskip("onnxruntime")
@@ -23,8 +24,11 @@ from xdsl.transforms.common_subexpression_elimination import (  # noqa: E402
 )
 
 from mobile_opt.backends.opencl.devices import choose_device  # noqa: E402
+from mobile_opt import pipelines  # noqa: E402
 from mobile_opt.backends.opencl.executor import CompiledModel  # noqa: E402
 from mobile_opt.backends.opencl.tuning import node_name, random_feeds  # noqa: E402
+from mobile_opt.checking import relative_error  # noqa: E402
+from mobile_opt.checking.tile_search import Case, choose, score  # noqa: E402
 from mobile_opt.dialects import ocl  # noqa: E402
 from mobile_opt.dialects.texture.tiling import TileConfig  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
@@ -44,8 +48,7 @@ from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass  # noqa: E40
 from mobile_opt.transforms.prune_configs import kernel_of  # noqa: E402
 from mobile_opt.transforms.texture_to_ocl import TextureToOclPass  # noqa: E402
 
-tmmodel_bench = load_bench("tmmodel")
-Case = tmmodel_bench.Case
+REPO = Path(__file__).resolve().parents[1]
 
 
 def conv(family, op, x, w, stride=1, pad=1, group=1, out_pad=None):
@@ -206,15 +209,21 @@ def test_tile_on_a_row_op_it_cannot_take_is_one_line(tmp_path):
         OnnxToTexturePass(remarks=False).apply(Context(), module)
 
 
+def _bench(script: str, *args: str) -> subprocess.CompletedProcess:
+    """`bench/SCRIPT.py ARGS` run as a program, as a user runs it."""
+    return subprocess.run([sys.executable, str(REPO / "bench" / f"{script}.py"), *args],
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
 @pytest.mark.parametrize("args, message", [
     (["--rescore", "/nonexistent/run.json"], "No such file or directory"),
     (["--profile", "nonesuch", "--families", "softmax"], "nonesuch: no such device profile"),
     (["--device", "nonesuch"], "no OpenCL device matches 'nonesuch'"),
 ])
-def test_bench_bad_input_is_one_line(monkeypatch, capsys, args, message):
-    monkeypatch.setattr("sys.argv", ["tmmodel.py", *args])
-    assert tmmodel_bench.main() == 1
-    err = capsys.readouterr().err
+def test_bench_bad_input_is_one_line(args, message):
+    done = _bench("tmmodel", *args)
+    assert done.returncode == 1
+    err = done.stderr
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
 
 
@@ -227,39 +236,44 @@ def test_bench_scores_the_retimed_latencies():
     space = list(texture_kernels.candidates(kernel, 1024))
     # the scan's times: distinct, one unpruned configuration a lucky 1 ms
     scan = {c: (2.0 + i / len(space), 0.1) for i, c in enumerate(space)}
-    picks = tmmodel_bench.choose(kernel, profile, {c: t for c, (t, _) in scan.items()})
+    picks = choose(kernel, profile, {c: t for c, (t, _) in scan.items()})
     lucky = next(c for c in picks.kept if c.tile not in (picks.base.tile, picks.model.tile))
     scan[lucky] = (1.0, 0.1)
-    plain = tmmodel_bench.score(case, kernel, profile, scan)
+    plain = score(case, kernel, profile, scan)
     assert not plain["retimed"] and plain["exhaustive_choice"] == lucky.describe()
     assert plain["model_over_exhaustive"] == pytest.approx(scan[picks.model][0])
     # timed again, the lucky one is no faster than the model's choice
     again = {picks.model: 1.5, picks.base: 1.6, picks.tile_only: 1.5, lucky: 1.8}
-    row = tmmodel_bench.score(case, kernel, profile, scan, again)
+    row = score(case, kernel, profile, scan, again)
     assert row["retimed"] and row["top1"] and row["model_over_exhaustive"] == 1.0
     assert row["scan_model_over_exhaustive"] == plain["model_over_exhaustive"]
     assert row["latency_ms"]["base"] == pytest.approx(again[picks.base] * 1e3)
     # a re-timing that misses the model's choice (another model) falls back to the scan
     del again[picks.model]
-    assert not tmmodel_bench.score(case, kernel, profile, scan, again)["retimed"]
+    assert not score(case, kernel, profile, scan, again)["retimed"]
 
 
-def test_tiling_bench_builds_both_pipelines(pocl_device, tmp_path):
-    ace_bench = load_bench("ace")
+def test_gpu_pipeline_with_and_without_texture_tile(pocl_device, tmp_path):
+    """bench/tiling.py's two builds: the lowering's fixed defaults, and TMModel's tiles."""
     path = Case("matmul", "MatMul", ((64, 128), (128, 64))).save(tmp_path)
     device = choose_device("pocl")
-    fixed, feeds = ace_bench.compiled(path, device, ace=True)
-    tiled, _ = ace_bench.compiled(path, device, ace=True, tile_profile="pocl")
+    built = {}
+    for tile in (False, True):
+        module = import_onnx(str(path))
+        feeds = random_feeds(module)
+        passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device, tile=tile)
+        pipelines.apply(module, passes)
+        built[tile] = CompiledModel(module, device)
+    fixed, tiled = built[False], built[True]
     assert fixed.source != tiled.source  # TMModel chose other than the fixed defaults
     want, got = fixed.run(feeds).outputs, tiled.run(feeds).outputs
     assert all(relative_error(got[k], v) < 1e-5 for k, v in want.items())
 
 
 @pytest.mark.parametrize("bench", ["ace", "tiling"])
-def test_side_by_side_benches_name_a_missing_device_in_one_line(bench, monkeypatch):
-    monkeypatch.setattr("sys.argv", [f"{bench}.py", "--device", "nonesuch"])
-    with pytest.raises(SystemExit) as exit:
-        load_bench(bench).main()
-    message = str(exit.value.code)
+def test_side_by_side_benches_name_a_missing_device_in_one_line(bench):
+    done = _bench(bench, "--device", "nonesuch")
+    assert done.returncode == 1
+    message = done.stderr
     assert message.startswith(f"bench/{bench}.py: no OpenCL device matches 'nonesuch'")
-    assert "\n" not in message
+    assert message.count("\n") == 1

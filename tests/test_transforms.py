@@ -28,11 +28,12 @@ from mobile_opt.dialects.onnx.fused import FusedActivationOp
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.transforms.onnx_fuse import ALL_ACTIVATIONS, OnnxFusePass
 from mobile_opt.transforms.onnx_pattern_models import PATTERNS, pattern_model
+from mobile_opt.pipelines import GRAPH_PASSES
 from mobile_opt.universe import PASSES
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-STAGES = ["onnx-fold-constants", "onnx-fold-batchnorm", "onnx-canonicalize", "onnx-fuse"]
-PIPELINE = ",".join(STAGES)
+STAGES = GRAPH_PASSES.split(",")
+PIPELINE = GRAPH_PASSES
 RTOL = 1e-3
 
 

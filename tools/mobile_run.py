@@ -21,12 +21,11 @@ a warning on stderr.
 
 The OpenCL run (the default) takes the device from `--device`: `pocl` (default),
 `gpu`, `cpu`, or a substring of a platform or device name (`intel` for the pip
-Intel CPU runtime). It runs the graph passes (`-p`, default
-`onnx-fold-constants,onnx-fold-batchnorm,onnx-canonicalize,onnx-fuse`), then
-`texture-tile` (TMModel, with the device's shipped profile, if it has one),
-`onnx-to-texture` with the device's image2d limits (a `-p` pipeline may name
-`onnx-to-texture{...}` itself to set its options, e.g. `fuse=false`),
-`texture-to-ocl`, `ace` and `cse`. `--fp16` stores every tensor as half (kernels still
+Intel CPU runtime). It compiles with the GPU pipeline (`pipelines.py`): the graph
+passes (`-p`, default below), then `texture-tile` (TMModel, with the device's shipped
+profile, if it has one), `onnx-to-texture` with the device's image2d limits (a `-p`
+pipeline may name `onnx-to-texture{...}` itself to set its options, e.g.
+`fuse=false`), `texture-to-ocl`, `ace` and `cse`. `--fp16` stores every tensor as half (kernels still
 compute in float); each stored tensor keeps 11 significant bits, so the error
 grows with depth and with the output's range, and the default tolerance becomes
 2e-2 of the expected output's scale. Besides
