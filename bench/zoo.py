@@ -84,6 +84,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from mobile_opt import checking
 from mobile_opt.frontend.dims import UNNAMED
 from mobile_opt.tools.mobile_run import output_stem
 
@@ -749,12 +750,11 @@ def compare(row: Row, folder: Path, expected: dict[str, np.ndarray], steps: dict
         if got.shape != want.shape:
             row.rel_err = float("inf")
             return
-        err = float(np.nan_to_num(np.abs(got - want), nan=np.inf).max(initial=0.0))
-        peak = float(np.abs(want).max(initial=0.0))
-        scale = max(scale, peak)
-        worst = max(worst, err / peak if peak > 0 else (0.0 if err == 0 else float("inf")))
+        result = checking.compare(got, want, checking.Criterion(0.0, 0.0))
+        scale = max(scale, result.scale)
+        worst = max(worst, result.relative)
         if name in steps:
-            worst_lsb = max(worst_lsb, err / steps[name])
+            worst_lsb = max(worst_lsb, result.max_abs / steps[name])
     row.rel_err, row.ort_max = worst, scale
     row.tiny = scale < TINY
     row.lsb_err = worst_lsb if steps else None
@@ -779,8 +779,7 @@ def format_table(rows: list[Row]) -> str:
         table.append([r.model, "GPU" if r.target == "opencl" else "DSP", status, err,
                       _fmt(r.ort_max, ".1e"), ours, _fmt(r.ort_ms, ".1f"),
                       _fmt(r.ratio, ".1f"), _fmt(r.tool_s, ".0f"), r.message[:160]])
-    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]) - 1)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths + [0])).rstrip() for line in table]
+    lines = checking.format_table(table).splitlines()
     counts = {s: sum(r.status == s for r in rows) for s in dict.fromkeys(r.status for r in rows)}
     lines.append(", ".join(f"{n} {s}" for s, n in counts.items())
                  + ("; * output too small to say anything" if any(r.tiny for r in rows) else ""))

@@ -169,7 +169,8 @@ class Comparison:
         """The error relative to the expected output's scale."""
         if self.max_abs == 0:
             return 0.0
-        return self.max_abs / self.scale if self.scale > 0 else float("inf")
+        # no scale: an all-zero expectation, or a shape or dtype that differs
+        return self.max_abs / self.scale if 0 < self.scale < np.inf else float("inf")
 
     @property
     def passed(self) -> bool:

@@ -11,13 +11,18 @@ from mobile_opt.checking import (
     FAIL,
     NO_SIGNAL,
     PASS,
+    CheckError,
     Criterion,
+    checkable,
     compare,
     comparison_cells,
     criterion,
+    onnxruntime_session,
     output_lsbs,
     random_weights,
+    relative_error,
     run_onnxruntime,
+    worst_relative_error,
 )
 from mobile_opt.frontend.onnx_import import import_onnx
 
@@ -172,3 +177,33 @@ def test_random_weights_of_the_shipped_light_model(capsys):
         ["--reference", "onnx:light_squeezenet", "--random-weights"], capsys)
     assert status == 0, err
     assert out.splitlines()[1].split()[-1] == "PASS" and "warning" not in err
+
+
+def test_relative_error_is_against_the_scale_with_no_floor():
+    assert relative_error(_f32([1.0, 2.5]), _f32([1.0, 2.0])) == pytest.approx(0.25)
+    # outputs of 1e-9 are held to their own scale, not waved through by a floor
+    assert relative_error(_f32([2e-9]), _f32([1e-9])) == pytest.approx(1.0)
+    assert relative_error(_f32([np.nan, 1.0]), _f32([np.nan, 1.0])) == 0.0
+    assert relative_error(_f32([1.0]), _f32([1.0, 1.0])) == np.inf
+    assert relative_error(_f32([0.0, 0.0]), _f32([0.0, 0.0])) == 0.0
+
+
+def test_worst_relative_error_covers_every_expected_output():
+    want = {"a": _f32([1.0, 2.0]), "b": _f32([4.0])}
+    assert worst_relative_error({"a": _f32([1.0, 2.2]), "b": _f32([4.0])}, want) == (
+        pytest.approx(0.1))
+    assert worst_relative_error({"a": want["a"]}, want) == np.inf
+
+
+def test_checkable_keeps_a_model_with_its_own_weights():
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert checkable(model) is model
+
+
+def test_onnxruntime_failures_are_one_line():
+    with pytest.raises(CheckError, match="^onnxruntime: [^\n]*$"):
+        onnxruntime_session(b"not a model")

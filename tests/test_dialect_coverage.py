@@ -21,7 +21,8 @@ import pytest
 from mobile_opt.dialects.onnx import ONNX_OPS
 
 DIALECT_TESTS = Path(__file__).resolve().parent / "filecheck" / "dialects" / "onnx"
-ROUND_TRIP_FILES = sorted(p for p in DIALECT_TESTS.glob("*.mlir") if not p.stem.endswith("-invalid"))
+ROUND_TRIP_FILES = sorted(p for p in DIALECT_TESTS.glob("*.mlir")
+                          if not p.stem.endswith("-invalid"))
 INVALID_FILES = sorted(DIALECT_TESTS.glob("*-invalid.mlir"))
 
 # `onnx.Conv` in custom or generic ("onnx.Conv") form, not `onnx.ConvTranspose`

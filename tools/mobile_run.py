@@ -25,8 +25,8 @@ Intel CPU runtime). It compiles with the GPU pipeline (`pipelines.py`): the grap
 passes (`-p`, default below), then `texture-tile` (TMModel, with the device's shipped
 profile, if it has one), `onnx-to-texture` with the device's image2d limits (a `-p`
 pipeline may name `onnx-to-texture{...}` itself to set its options, e.g.
-`fuse=false`), `texture-to-ocl`, `ace` and `cse`. `--fp16` stores every tensor as half (kernels still
-compute in float); each stored tensor keeps 11 significant bits, so the error
+`fuse=false`), `texture-to-ocl`, `ace` and `cse`. `--fp16` stores every tensor as half
+(kernels still compute in float); each stored tensor keeps 11 significant bits, so the error
 grows with depth and with the output's range, and the default tolerance becomes
 2e-2 of the expected output's scale. Besides
 the error table it prints the kernels' time from profiling events (the median
