@@ -31,7 +31,7 @@ from xdsl.transforms.common_subexpression_elimination import (  # noqa: E402
 )
 
 from mobile_opt.backends.opencl.executor import CompiledModel  # noqa: E402
-from mobile_opt.backends.opencl.tuning import random_feeds  # noqa: E402
+from mobile_opt.tools.tuning import random_feeds  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.transforms.ace import AddressCalculationEliminationPass  # noqa: E402
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass  # noqa: E402

@@ -24,7 +24,7 @@ from xdsl.transforms.common_subexpression_elimination import (  # noqa: E402
 
 from mobile_opt.backends.opencl.devices import choose_device  # noqa: E402
 from mobile_opt.backends.opencl.executor import CompiledModel  # noqa: E402
-from mobile_opt.backends.opencl.tuning import node_name, random_feeds  # noqa: E402
+from mobile_opt.tools.tuning import node_name, random_feeds  # noqa: E402
 from mobile_opt.dialects import ocl  # noqa: E402
 from mobile_opt.dialects.texture.tiling import TileConfig  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402

@@ -24,11 +24,12 @@ from pathlib import Path
 import pyopencl as cl
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device
-from mobile_opt.backends.opencl.probe import archprobe, kernel_groups, tmprobe
+from mobile_opt.backends.opencl.probe import archprobe, tmprobe
 from mobile_opt.backends.opencl.probe.archprobe import Effort
 from mobile_opt.models.device_profile import SCHEMA, describes
 from mobile_opt.backends.opencl.probe.runner import ProbeError, Runner
 from mobile_opt.backends.opencl.probe.sweep import Sweep
+from mobile_opt.tools import kernel_groups
 from mobile_opt.tools.cli import UserError, output_folder, run_tool, write_atomically
 from mobile_opt.tools.png_chart import render
 from mobile_opt.tools.progress import ProgressBar
