@@ -35,6 +35,7 @@ from mobile_opt.tools.tuning import random_feeds  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.transforms.ace import AddressCalculationEliminationPass  # noqa: E402
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass  # noqa: E402
+from mobile_opt.transforms.select_layouts import SelectLayoutsPass  # noqa: E402
 from mobile_opt.transforms.texture_tile import TextureTilePass  # noqa: E402
 from mobile_opt.transforms.texture_to_ocl import TextureToOclPass  # noqa: E402
 from mobile_opt.universe import PASSES  # noqa: E402
@@ -55,6 +56,7 @@ def compiled(path: Path, device, ace: bool,
         PASSES[name]()().apply(ctx, module)
     if tile_profile is not None:
         TextureTilePass(device=tile_profile).apply(ctx, module)
+    SelectLayoutsPass(target="gpu").apply(ctx, module)
     OnnxToTexturePass(max_image_width=device.max_image_width,
                       max_image_height=device.max_image_height, remarks=False).apply(ctx, module)
     TextureToOclPass().apply(ctx, module)

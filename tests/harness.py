@@ -19,6 +19,7 @@ from xdsl.context import Context
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.tools import mobile_run
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
+from mobile_opt.transforms.select_layouts import SelectLayoutsPass
 from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
 from mobile_opt.universe import PASSES
 
@@ -40,6 +41,7 @@ def lower_for_pocl(path: Path | str, passes: Sequence[str] = (), remarks: bool =
     ctx = Context()
     for name in passes:
         PASSES[name]()().apply(ctx, module)
+    SelectLayoutsPass(target="gpu").apply(ctx, module)
     OnnxToTexturePass(max_image_width=POCL_IMAGE_LIMIT, max_image_height=POCL_IMAGE_LIMIT,
                       remarks=remarks).apply(ctx, module)
     TextureToOclPass().apply(ctx, module)

@@ -22,6 +22,7 @@ from mobile_opt.models.texture_kernels import MatMulKernel
 from mobile_opt.models.tmmodel import FEATURES
 from mobile_opt.pipelines import gpu_pipeline
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
+from mobile_opt.transforms.select_layouts import SelectLayoutsPass
 from mobile_opt.transforms.prune_configs import (
     HardwareLimits,
     kernel_of,
@@ -56,6 +57,7 @@ def _module(source: str = SOURCE):
 def _run(module, device) -> np.ndarray:
     feeds = random_feeds(module, seed=5)
     ctx = Context()
+    SelectLayoutsPass(target="gpu").apply(ctx, module)
     OnnxToTexturePass(remarks=False).apply(ctx, module)
     TextureToOclPass().apply(ctx, module)
     CommonSubexpressionElimination().apply(ctx, module)

@@ -1,7 +1,7 @@
-// RUN: mobile-opt %s --split-input-file --verify-diagnostics -p onnx-to-texture | filecheck %s
-// RUN: mobile-opt %s --split-input-file --verify-diagnostics -p onnx-to-texture | filecheck %s --check-prefix=NOPASS
-// RUN: %python %inputs/exit_status.py mobile-opt %s --split-input-file -p onnx-to-texture | filecheck %s --check-prefix=ONELINE
-// RUN: %python %inputs/exit_status.py mobile-opt %s --split-input-file -p 'onnx-to-texture{storage=f64}' | filecheck %s --check-prefix=STORAGE
+// RUN: mobile-opt %s --split-input-file --verify-diagnostics -p select-layouts,onnx-to-texture | filecheck %s
+// RUN: mobile-opt %s --split-input-file --verify-diagnostics -p select-layouts,onnx-to-texture | filecheck %s --check-prefix=NOPASS
+// RUN: %python %inputs/exit_status.py mobile-opt %s --split-input-file -p select-layouts,onnx-to-texture | filecheck %s --check-prefix=ONELINE
+// RUN: %python %inputs/exit_status.py mobile-opt %s --split-input-file -p 'select-layouts,onnx-to-texture{storage=f64}' | filecheck %s --check-prefix=STORAGE
 
 // What onnx-to-texture cannot lower fails with one line naming the node.
 

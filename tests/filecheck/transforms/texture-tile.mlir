@@ -1,7 +1,7 @@
 // RUN: mobile-opt %s -p 'texture-tile{device=nvidia-h100}' | filecheck %s
 // RUN: mobile-opt %s -p 'prune-configs{device=nvidia-h100}' | filecheck %s --check-prefix=PRUNE
 // RUN: mobile-opt %s -p 'prune-configs{device=nvidia-h100},texture-tile{device=nvidia-h100}' | filecheck %s --check-prefix=BOTH
-// RUN: mobile-opt %s -p 'texture-tile{device=pocl},onnx-to-texture' | filecheck %s --check-prefix=LOWERED
+// RUN: mobile-opt %s -p 'texture-tile{device=pocl},select-layouts,onnx-to-texture' | filecheck %s --check-prefix=LOWERED
 // RUN: not mobile-opt %s -p 'texture-tile{device=nonesuch}' 2>&1 | filecheck %s --check-prefix=NOPROFILE
 // RUN: not mobile-opt %s -p 'texture-tile{cost-model=magic}' 2>&1 | filecheck %s --check-prefix=BADMODEL
 // RUN: not mobile-opt %s -p 'texture-tile{device=adreno740}' 2>&1 | filecheck %s --check-prefix=PUBLISHED
