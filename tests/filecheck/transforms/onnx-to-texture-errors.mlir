@@ -9,11 +9,11 @@
 // NOPASS-NOT: ocl.kernel
 
 // ONELINE:      [output]
-// ONELINE-NEXT: mobile-opt: error: {{.*}}onnx_to_texture_errors.mlir: node 'dq' (DequantizeLinear) has no GPU lowering
+// ONELINE-NEXT: mobile-opt: error: {{.*}}onnx-to-texture-errors.mlir: node 'dq' (DequantizeLinear) has no GPU lowering
 // ONELINE-NEXT: [exit status 1]
 
 // STORAGE:      [output]
-// STORAGE-NEXT: mobile-opt: error: {{.*}}onnx_to_texture_errors.mlir: onnx-to-texture: storage is f32 or f16, not f64
+// STORAGE-NEXT: mobile-opt: error: {{.*}}onnx-to-texture-errors.mlir: onnx-to-texture: storage is f32 or f16, not f64
 // STORAGE-NEXT: [exit status 1]
 
 // An op with no lowering rule.
