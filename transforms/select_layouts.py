@@ -8,7 +8,8 @@ swapped for another.
   `texture.layouts` attribute of an op, one per result, and `texture.layout` on a
   graph argument). `solver=local` follows today's rules value by value
   (`transforms/onnx_to_texture/layouts.py`).
-- `target=dsp`: each quantized op's execution plan (`layout`: auto, col1, col2, col4).
+- `target=dsp`: each quantized op's instruction and SIMD layout (`layout`: auto, col1,
+  col2, col4).
 """
 
 from __future__ import annotations
@@ -51,4 +52,4 @@ class SelectLayoutsPass(ModulePass):
             select_local(op)
         else:
             raise DiagnosticException("select-layouts: target=dsp is not in this branch "
-                                      "(the DSP plans arrive with onnx-to-hvx's side)")
+                                      "(it arrives with onnx-to-hvx's side)")
