@@ -91,7 +91,8 @@ CASES = {
     # slices
     "slice_spatial": one("Slice", {"x": [1, 6, 9, 8]}, {
         "b": ints(1, -7), "e": ints(8, 100), "a": ints(2, -1), "t": ints(2, 3)}),
-    "slice_channels": one("Slice", {"x": [1, 10, 3, 3]}, {"b": ints(3), "e": ints(9), "a": ints(1)}),
+    "slice_channels": one("Slice", {"x": [1, 10, 3, 3]},
+                          {"b": ints(3), "e": ints(9), "a": ints(1)}),
     "slice_reversed": one("Slice", {"x": [3, 7]}, {
         "b": ints(-1, -1), "e": ints(-100, 0), "a": ints(0, 1), "t": ints(-1, -2)}),
     # pads
@@ -207,9 +208,10 @@ def test_copy_methods():
         return Strided(None, out, starts, (1,) * len(dims))
 
     nchw = (1, 10, 3, 3)
-    assert method(Layout.NC4HW4, nchw, Layout.NC4HW4, strided(nchw, (1, 4, 3, 3), (0, 0, 0, 0))) == BLOCK
-    assert method(Layout.NC4HW4, nchw, Layout.NC4HW4, strided(nchw, (1, 6, 3, 3), (0, 4, 0, 0))) == BLOCK
-    assert method(Layout.NC4HW4, nchw, Layout.NC4HW4, strided(nchw, (1, 7, 3, 3), (0, 3, 0, 0))) == LANES
+    nc4hw4 = Layout.NC4HW4
+    assert method(nc4hw4, nchw, nc4hw4, strided(nchw, (1, 4, 3, 3), (0, 0, 0, 0))) == BLOCK
+    assert method(nc4hw4, nchw, nc4hw4, strided(nchw, (1, 6, 3, 3), (0, 4, 0, 0))) == BLOCK
+    assert method(nc4hw4, nchw, nc4hw4, strided(nchw, (1, 7, 3, 3), (0, 3, 0, 0))) == LANES
     assert method(Layout.ROWS4, (2, 3, 8), Layout.ROWS4, Reshaped(None, (6, 8))) == ALIAS
     assert method(Layout.ROWS4, (2, 3, 8), Layout.ROWS4, Reshaped(None, (2, 24))) == BLOCK
     assert method(Layout.ROWS4, (2, 3, 7), Layout.ROWS4, Reshaped(None, (2, 21))) == LANES

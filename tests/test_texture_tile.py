@@ -84,8 +84,10 @@ def test_every_configuration_computes_the_product(pocl_device):
 
 GEMM_TRANS_B = """
 builtin.module {
-  func.func @main_graph(%a: tensor<33x17xf32>, %b: tensor<9x17xf32>, %c: tensor<9xf32>) -> tensor<33x9xf32> {
-    %y = onnx.Gemm %a, %b, %c {transB = 1 : i64} : (tensor<33x17xf32>, tensor<9x17xf32>, tensor<9xf32>) -> tensor<33x9xf32> loc("mm")
+  func.func @main_graph(%a: tensor<33x17xf32>, %b: tensor<9x17xf32>,
+                        %c: tensor<9xf32>) -> tensor<33x9xf32> {
+    %y = onnx.Gemm %a, %b, %c {transB = 1 : i64}
+      : (tensor<33x17xf32>, tensor<9x17xf32>, tensor<9xf32>) -> tensor<33x9xf32> loc("mm")
     func.return %y : tensor<33x9xf32>
   }
 }
@@ -139,7 +141,8 @@ def test_patterns_the_model_sees():
     # four pixels along a row a step: a new row each step, not each read
     assert block4["x2x2"] > 0.4 and block4["y4x4"] < features["y4x4"] / 2
     # the same pixels, transposed content: cols4 reads where block4 does
-    assert np.allclose(strips[Layout.COLS4].inputs[1].features, strips[Layout.BLOCK4].inputs[1].features)
+    assert np.allclose(strips[Layout.COLS4].inputs[1].features,
+                       strips[Layout.BLOCK4].inputs[1].features)
 
 
 @pytest.mark.parametrize("layout", [Layout.ROWS4, Layout.COLS4, Layout.BLOCK2, Layout.BLOCK4,
@@ -354,7 +357,8 @@ def test_mobile_tune_without_products_is_one_line(pocl_device, tmp_path, capsys)
     from mobile_opt.tools import mobile_tune
 
     node = helper.make_node("Relu", ["A"], ["Y"], name="r")
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [4])],
+    graph = helper.make_graph([node], "g",
+                              [helper.make_tensor_value_info("A", TensorProto.FLOAT, [4])],
                               [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4])])
     model = tmp_path / "relu.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), model)

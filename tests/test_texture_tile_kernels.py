@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import onnx
 import pytest
 from harness import load_bench, relative_error

@@ -334,7 +334,8 @@ class Resized(IndexMap):
         result: Index = []
         conditions: list[Val] = []
         if self._fits is None:  # once per map, not per lane
-            self._fits = [affine_fit(t, n) for t, n in zip(self.tables, self.source_shape, strict=True)]
+            self._fits = [affine_fit(t, n)
+                          for t, n in zip(self.tables, self.source_shape, strict=True)]
         for a, (i, table, size, fit) in enumerate(
             zip(idx, self.tables, self.source_shape, self._fits, strict=True)
         ):
@@ -580,9 +581,11 @@ def sliced(op: Operation) -> IndexMap:
     try:
         slices = op.slices()
     except UnknownShape:
-        raise LoweringError(f"{node_label(op)}: starts, ends, axes and steps must be constants") from None
+        raise LoweringError(
+            f"{node_label(op)}: starts, ends, axes and steps must be constants") from None
     ranges = [s.indices(size) for s, size in zip(slices, shape(op.data), strict=True)]
-    return Strided(op.data, shape(op.output), tuple(r[0] for r in ranges), tuple(r[2] for r in ranges))
+    return Strided(op.data, shape(op.output), tuple(r[0] for r in ranges),
+                   tuple(r[2] for r in ranges))
 
 
 @index_map(onnx.ExpandOp)
@@ -599,8 +602,10 @@ def gathered(op: onnx.GatherOp) -> IndexMap:
         return GatheredAtRunTime(op.data, shape(op.output), axis, op.indices)
     indices = np.asarray(indices, np.int64)
     if indices.size and (indices.min() < -data[axis] or indices.max() >= data[axis]):
-        raise LoweringError(f"{node_label(op)}: an index is out of range for axis size {data[axis]}")
-    return Gathered(op.data, shape(op.output), axis, np.where(indices < 0, indices + data[axis], indices))
+        raise LoweringError(
+            f"{node_label(op)}: an index is out of range for axis size {data[axis]}")
+    return Gathered(op.data, shape(op.output), axis,
+                    np.where(indices < 0, indices + data[axis], indices))
 
 
 @index_map(onnx.PadOp, chainable=False)
@@ -612,7 +617,8 @@ def padded(op: onnx.PadOp) -> IndexMap:
     axes = None if is_none(op.axes) else constant_array(op.axes)
     if pads is None or (not is_none(op.axes) and axes is None):
         raise LoweringError(f"{label}: pads and axes must be constants")
-    chosen = [normalize_axis(int(a), rank) for a in (range(rank) if axes is None else axes.reshape(-1))]
+    chosen = [normalize_axis(int(a), rank)
+              for a in (range(rank) if axes is None else axes.reshape(-1))]
     amounts = [int(v) for v in np.asarray(pads).reshape(-1)]
     widths = [(0, 0)] * rank
     for i, a in enumerate(chosen):
@@ -652,7 +658,8 @@ def resized(op: onnx.ResizeOp) -> IndexMap:
     x = shape(op.X)
     factors, out, axes = resize_scales_and_sizes(op, x, operands["scales"], operands["sizes"])
     if tuple(out) != shape(op.Y):
-        raise LoweringError(f"{label}: computed size {out} differs from the result's {list(shape(op.Y))}")
+        raise LoweringError(
+            f"{label}: computed size {out} differs from the result's {list(shape(op.Y))}")
     ctm = op.coordinate_transformation_mode.data
     boxes = [(0.0, 1.0)] * len(x)
     roi = operands["roi"]
