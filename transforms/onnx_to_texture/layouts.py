@@ -8,7 +8,8 @@ global view), written into the IR (`dialects/texture/value_layouts.py`) for
   layernorm, or that is not rank 4; nc4hw4 for other rank-4 tensors (`activation_layout`);
 - a value that runs in the kernel of the op before it (a fused elementwise epilogue, with
   fusion on, as `onnx-to-texture` fuses by default) takes that kernel's layout, so that
-  the fusion stays: a kernel stores one layout.
+  the fusion stays: a kernel stores one layout, and a recorded layout change ends one.
+  (Under `onnx-to-texture{fuse=false}` each such op stores that same layout itself.)
 
 These rules never change a layout between a producer and a consumer (each kernel reads
 its operands in whatever layout they come), so they put no `texture.relayout`.
