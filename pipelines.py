@@ -3,8 +3,8 @@ The GPU and DSP pass pipelines, each built here and nowhere else: every tool, be
 script and test that compiles a model takes its passes from this module.
 
 - GPU: the graph passes (`GRAPH_PASSES`, or the `-p` spec), `texture-tile` (TMModel,
-  with the device's shipped profile, if it has one), `onnx-to-texture` within the
-  device's image limits, `texture-to-ocl`, `ace` and `cse`.
+  with the device's shipped profile, if it has one), `select-layouts{target=gpu}`,
+  `onnx-to-texture` within the device's image limits, `texture-to-ocl`, `ace` and `cse`.
 - DSP: `onnx-to-hvx`, `hvx-unroll` (kernels unrolled by output shape, pointer steps
   folded into offsets), `hvx-regalloc`, and `vliw-pack` unless the printer packs.
 """
@@ -29,6 +29,7 @@ from mobile_opt.transforms.hvx_regalloc import HvxRegisterAllocationPass
 from mobile_opt.transforms.hvx_unroll import HvxUnrollPass
 from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
+from mobile_opt.transforms.select_layouts import SelectLayoutsPass
 from mobile_opt.transforms.texture_tile import TextureTilePass
 from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
 from mobile_opt.transforms.vliw_pack import VliwPackPass
@@ -88,8 +89,9 @@ def gpu_pipeline(
     """
     The passes of a GPU compile for `device` (its `max_image_width/height`, `name` and
     `platform`) and its `onnx-to-texture`. `spec` gives the graph passes, or
-    `onnx-to-texture`'s own options when it names that pass; a stage it names after the
-    lowering replaces the default one. `fp16` stores every tensor as half. `ace=False`
+    `onnx-to-texture`'s own options when it names that pass; a stage it names (before
+    the lowering: `texture-tile`, `select-layouts`; after it: `texture-to-ocl`, `ace`,
+    `cse`) replaces the default one. `fp16` stores every tensor as half. `ace=False`
     leaves out the default `ace`, `tile=False` the default `texture-tile` (the lowering
     keeps its fixed kernel defaults): a stage `spec` names stays either way.
     """
@@ -118,6 +120,8 @@ def gpu_pipeline(
         profile = profile_for_device(device.name, device.platform)
         if profile is not None:
             before = [*before, TextureTilePass(device=profile)]
+    if not any(isinstance(p, SelectLayoutsPass) for p in before):
+        before = [*before, SelectLayoutsPass(target="gpu")]  # the lowering obeys, chooses none
     if not any(isinstance(p, TextureToOclPass) for p in after):
         after = [TextureToOclPass(), *after]
     if ace and not any(isinstance(p, AddressCalculationEliminationPass) for p in after):

@@ -61,6 +61,12 @@ def _texture_tile() -> type[ModulePass]:
     return TextureTilePass
 
 
+def _select_layouts() -> type[ModulePass]:
+    from mobile_opt.transforms.select_layouts import SelectLayoutsPass
+
+    return SelectLayoutsPass
+
+
 def _ace() -> type[ModulePass]:
     from mobile_opt.transforms.ace import AddressCalculationEliminationPass
 
@@ -140,6 +146,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "onnx-fold-batchnorm": _fold_batchnorm,
     "onnx-fuse": _fuse,
     "onnx-canonicalize": _canonicalize,
+    "select-layouts": _select_layouts,
     "onnx-to-texture": _onnx_to_texture,
     "texture-to-ocl": _texture_to_ocl,
     "prune-configs": _prune_configs,

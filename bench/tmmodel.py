@@ -6,7 +6,7 @@ the warp shape).
 For each kernel of TMModel's set (MatMul; Conv with stride 1 and 2; depthwise Conv;
 ConvTranspose with stride 1 or 2; Softmax; LayerNormalization), sampled from Table 3's
 ranges (smaller on a CPU device to fit the time), every configuration of the space is
-lowered, built and timed on the device (`backends/opencl/tuning.py`), and:
+lowered, built and timed on the device (`tools/tuning.py`), and:
 
 - (a) the latency of the model's choice over the exhaustive best (geometric mean, worst).
   The scan measures each configuration alone; the model's choice, the ablation's picks
@@ -52,7 +52,7 @@ from mobile_opt.models.device_profile import (  # noqa: E402
     load_profile,
     profile_for_device,
 )
-from mobile_opt.backends.opencl.tuning import measure, node_name, retime  # noqa: E402
+from mobile_opt.tools.tuning import measure, node_name, retime  # noqa: E402
 from mobile_opt.dialects.texture import Layout  # noqa: E402
 from mobile_opt.dialects.texture.tiling import TileConfig  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402

@@ -29,7 +29,7 @@ from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.layouts import pixel_coordinates
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import tmmodel
-from mobile_opt.transforms.onnx_to_texture.conv import ConvShape
+from mobile_opt.models.conv_shape import ConvShape
 
 TILE_SIDES = (1, 2, 4, 8)
 GROUP_SIDES = (1, 2, 4, 8, 16, 32, 64, 128, 256)

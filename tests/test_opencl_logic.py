@@ -244,21 +244,21 @@ def test_matches_onnxruntime(name, gpu_run):
         assert len(launched) == CASES[name].kernels, launched
 
 
-def test_run_time_gather_plans():
+def test_run_time_gather_methods():
     """Whole pixels where no packed axis meets the gathered ones, whatever the indices hold."""
-    def plan(layout, data, indices, axis, out_layout):
+    def method(layout, data, indices, axis, out_layout):
         out = data[:axis] + indices + data[axis + 1:]
         gather = GatheredAtRunTime(None, out, axis, create_ssa_value(TensorType(i64, indices)))
-        return gather.plan(Stored(None, layout, data), out_layout)
+        return gather.method(Stored(None, layout, data), out_layout)
 
-    assert plan(Layout.ROWS4, (50, 12), (2, 7), 0, Layout.ROWS4) == BLOCK  # an embedding
-    assert plan(Layout.ROWS4, (2, 5, 6), (3,), 1, Layout.ROWS4) == BLOCK
-    assert plan(Layout.NC4HW4, (1, 6, 5, 7), (2,), 2, Layout.NC4HW4) == BLOCK
-    assert plan(Layout.ROWS4, (2, 5, 6), (2, 2), 2, Layout.ROWS4) == LANES  # the packed axis
-    assert plan(Layout.NC4HW4, (1, 6, 5, 7), (3,), 1, Layout.NC4HW4) == LANES  # channels
-    assert plan(Layout.ROWS4, (20,), (2, 2), 0, Layout.ROWS4) == LANES  # into the packed axis
-    assert plan(Layout.ROWS4, (10, 5, 7), (1, 3), 0, Layout.NC4HW4) == LANES  # into channels
-    assert plan(Layout.ROWS4, (2, 6, 5, 7), (1,), 0, Layout.NC4HW4) == LANES  # layouts differ
+    assert method(Layout.ROWS4, (50, 12), (2, 7), 0, Layout.ROWS4) == BLOCK  # an embedding
+    assert method(Layout.ROWS4, (2, 5, 6), (3,), 1, Layout.ROWS4) == BLOCK
+    assert method(Layout.NC4HW4, (1, 6, 5, 7), (2,), 2, Layout.NC4HW4) == BLOCK
+    assert method(Layout.ROWS4, (2, 5, 6), (2, 2), 2, Layout.ROWS4) == LANES  # the packed axis
+    assert method(Layout.NC4HW4, (1, 6, 5, 7), (3,), 1, Layout.NC4HW4) == LANES  # channels
+    assert method(Layout.ROWS4, (20,), (2, 2), 0, Layout.ROWS4) == LANES  # into the packed axis
+    assert method(Layout.ROWS4, (10, 5, 7), (1, 3), 0, Layout.NC4HW4) == LANES  # into channels
+    assert method(Layout.ROWS4, (2, 6, 5, 7), (1,), 0, Layout.NC4HW4) == LANES  # layouts differ
 
 
 def test_masks_are_not_trivial(gpu_run):

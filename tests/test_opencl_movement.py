@@ -28,7 +28,7 @@ from mobile_opt.transforms.onnx_to_texture.movement import (
     LANES,
     Reshaped,
     Strided,
-    copy_plan,
+    copy_method,
 )
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.context import Context
@@ -93,7 +93,8 @@ CASES = {
     # slices
     "slice_spatial": one("Slice", {"x": [1, 6, 9, 8]}, {
         "b": ints(1, -7), "e": ints(8, 100), "a": ints(2, -1), "t": ints(2, 3)}),
-    "slice_channels": one("Slice", {"x": [1, 10, 3, 3]}, {"b": ints(3), "e": ints(9), "a": ints(1)}),
+    "slice_channels": one("Slice", {"x": [1, 10, 3, 3]},
+                          {"b": ints(3), "e": ints(9), "a": ints(1)}),
     "slice_reversed": one("Slice", {"x": [3, 7]}, {
         "b": ints(-1, -1), "e": ints(-100, 0), "a": ints(0, 1), "t": ints(-1, -2)}),
     # pads
@@ -200,21 +201,22 @@ def test_movement_matches_onnxruntime(name, gpu_run):
     assert len(launched) == CASES[name].kernels, launched
 
 
-def test_copy_plans():
-    """Choosing the kernel: the numpy plan sees whole pixels, lanes or a free alias."""
-    def plan(layout, dims, out_layout, imap):
-        return copy_plan(Stored(None, layout, dims), out_layout, imap)
+def test_copy_methods():
+    """Choosing the kernel: the numpy form sees whole pixels, lanes or a free alias."""
+    def method(layout, dims, out_layout, imap):
+        return copy_method(Stored(None, layout, dims), out_layout, imap)
 
     def strided(dims, out, starts):
         return Strided(None, out, starts, (1,) * len(dims))
 
     nchw = (1, 10, 3, 3)
-    assert plan(Layout.NC4HW4, nchw, Layout.NC4HW4, strided(nchw, (1, 4, 3, 3), (0, 0, 0, 0))) == BLOCK
-    assert plan(Layout.NC4HW4, nchw, Layout.NC4HW4, strided(nchw, (1, 6, 3, 3), (0, 4, 0, 0))) == BLOCK
-    assert plan(Layout.NC4HW4, nchw, Layout.NC4HW4, strided(nchw, (1, 7, 3, 3), (0, 3, 0, 0))) == LANES
-    assert plan(Layout.ROWS4, (2, 3, 8), Layout.ROWS4, Reshaped(None, (6, 8))) == ALIAS
-    assert plan(Layout.ROWS4, (2, 3, 8), Layout.ROWS4, Reshaped(None, (2, 24))) == BLOCK
-    assert plan(Layout.ROWS4, (2, 3, 7), Layout.ROWS4, Reshaped(None, (2, 21))) == LANES
+    nc4hw4 = Layout.NC4HW4
+    assert method(nc4hw4, nchw, nc4hw4, strided(nchw, (1, 4, 3, 3), (0, 0, 0, 0))) == BLOCK
+    assert method(nc4hw4, nchw, nc4hw4, strided(nchw, (1, 6, 3, 3), (0, 4, 0, 0))) == BLOCK
+    assert method(nc4hw4, nchw, nc4hw4, strided(nchw, (1, 7, 3, 3), (0, 3, 0, 0))) == LANES
+    assert method(Layout.ROWS4, (2, 3, 8), Layout.ROWS4, Reshaped(None, (6, 8))) == ALIAS
+    assert method(Layout.ROWS4, (2, 3, 8), Layout.ROWS4, Reshaped(None, (2, 24))) == BLOCK
+    assert method(Layout.ROWS4, (2, 3, 7), Layout.ROWS4, Reshaped(None, (2, 21))) == LANES
 
 
 def test_shape_computations_ask_for_constant_folding():

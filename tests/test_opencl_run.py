@@ -219,7 +219,7 @@ def test_bad_options_are_one_line(chain: Path, pocl_device, capsys, extra, messa
 
 
 def test_opencl_targets_print_the_plan(chain: Path, capsys):
-    pipeline = "onnx-to-texture,texture-to-ocl,cse"
+    pipeline = "select-layouts,onnx-to-texture,texture-to-ocl,cse"
     with pytest.raises(SystemExit) as exit_info:
         mobile_opt.main([str(chain), "-p", pipeline, "-t", "opencl"])
     assert exit_info.value.code == 0

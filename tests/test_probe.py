@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from mobile_opt.backends.opencl.devices import choose_device
-from mobile_opt.backends.opencl.probe import kernel_groups, tmprobe
+from mobile_opt.backends.opencl.probe import tmprobe
 from mobile_opt.backends.opencl.probe.archprobe import IMAGE_CHASE, Effort
 from mobile_opt.models.device_profile import (
     PROFILE_DIR,
@@ -28,7 +28,8 @@ from mobile_opt.models.device_profile import (
 )
 from mobile_opt.backends.opencl.probe.runner import Runner
 from mobile_opt.backends.opencl.probe.sweep import Sweep, plateau_end, steps
-from mobile_opt.backends.opencl.tuning import node_name
+from mobile_opt.tools import kernel_groups
+from mobile_opt.tools.tuning import node_name
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.frontend.single_node import NODE_NAME, save_single_node
@@ -297,13 +298,12 @@ def test_update_of_the_kernel_groups_keeps_the_rest(pocl_device, tmp_path, capsy
 
 
 def test_kernel_groups_failure_is_one_line(pocl_device, tmp_path, capsys, monkeypatch):
-    from mobile_opt.backends.opencl import tuning
     from mobile_opt.backends.opencl.executor import OpenCLRunError
 
     def fails(*args, **kwargs):
         raise OpenCLRunError("kernel does not build")
 
-    monkeypatch.setattr(tuning, "retime", fails)
+    monkeypatch.setattr(kernel_groups, "retime", fails)
     out = tmp_path / "p.json"
     with pytest.raises(SystemExit) as exit:
         mobile_probe.main(["--only", "kernel-groups", "--quick", "-o", str(out)])

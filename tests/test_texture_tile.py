@@ -12,7 +12,7 @@ from xdsl.context import Context
 
 from mobile_opt.backends.opencl.devices import choose_device
 from mobile_opt.backends.opencl.executor import CompiledModel
-from mobile_opt.backends.opencl.tuning import measure, random_feeds
+from mobile_opt.tools.tuning import measure, random_feeds
 from mobile_opt.dialects.texture import Layout, pack
 from mobile_opt.dialects.texture.layouts import pixel_coordinates
 from mobile_opt.dialects.texture.tiling import TileConfig
@@ -78,8 +78,10 @@ def test_every_configuration_computes_the_product(pocl_device):
 
 GEMM_TRANS_B = """
 builtin.module {
-  func.func @main_graph(%a: tensor<33x17xf32>, %b: tensor<9x17xf32>, %c: tensor<9xf32>) -> tensor<33x9xf32> {
-    %y = onnx.Gemm %a, %b, %c {transB = 1 : i64} : (tensor<33x17xf32>, tensor<9x17xf32>, tensor<9xf32>) -> tensor<33x9xf32> loc("mm")
+  func.func @main_graph(%a: tensor<33x17xf32>, %b: tensor<9x17xf32>,
+                        %c: tensor<9xf32>) -> tensor<33x9xf32> {
+    %y = onnx.Gemm %a, %b, %c {transB = 1 : i64}
+      : (tensor<33x17xf32>, tensor<9x17xf32>, tensor<9xf32>) -> tensor<33x9xf32> loc("mm")
     func.return %y : tensor<33x9xf32>
   }
 }
@@ -133,7 +135,8 @@ def test_patterns_the_model_sees():
     # four pixels along a row a step: a new row each step, not each read
     assert block4["x2x2"] > 0.4 and block4["y4x4"] < features["y4x4"] / 2
     # the same pixels, transposed content: cols4 reads where block4 does
-    assert np.allclose(strips[Layout.COLS4].inputs[1].features, strips[Layout.BLOCK4].inputs[1].features)
+    assert np.allclose(strips[Layout.COLS4].inputs[1].features,
+                       strips[Layout.BLOCK4].inputs[1].features)
 
 
 @pytest.mark.parametrize("layout", [Layout.ROWS4, Layout.COLS4, Layout.BLOCK2, Layout.BLOCK4,
@@ -178,23 +181,42 @@ def test_pruning_criteria():
                         is None for c in kept)
 
 
-def test_random_search_takes_the_fastest_it_measured(pocl_device, monkeypatch):
+def _matmul_onnx(folder) -> str:
+    """A one-MatMul model (node `mm`, [16, 8] x [8, 16]) saved in `folder`."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("MatMul", ["A", "B"], ["Y"], name="mm")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [16, 8]),
+                      helper.make_tensor_value_info("B", TensorProto.FLOAT, [8, 16])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [16, 16])])
+    path = folder / "mm.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)
+    return str(path)
+
+
+def test_random_search_takes_the_fastest_it_measured(pocl_device, tmp_path, monkeypatch):
+    """mobile-tune's random search: `samples` candidates measured, the fastest recorded."""
+    from mobile_opt.tools import mobile_tune, tuning
+
     seen = {}
 
     def fake_measure(module, node, configs, device, **_):
-        from mobile_opt.backends.opencl.tuning import Measurement
-
-        results = [Measurement(c, 1.0 + i, 0.0) for i, c in enumerate(configs)]
+        results = [tuning.Measurement(c, 1.0 + i, 0.0) for i, c in enumerate(configs)]
         seen["configs"] = configs
         return list(reversed(results))
 
-    monkeypatch.setattr("mobile_opt.backends.opencl.tuning.measure", fake_measure)
-    monkeypatch.setattr("mobile_opt.backends.opencl.tuning.retime",
-                        lambda module, node, configs, device, **_: fake_measure(
-                            module, node, configs, device)[::-1])
-    module = _module()
-    TextureTilePass(device="pocl", cost_model="random", samples=3, seed=1).apply(Context(), module)
-    node = next(op for op in module.walk() if op.name == "onnx.MatMul")
+    monkeypatch.setattr(tuning, "measure", fake_measure)
+    monkeypatch.setattr(tuning, "retime", lambda module, node, configs, device, **_:
+                        fake_measure(module, node, configs, device)[::-1])
+    mlir = tmp_path / "tuned.mlir"
+    with pytest.raises(SystemExit) as exit:
+        mobile_tune.main([_matmul_onnx(tmp_path), "--search", "random", "--samples", "3",
+                          "--seed", "1", "-o", str(tmp_path / "t.json"),
+                          "--save-mlir", str(mlir)])
+    assert exit.value.code == 0
+    node = next(op for op in _module(mlir.read_text()).walk() if op.name == "onnx.MatMul")
     assert len(seen["configs"]) == 3 and TileConfig.of(node) == seen["configs"][0]
 
 
@@ -207,7 +229,7 @@ def test_measure_times_the_node(pocl_device):
 def test_configurations_of_one_tile_share_a_build(pocl_device, monkeypatch):
     """A work group is only a launch parameter: one build per (tile, layout), each
     configuration launched in its own group, computing the same product."""
-    from mobile_opt.backends.opencl import tuning
+    from mobile_opt.tools import tuning
     from mobile_opt.backends.opencl.executor import OpenCLRunError
 
     device = choose_device("pocl")
@@ -239,7 +261,7 @@ def test_configurations_of_one_tile_share_a_build(pocl_device, monkeypatch):
 
 
 def test_retime_interleaves_the_configurations(pocl_device, monkeypatch):
-    from mobile_opt.backends.opencl import tuning
+    from mobile_opt.tools import tuning
 
     order = []
     real = tuning._node_seconds
@@ -255,7 +277,7 @@ def test_retime_interleaves_the_configurations(pocl_device, monkeypatch):
 
 
 def test_a_measured_search_confirms_its_leaders(pocl_device, monkeypatch):
-    from mobile_opt.backends.opencl import tuning
+    from mobile_opt.tools import tuning
 
     configs = [TileConfig((1, t), (2, 4)) for t in (1, 2, 4, 8)]
     scan_times = {c: 1.0 + i for i, c in enumerate(configs)}  # the scan favours the first
@@ -281,18 +303,9 @@ def test_default_gpu_pipeline_uses_the_model(pocl_device):
 def test_mobile_tune_measures_and_records(pocl_device, tmp_path, capsys):
     import json
 
-    import onnx
-    from onnx import TensorProto, helper
-
     from mobile_opt.tools import mobile_tune
 
-    node = helper.make_node("MatMul", ["A", "B"], ["Y"], name="mm")
-    graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [16, 8]),
-                      helper.make_tensor_value_info("B", TensorProto.FLOAT, [8, 16])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [16, 16])])
-    model = tmp_path / "mm.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), model)
+    model = _matmul_onnx(tmp_path)
     out, mlir = tmp_path / "tuned.json", tmp_path / "tuned.mlir"
     with pytest.raises(SystemExit) as exit:
         mobile_tune.main([str(model), "--search", "random", "--samples", "3", "-o", str(out),
@@ -338,7 +351,8 @@ def test_mobile_tune_without_products_is_one_line(pocl_device, tmp_path, capsys)
     from mobile_opt.tools import mobile_tune
 
     node = helper.make_node("Relu", ["A"], ["Y"], name="r")
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [4])],
+    graph = helper.make_graph([node], "g",
+                              [helper.make_tensor_value_info("A", TensorProto.FLOAT, [4])],
                               [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4])])
     model = tmp_path / "relu.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), model)

@@ -26,7 +26,7 @@ from xdsl.transforms.common_subexpression_elimination import (  # noqa: E402
 from mobile_opt.backends.opencl.devices import choose_device  # noqa: E402
 from mobile_opt import pipelines  # noqa: E402
 from mobile_opt.backends.opencl.executor import CompiledModel  # noqa: E402
-from mobile_opt.backends.opencl.tuning import node_name, random_feeds  # noqa: E402
+from mobile_opt.tools.tuning import node_name, random_feeds  # noqa: E402
 from mobile_opt.checking import relative_error  # noqa: E402
 from mobile_opt.checking.tile_search import Case, choose, score  # noqa: E402
 from mobile_opt.dialects import ocl  # noqa: E402
@@ -45,6 +45,7 @@ from mobile_opt.models.texture_kernels import (  # noqa: E402
     RowKernel,
 )
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass  # noqa: E402
+from mobile_opt.transforms.select_layouts import SelectLayoutsPass  # noqa: E402
 from mobile_opt.transforms.prune_configs import kernel_of  # noqa: E402
 from mobile_opt.transforms.texture_to_ocl import TextureToOclPass  # noqa: E402
 
@@ -83,6 +84,7 @@ def _run(path, config: TileConfig, feeds, kernel):
     module = import_onnx(str(path))
     config.apply(_node(module))
     ctx = Context()
+    SelectLayoutsPass(target="gpu").apply(ctx, module)
     OnnxToTexturePass(remarks=False).apply(ctx, module)
     (launch,) = [op for op in module.walk() if isinstance(op, ocl.LaunchOp)]
     assert tuple(launch.global_size.get_values()) == kernel.global_size(config)
@@ -206,6 +208,7 @@ def test_tile_on_a_row_op_it_cannot_take_is_one_line(tmp_path):
     TileConfig((2, 1)).apply(_node(module))
     with pytest.raises(DiagnosticException,
                        match="texture.tile needs a reduction over the last axis"):
+        SelectLayoutsPass(target="gpu").apply(Context(), module)
         OnnxToTexturePass(remarks=False).apply(Context(), module)
 
 

@@ -150,7 +150,7 @@ def test_profile_family_tables_within_the_sweeps_noise_are_one():
 
 
 def _conv_kernel(stride: int) -> ConvKernel:
-    from mobile_opt.transforms.onnx_to_texture.conv import ConvShape
+    from mobile_opt.models.conv_shape import ConvShape
 
     side = 32 // stride
     return ConvKernel(ConvShape(input=(1, 16, 32, 32), output=(1, 16, side, side),

@@ -28,11 +28,12 @@ from matplotlib.figure import Figure
 from tqdm import tqdm
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device
-from mobile_opt.backends.opencl.probe import archprobe, kernel_groups, tmprobe
+from mobile_opt.backends.opencl.probe import archprobe, tmprobe
 from mobile_opt.backends.opencl.probe.archprobe import Effort
 from mobile_opt.models.device_profile import SCHEMA, describes
 from mobile_opt.backends.opencl.probe.runner import ProbeError, Runner
 from mobile_opt.backends.opencl.probe.sweep import Sweep
+from mobile_opt.tools import kernel_groups
 from mobile_opt.tools.cli import (
     UserError,
     noting,

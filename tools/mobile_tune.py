@@ -1,13 +1,14 @@
 """
 `mobile-tune MODEL --device SEL [--search exhaustive|random] [--samples N] -o tuned.json
-[--save-mlir tuned.mlir]`: the measured ground truth for `texture-tile`. Every
+[--save-mlir tuned.mlir]`: the measured searches for `texture-tile`'s choices. Every
 configuration of each GPU kernel texture-tile configures (pruned by `prune-configs` with
-the device's profile unless `--no-prune`) is lowered, built and timed on the device, with
-the same executor as the measured `texture-tile` searches, and the five fastest are timed
-again, interleaved, before one is taken; `tuned.json` records every time, the fastest
-configuration per node (with its re-timed time) and how long tuning took. `--save-mlir`
-writes the model's `onnx` IR with the fastest configurations recorded (`texture.tile`),
-ready for `mobile-opt`/`mobile-run`.
+the device's profile unless `--no-prune`; `random` measures `--samples` of them) is
+compiled by the GPU pipeline, built and timed on the device (`tools/tuning.py`), and the
+five fastest are timed again, interleaved, before one is taken; `tuned.json` records
+every time, the fastest configuration per node (with its re-timed time) and how long
+tuning took. `--save-mlir` writes the model's `onnx` IR with the fastest configurations
+recorded (`texture.tile`), which `texture-tile` keeps and `onnx-to-texture` obeys, ready
+for `mobile-opt`/`mobile-run`: passes never measure anything themselves.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import time
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device
 from mobile_opt.models.device_profile import load_profile, profile_for_device
-from mobile_opt.backends.opencl.tuning import fastest, node_name
+from mobile_opt.tools.tuning import fastest, node_name
 from mobile_opt.models import texture_kernels
 from mobile_opt.tools.cli import (
     UserError,

@@ -38,8 +38,10 @@ from mobile_opt.models.texture_kernels import (
     MatMulKernel,
     RowKernel,
 )
-from mobile_opt.transforms.onnx_to_texture.context import LoweringError, activation_layout
+from mobile_opt.dialects.texture.value_layouts import recorded_layout
+from mobile_opt.transforms.onnx_to_texture.context import LoweringError
 from mobile_opt.transforms.onnx_to_texture.conv import conv_geometry
+from mobile_opt.transforms.onnx_to_texture.layouts import activation_layout
 
 CANDIDATES = "texture.candidates"
 SPACE = "texture.space"
@@ -104,7 +106,10 @@ def kernel_of(op) -> Kernel | None:
         layouts = B_LAYOUTS if is_host_packed(op.operands[1]) else (None,)
         return MatMulKernel(m, k, n, trans_b, layouts)
     if isinstance(op, (onnx.ConvOp, onnx.FusedConvOp, onnx.ConvTransposeOp)):
-        if len(shapes[0]) != 4 or activation_layout(op.results[0]) is not Layout.NC4HW4:
+        # the result's layout: recorded, or the one select-layouts' local rules will record
+        result = op.results[0]
+        layout = recorded_layout(result) or activation_layout(result)
+        if len(shapes[0]) != 4 or layout is not Layout.NC4HW4:
             return None
         try:
             return ConvKernel(conv_geometry(op))

@@ -1,26 +1,26 @@
 """
-`texture-tile{device=... cost-model=tmmodel|exhaustive|random}`: choose each GPU
-kernel's configuration — the access pattern A of a product's B (the layout the host
-packs a weight or graph input in), its thread tile T (and with it the access pattern
-of its row operand) and its work-group size G (and with it the warp shape W) — and
-record it on the op for `onnx-to-texture` (`dialects/texture/tiling.py`).
+`texture-tile{device=... cost-model=tmmodel}`: choose each GPU kernel's configuration
+— the access pattern A of a product's B (the layout the host packs a weight or graph
+input in), its thread tile T (and with it the access pattern of its row operand) and its
+work-group size G (and with it the warp shape W) — and record it on the op for
+`onnx-to-texture` (`dialects/texture/tiling.py`).
 
 The candidates are those `prune-configs` kept (the pass prunes them itself when it
 runs first). `tmmodel` takes the one with the least TMModel cost
 (`models/tmmodel.py`, with the constants of the device profile `device`; ties go to
-the squarest warp footprint, `models/texture_kernels.py`);
-`exhaustive` measures every candidate on the OpenCL device `opencl` and takes the
-fastest, after timing the five fastest again, interleaved (`tuning.fastest`); `random`
-does the same with `samples` random candidates. Supported ops: 2-D MatMul and
-Gemm, Conv (strided, depthwise, grouped) and ConvTranspose with `nc4hw4` results,
+the squarest warp footprint, `models/texture_kernels.py`). Supported ops: 2-D MatMul
+and Gemm, Conv (strided, depthwise, grouped) and ConvTranspose with `nc4hw4` results,
 Softmax and LayerNormalization over the last axis (`models/texture_kernels.py`); others
-keep the lowering's defaults, and an op that already carries a
-configuration (from `mobile-tune --save-mlir`, say) keeps it.
+keep the lowering's defaults.
+
+An op that already carries a configuration keeps it: that is how a measured choice
+reaches the compiler. A pass never runs anything on a device; `mobile-tune` measures the
+candidates and `--save-mlir` writes the IR with the fastest recorded (`texture.tile`),
+which this pass and the lowering then obey.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -39,7 +39,7 @@ from mobile_opt.transforms.prune_configs import (
     surviving,
 )
 
-COST_MODELS = ("tmmodel", "exhaustive", "random")
+COST_MODELS = ("tmmodel",)
 
 
 def _stored_candidates(op) -> list[TileConfig] | None:
@@ -56,23 +56,17 @@ class TextureTilePass(ModulePass):
     device: str = "pocl"
     """The device profile (a shipped name or a path) the model and pruning read."""
     cost_model: str = "tmmodel"
-    opencl: str = "pocl"
-    """The OpenCL device the measured searches run on."""
-    samples: int = 8
-    seed: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.cost_model not in COST_MODELS:
+            measured = " (measured searches: mobile-tune --save-mlir)" if self.cost_model in (
+                "exhaustive", "random") else ""
             raise DiagnosticException(
                 f"texture-tile: cost-model must be one of {', '.join(COST_MODELS)}, "
-                f"not '{self.cost_model}'")
-        if self.cost_model == "random" and self.samples < 1:
-            raise DiagnosticException(
-                f"texture-tile: samples must be at least 1, not {self.samples}")
+                f"not '{self.cost_model}'{measured}")
         profile = load_profile(self.device)
         limits = HardwareLimits.of(profile)
-        constants = texture_constants(profile) if self.cost_model == "tmmodel" else None
-        rng = random.Random(self.seed)
+        constants = texture_constants(profile)
         for node in list(op.walk()):
             kernel = kernel_of(node)
             if kernel is None or TileConfig.of(node) is not None:
@@ -83,22 +77,6 @@ class TextureTilePass(ModulePass):
                                     texture_kernels.candidates(kernel, limits.max_group))
             if not configs:
                 continue
-            if constants is not None:
-                chosen = texture_kernels.model_choice(constants, kernel, configs)
-            else:
-                pool = configs if self.cost_model == "exhaustive" else rng.sample(
-                    configs, min(self.samples, len(configs)))
-                chosen = self._fastest(op, node, pool)
-            chosen.apply(node)
+            texture_kernels.model_choice(constants, kernel, configs).apply(node)
             node.attributes.pop(CANDIDATES, None)
             node.attributes.pop(SPACE, None)
-
-    def _fastest(self, module: ModuleOp, node, pool: list[TileConfig]) -> TileConfig:
-        from mobile_opt.backends.opencl.devices import DeviceError, choose_device
-        from mobile_opt.backends.opencl.tuning import fastest, node_name
-
-        try:
-            device = choose_device(self.opencl)
-        except DeviceError as e:
-            raise DiagnosticException(f"texture-tile: {e}") from None
-        return fastest(module, node_name(node), pool, device)[1].config

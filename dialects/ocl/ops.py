@@ -4,7 +4,7 @@ The `ocl` dialect: the OpenCL C constructs that kernel bodies need beyond upstre
 buffer pixel access, vector literals, barriers — and the host-side launch.
 
 `backends/opencl` prints kernels of this dialect as OpenCL C, one `__kernel` per
-`ocl.kernel`, and turns the host function's `ocl.launch` ops into the launch plan.
+`ocl.kernel`, and turns the host function's `ocl.launch` ops into its host plan.
 """
 
 from __future__ import annotations

@@ -67,6 +67,11 @@ class Layout(StrEnum):
         return None
 
 
+ACTIVATION_LAYOUTS = (Layout.NC4HW4, Layout.ROWS4)
+"""The layouts a kernel writes its result in; the others are the host's packings of
+weights and graph inputs."""
+
+
 def ceil4(n: int) -> int:
     return (n + 3) // 4
 

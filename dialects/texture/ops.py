@@ -4,8 +4,10 @@ and the ops that move tensors in and out of them and read or write one pixel.
 
 Host-side ops (`pack`, `unpack`, `alloc`) live in the host function; `read` and
 `write` live in kernel bodies, where `texture-to-ocl` turns them into OpenCL's
-image or buffer accesses. Images are storage, not values: kernels launched on
-them (`ocl.launch`) write into the image an `alloc` made.
+image or buffer accesses; `relayout` lives among a graph's `onnx` ops before
+`onnx-to-texture`, a layout change between two of them (`value_layouts.py`).
+Images are storage, not values: kernels launched on them (`ocl.launch`) write into
+the image an `alloc` made.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from .layouts import Layout, image_size
+from .layouts import ACTIVATION_LAYOUTS, Layout, image_size
 
 PIXEL_F32 = VectorType(f32, [4])
 """What `texture.read` gives and `texture.write` takes: one RGBA pixel as float4.
@@ -73,7 +75,8 @@ class PixelStorageType(ParametrizedAttribute, TypeAttribute, ABC):
         if not isinstance(self.element_type, Float32Type | Float16Type):
             raise VerifyException(f"{self.name}: pixels hold f32 or f16, not {self.element_type}")
         if self.width.data < 1 or self.height.data < 1:
-            raise VerifyException(f"{self.name}: size {self.width.data}x{self.height.data} is empty")
+            raise VerifyException(
+                f"{self.name}: size {self.width.data}x{self.height.data} is empty")
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.width.data}x{self.height.data}x")
@@ -298,6 +301,40 @@ class AllocOp(StorageOp):
         return tuple(self.shape.get_values())
 
 
+@irdl_op_definition
+class RelayoutOp(IRDLOperation):
+    """
+    The same tensor, stored in another activation layout: an explicit layout change
+    between a producer and a consumer in a graph of `onnx` ops, which `onnx-to-texture`
+    realises as a copy kernel (none where the pixels already agree). `select-layouts`
+    records the layouts of every other value; a solver that changes a layout between two
+    ops puts one of these there and counts its copy.
+    """
+
+    name = "texture.relayout"
+    layout = prop_def(LayoutAttr)
+    source = operand_def(TensorType)
+    result = result_def(TensorType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, layout: Layout):
+        super().__init__(operands=[source], result_types=[source.type],
+                         properties={"layout": LayoutAttr(layout)})
+
+    def verify_(self) -> None:
+        if self.source.type != self.result.type:
+            raise VerifyException(f"{self.name}: the result is the source's type "
+                                  f"{self.source.type}, not {self.result.type}")
+        layout = self.layout.data
+        if layout not in ACTIVATION_LAYOUTS:
+            raise VerifyException(f"{self.name}: a kernel writes "
+                                  f"{' or '.join(a.value for a in ACTIVATION_LAYOUTS)}, "
+                                  f"not {layout.value}")
+        if (why := layout.check_rank(len(self.source.type.get_shape()))) is not None:
+            raise VerifyException(f"{self.name}: {why}")
+
+
 class PixelAccessOp(IRDLOperation, ABC):
     """Kernel-side access to the pixel at integer coordinates (x, y)."""
 
@@ -333,6 +370,6 @@ class WriteOp(PixelAccessOp):
 
 TEXTURE = Dialect(
     "texture",
-    [PackOp, UnpackOp, AllocOp, ReadOp, WriteOp],
+    [PackOp, UnpackOp, AllocOp, RelayoutOp, ReadOp, WriteOp],
     [Image2DType, PixelBufferType, LayoutAttr, LimitsAttr],
 )

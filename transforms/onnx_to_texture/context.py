@@ -22,6 +22,7 @@ from mobile_opt.dialects import ocl, onnx, texture
 from mobile_opt.dialects.onnx.base import constant_array, is_constant_expression, is_host_packed
 from mobile_opt.dialects.texture import Layout, image_size
 from mobile_opt.dialects.texture.tiling import TileConfig
+from mobile_opt.dialects.texture.value_layouts import recorded_layout
 
 from .kernel_builder import KernelBuilder, Val
 from .views import OutputPixel, TensorView, output_pixel, zero_padding_lanes
@@ -46,13 +47,6 @@ def shape(value: SSAValue) -> tuple[int, ...]:
     return tuple(t.get_shape())
 
 
-ROW_OPS = (
-    "onnx.MatMul", "onnx.FusedMatMul", "onnx.Softmax", "onnx.LogSoftmax",
-    "onnx.LayerNormalization",
-)
-"""Ops that want their rank-4 operands and results packed along the last axis."""
-
-
 EXACT_INTEGER_LIMIT = 2**24
 """Integers up to this magnitude are exact in a float32 texel."""
 
@@ -64,21 +58,6 @@ def is_integer(value: SSAValue) -> bool:
     """
     t = value.type
     return isinstance(t, TensorType) and isinstance(t.element_type, IntegerType)
-
-
-def activation_layout(value: SSAValue) -> Layout:
-    """
-    Activation layout: rows4 (the last axis packed) for tensors that meet matrix
-    products, softmax or layernorm, nc4hw4 for other rank-4 tensors.
-    """
-    if len(shape(value)) != 4:
-        return Layout.ROWS4
-    near = [u.operation.name for u in value.uses]
-    if isinstance(value.owner, Operation):
-        near.append(value.owner.name)
-    if any(name in ROW_OPS for name in near):
-        return Layout.ROWS4
-    return Layout.NC4HW4
 
 
 @dataclass
@@ -162,7 +141,15 @@ class LoweringContext:
         return is_constant_expression(value)
 
     def layout_for(self, value: SSAValue) -> Layout:
-        return activation_layout(value)
+        """The layout recorded for `value` (`select-layouts`); the lowering chooses none."""
+        layout = recorded_layout(value)
+        if layout is None:
+            owner = value.owner
+            what = (node_label(owner) if isinstance(owner, Operation)
+                    else f"graph input '{value.name_hint or value}'")
+            raise LoweringError(f"{what}: no texture layout is recorded for it; run "
+                                "select-layouts{target=gpu} before onnx-to-texture")
+        return layout
 
     def pack(self, value: SSAValue, layout: Layout, label: str) -> Stored:
         """Storage holding a graph input or host constant in `layout`."""
@@ -225,26 +212,39 @@ class LoweringContext:
 
     # fusion -------------------------------------------------------------------------
     def epilogue(self, op: Operation, order: dict[Operation, int]) -> list[Operation]:
-        """Elementwise ops that follow `op` alone and can run in its kernel."""
-        from .elementwise import is_fusable_elementwise
-
+        """
+        Elementwise ops that follow `op` alone and can run in its kernel (`fused_user`),
+        as long as each keeps the layout recorded for the value before it: a recorded
+        layout change ends the kernel.
+        """
         chain: list[Operation] = []
         value = op.results[0]
-        while self.fuse and value.has_one_use():
-            user = next(iter(value.uses)).operation
-            if not is_fusable_elementwise(user) or shape(user.results[0]) != shape(value):
-                break
-            others = [v for v in user.operands if v is not value]
-            if not all(
-                is_host_packed(v) or (v.owner in order and order[v.owner] < order[op])
-                for v in others
-            ):
-                break
-            if any(v is value for v in others):
+        while self.fuse and (user := fused_user(value, op, order)) is not None:
+            if self.layout_for(user.results[0]) is not self.layout_for(value):
                 break
             chain.append(user)
             value = user.results[0]
         return chain
+
+
+def fused_user(value: SSAValue, head: Operation, order: dict[Operation, int]) -> Operation | None:
+    """
+    The op that can finish the kernel computing `value`, which `head` starts: the value's
+    only user, elementwise, of the value's shape, whose other operands are host-packed or
+    computed before `head` (by `order`); None if there is none.
+    """
+    from .elementwise import is_fusable_elementwise
+
+    if not value.has_one_use():
+        return None
+    user = next(iter(value.uses)).operation
+    if not is_fusable_elementwise(user) or shape(user.results[0]) != shape(value):
+        return None
+    others = [v for v in user.operands if v is not value]
+    if not all(is_host_packed(v) or (v.owner in order and order[v.owner] < order[head])
+               for v in others):
+        return None
+    return user
 
 
 class KernelContext:
@@ -254,14 +254,14 @@ class KernelContext:
     """
 
     def __init__(self, ctx: LoweringContext, op: Operation, base: str, epilogue: list[Operation],
-                 out_layout: Layout | None = None, result: SSAValue | None = None):
+                 result: SSAValue | None = None):
         self.ctx = ctx
         self.op = op
         self.label = node_label(op)
         self.epilogue = epilogue
         self.result = result if result is not None else op.results[0]
         final = epilogue[-1].results[0] if epilogue else self.result
-        layout = out_layout or ctx.layout_for(self.result)
+        layout = ctx.layout_for(final)
         self.out_stored = ctx.alloc(final, layout, self.label)
         if epilogue:
             ctx.stored[self.result] = self.out_stored

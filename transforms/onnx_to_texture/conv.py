@@ -35,6 +35,7 @@ from mobile_opt.dialects.onnx.base import is_host_packed, is_none, tensor
 from mobile_opt.dialects.onnx.shapes import ShapeError
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.layouts import ceil4
+from mobile_opt.models.conv_shape import ConvShape
 from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import Operation, SSAValue
 
@@ -145,68 +146,26 @@ def host_weight(k: KernelContext, value: SSAValue, layout: Layout, hint: str = "
 # convolution geometry ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ConvShape:
-    """A 2-D convolution (or transposed convolution) in explicit form."""
-
-    input: tuple[int, int, int, int]
-    output: tuple[int, int, int, int]
-    kernel: tuple[int, int]
-    strides: tuple[int, int]
-    dilations: tuple[int, int]
-    pads: tuple[int, int]
-    """Begin pads (h, w)."""
-    group: int
-    transposed: bool
-
-    @property
-    def in_per_group(self) -> int:
-        return self.input[1] // self.group
-
-    @property
-    def out_per_group(self) -> int:
-        return self.output[1] // self.group
-
-    @property
-    def kind(self) -> str:
-        """Which kernel computes it: `blocked`, `depthwise` or `grouped` (module doc)."""
-        if self.group == 1 or (self.in_per_group % 4 == 0 and self.out_per_group % 4 == 0):
-            return "blocked"
-        if self.group == self.input[1] == self.output[1]:
-            return "depthwise"
-        return "grouped"
-
-    def input_position(self, axis: int, out_pos: int, k: int) -> int | None:
-        """`tap` in plain integers: the input position, or None where the tap has none."""
-        size = self.input[2 + axis]
-        stride, dilation, pad = self.strides[axis], self.dilations[axis], self.pads[axis]
-        if not self.transposed:
-            pos = out_pos * stride - pad + k * dilation
-        else:
-            offset = out_pos + pad - k * dilation
-            if offset < 0 or offset % stride:
-                return None
-            pos = offset // stride
-        return pos if 0 <= pos < size else None
-
-    def tap(self, kb: KernelBuilder, axis: int, out_pos: Val, k: Val) -> tuple[Val, Val | None]:
-        """
-        The input position that tap `k` of output position `out_pos` reads along spatial
-        `axis` (0 = h, 1 = w), and the condition that it exists (None: always).
-        """
-        size, out = self.input[2 + axis], self.output[2 + axis]
-        stride, dilation, pad = self.strides[axis], self.dilations[axis], self.pads[axis]
-        if not self.transposed:
-            pos = out_pos * stride - pad + k * dilation
-            if not window_needs_check(size, out, self.kernel[axis], stride, dilation, pad):
-                return pos, None
-            return pos, in_range(kb, pos, size)
-        offset = out_pos + pad - k * dilation
-        if stride == 1:
-            return offset, in_range(kb, offset, size)
-        pos = offset // stride
-        valid = (offset >= 0) & (offset % stride).eq(0) & (pos < size)
-        return pos, valid
+def tap(kb: KernelBuilder, geo: ConvShape, axis: int, out_pos: Val,
+        k: Val) -> tuple[Val, Val | None]:
+    """
+    `geo.input_position` as IR: the input position that tap `k` of output position
+    `out_pos` reads along spatial `axis` (0 = h, 1 = w), and the condition that it
+    exists (None: always).
+    """
+    size, out = geo.input[2 + axis], geo.output[2 + axis]
+    stride, dilation, pad = geo.strides[axis], geo.dilations[axis], geo.pads[axis]
+    if not geo.transposed:
+        pos = out_pos * stride - pad + k * dilation
+        if not window_needs_check(size, out, geo.kernel[axis], stride, dilation, pad):
+            return pos, None
+        return pos, in_range(kb, pos, size)
+    offset = out_pos + pad - k * dilation
+    if stride == 1:
+        return offset, in_range(kb, offset, size)
+    pos = offset // stride
+    valid = (offset >= 0) & (offset % stride).eq(0) & (pos < size)
+    return pos, valid
 
 
 def guarded(
@@ -240,11 +199,11 @@ def over_taps(kb: KernelBuilder, geo: ConvShape, h: Val, ws: Sequence[Val], accs
     in_width = geo.input[3]
 
     def row(kh: Val, *accs: Val) -> list[Val]:
-        ih, valid_h = geo.tap(kb, 0, h, kh)
+        ih, valid_h = tap(kb, geo, 0, h, kh)
 
         def columns() -> list[Val]:
             def column(kw: Val, *accs: Val) -> list[Val]:
-                taps = [geo.tap(kb, 1, w, kw) for w in ws]
+                taps = [tap(kb, geo, 1, w, kw) for w in ws]
                 if len(ws) == 1:
                     iw, valid_w = taps[0]
                     def one() -> list[Val]:

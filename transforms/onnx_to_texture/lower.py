@@ -3,6 +3,11 @@
 pixel storage (`ocl.kernel`, bodies in `texture`/`arith`/`math`/`scf`) and a host
 function that packs inputs and weights, allocates storage, launches the kernels in
 order and unpacks the results.
+
+It chooses no layout: each value is stored (or packed, for a consumer that asks for no
+particular layout) in the layout `select-layouts` recorded for it
+(`dialects/texture/value_layouts.py`), a `texture.relayout` becomes a copy kernel, and a
+value with no recorded layout is an error naming its node.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.dialects import onnx, texture
 from mobile_opt.dialects.onnx.constants import OnnxConstantOp
+from mobile_opt.dialects.texture.value_layouts import forget_layouts
 
 from .context import LoweringContext, LoweringError, is_integer, node_label
 from .rules import FUSES_EPILOGUE, INTEGER_OPS, RULES
@@ -47,7 +53,8 @@ class OnnxToTexturePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.storage not in ("f32", "f16"):
             raise DiagnosticException(f"onnx-to-texture: storage is f32 or f16, not {self.storage}")
-        op.attributes["texture.limits"] = texture.LimitsAttr(self.max_image_width, self.max_image_height)
+        limits = texture.LimitsAttr(self.max_image_width, self.max_image_height)
+        op.attributes["texture.limits"] = limits
         for graph in [f for f in op.body.block.ops if isinstance(f, func.FuncOp)]:
             lowering = LoweringContext(
                 op, graph, (self.max_image_width, self.max_image_height),
@@ -57,6 +64,7 @@ class OnnxToTexturePass(ModulePass):
                 lower_graph(lowering)
             except LoweringError as e:
                 raise DiagnosticException(str(e)) from None
+            forget_layouts(graph)  # realised: the host ops carry them now
             if self.remarks:
                 for remark in lowering.remarks:
                     print(f"remark: {remark}", file=sys.stderr)
@@ -72,7 +80,7 @@ def lower_graph(ctx: LoweringContext) -> None:
             continue
         if op.results and all(ctx.is_host_constant(r) for r in op.results):
             continue  # stays on the host
-        if not op.name.startswith("onnx."):
+        if not op.name.startswith("onnx.") and not isinstance(op, texture.RelayoutOp):
             raise LoweringError(f"{op.name} is not an onnx op")
         if isinstance(op, onnx.ShapeOp):
             RULES[type(op)](ctx, op, [])  # says to fold shape computations first

@@ -1,12 +1,13 @@
 """
 Lowering rules: data movement (Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
-Slice, Split, Concat, Pad, Expand, Gather, Resize, Identity, Dropout).
+Slice, Split, Concat, Pad, Expand, Gather, Resize, Identity, Dropout) and the
+explicit layout change `texture.relayout`.
 
 Every result element of these ops is a copy of one source element or a fill
 value. An `IndexMap` says where each one comes from twice: in IR, for the
 kernel, and in numpy, on an array of source element ids. The numpy form, packed
-in the source's and the result's layouts, decides how the result is made
-(`copy_plan`):
+in the source's and the result's layouts, decides how the result is made (its copy
+method, `copy_method`):
 
 - `ALIAS`: the source storage already holds exactly the result's pixels (a
   reshape that keeps the packed axis, Identity, Dropout): no kernel.
@@ -15,8 +16,8 @@ in the source's and the result's layouts, decides how the result is made
 - `LANES`: otherwise each lane finds its own element (one scalar read a lane).
 
 A Gather whose indices are computed at run time (an embedding lookup of token ids)
-reads each index in the kernel; its plan follows from the layouts alone
-(`GatheredAtRunTime.plan`), and it starts no chain.
+reads each index in the kernel; its method follows from the layouts alone
+(`GatheredAtRunTime.method`), and it starts no chain.
 
 A chain of single-use reshapes, transposes, slices and expands after a movement
 op becomes one kernel (ShuffleNet's Reshape → Transpose → Reshape channel shuffle
@@ -37,7 +38,7 @@ from mobile_opt.reference.kernels import (
     resize_scales_and_sizes,
     source_coordinates,
 )
-from mobile_opt.dialects import onnx
+from mobile_opt.dialects import onnx, texture
 from mobile_opt.dialects.onnx.base import UnknownShape, constant_array, is_none
 from mobile_opt.dialects.onnx.shapes import ShapeError, normalize_axis
 from mobile_opt.dialects.texture import Layout
@@ -81,10 +82,14 @@ class IndexMap:
         """The result for a source holding `ids`, with -1 where `fill` goes."""
         raise NotImplementedError
 
+    def method(self, source: Stored, layout: Layout) -> str:
+        """How the result in `layout` is made from `source`: ALIAS, BLOCK or LANES."""
+        return copy_method(source, layout, self)
+
 
 @dataclass
 class Reshaped(IndexMap):
-    """The same elements in row-major order: Reshape, Flatten, (Un)Squeeze, Identity."""
+    """The same elements in row-major order: Reshape, Flatten, (Un)Squeeze, Identity, relayout."""
 
     def index(self, k: KernelContext, idx: Index) -> tuple[Index, Val | None]:
         return reshape_index(k.kb, idx, self.shape, self.source_shape), None
@@ -243,11 +248,11 @@ class GatheredAtRunTime(IndexMap):
         return [*idx[:self.axis], chosen, *idx[self.axis + q:]], None
 
     def ids(self, ids: np.ndarray) -> np.ndarray:
-        """With stand-in indices: only `plan` reads this, where the values cannot matter."""
+        """With stand-in indices: only `method` reads this, where the values cannot matter."""
         stand_in = np.arange(prod(self.indices_shape)) % ids.shape[self.axis]
         return np.take(ids, stand_in.reshape(self.indices_shape), axis=self.axis)
 
-    def plan(self, source: Stored, layout: Layout) -> str:
+    def method(self, source: Stored, layout: Layout) -> str:
         """
         BLOCK where neither the gathered source axis nor the output axes the indices
         span are packed (each output pixel is one source pixel, whatever the index),
@@ -258,7 +263,7 @@ class GatheredAtRunTime(IndexMap):
         if (source.layout.packed_axis(max(len(source.shape), 1)) == self.axis
                 or self.axis <= layout.packed_axis(max(rank, 1)) < self.axis + q):
             return LANES
-        return BLOCK if copy_plan(source, layout, self) != LANES else LANES
+        return BLOCK if copy_method(source, layout, self) != LANES else LANES
 
 
 @dataclass
@@ -329,7 +334,8 @@ class Resized(IndexMap):
         result: Index = []
         conditions: list[Val] = []
         if self._fits is None:  # once per map, not per lane
-            self._fits = [affine_fit(t, n) for t, n in zip(self.tables, self.source_shape, strict=True)]
+            self._fits = [affine_fit(t, n)
+                          for t, n in zip(self.tables, self.source_shape, strict=True)]
         for a, (i, table, size, fit) in enumerate(
             zip(idx, self.tables, self.source_shape, self._fits, strict=True)
         ):
@@ -396,13 +402,13 @@ class Chained(IndexMap):
         return ids
 
 
-# plans ----------------------------------------------------------------------------------
+# copy methods ---------------------------------------------------------------------------
 
 
 ALIAS, BLOCK, LANES = "alias", "block", "lanes"
 
 
-def copy_plan(source: Stored, layout: Layout, imap: IndexMap) -> str:
+def copy_method(source: Stored, layout: Layout, imap: IndexMap) -> str:
     """How to make `imap`'s result in `layout` from `source`: ALIAS, BLOCK or LANES."""
     count = prod(source.shape)
     src_px = pack(source.layout, np.arange(1, count + 1, dtype=np.int64).reshape(source.shape))
@@ -446,11 +452,11 @@ def lanes_present(k: KernelContext) -> int:
     return min(4, k.out.dims[k.out.packed_axis])
 
 
-def emit_copy(k: KernelContext, src: TensorView, imap: IndexMap, plan: str) -> Val:
-    """The output pixel of `imap` read from `src`, per `plan` (BLOCK or LANES)."""
+def emit_copy(k: KernelContext, src: TensorView, imap: IndexMap, method: str) -> Val:
+    """The output pixel of `imap` read from `src` by `method` (BLOCK or LANES)."""
     kb = k.kb
     fill = imap.fill if imap.fill is not None else 0.0
-    if plan == BLOCK:
+    if method == BLOCK:
         first = lane_index(k, 0)
         idx, condition = imap.index(k, first)
         block = list(idx) or [0]
@@ -503,6 +509,28 @@ def make_index_map(op: Operation) -> IndexMap:
         raise LoweringError(f"{node_label(op)}: {e or 'its operands must be constants'}") from None
 
 
+def fold_chain(op: Operation, imap: IndexMap, result: SSAValue, fuse: bool,
+               done: set[Operation]) -> tuple[IndexMap, Operation, SSAValue]:
+    """
+    `imap` (of `op`'s `result`) with the single-use pure movement ops after it folded in,
+    where `fuse` allows and none is in `done` (those folded join it): the whole map, the
+    last op and its result.
+    """
+    maps = [imap]
+    last = op
+    at_run_time = isinstance(imap, GatheredAtRunTime)  # its method needs the map alone
+    while fuse and not at_run_time and result.has_one_use():
+        user = next(iter(result.uses)).operation
+        if type(user) not in CHAINABLE or user.operands[0] is not result or user in done:
+            break
+        maps.append(make_index_map(user))
+        done.add(user)
+        last, result = user, user.results[0]
+    if last is not op:
+        imap = Chained(imap.source, shape(result), tuple(maps))
+    return imap, last, result
+
+
 def lower_map(ctx: LoweringContext, op: Operation, epilogue: list[Operation], imap: IndexMap,
               result: SSAValue | None = None, base: str = "copy") -> None:
     """
@@ -510,33 +538,21 @@ def lower_map(ctx: LoweringContext, op: Operation, epilogue: list[Operation], im
     pure movement ops after it folded in: an alias, or one kernel.
     """
     result = result if result is not None else op.results[0]
-    maps = [imap]
-    last = op
-    at_run_time = isinstance(imap, GatheredAtRunTime)  # its plan needs the map alone
-    while ctx.fuse and not at_run_time and result.has_one_use():
-        user = next(iter(result.uses)).operation
-        if type(user) not in CHAINABLE or user.operands[0] is not result or user in ctx.done:
-            break
-        maps.append(make_index_map(user))
-        ctx.done.add(user)
-        last, result = user, user.results[0]
+    imap, last, result = fold_chain(op, imap, result, ctx.fuse, ctx.done)
     if last is not op:
-        imap = Chained(imap.source, shape(result), tuple(maps))
-        block_ops = list(ctx.graph.body.block.ops)
-        order = {o: i for i, o in enumerate(block_ops)}
+        order = {o: i for i, o in enumerate(ctx.graph.body.block.ops)}
         order[last] = order[op]  # the kernel runs where `op` was
         epilogue = ctx.epilogue(last, order)
     label = node_label(op)
     stored = ctx.tensor(imap.source, label)
     if prod(shape(result)) == 0 or prod(stored.shape) == 0:
         raise LoweringError(f"{label}: empty tensors have no GPU storage")
-    layout = ctx.layout_for(result)
-    plan = imap.plan(stored, layout) if at_run_time else copy_plan(stored, layout, imap)
-    if plan == ALIAS:
+    method = imap.method(stored, ctx.layout_for(result))
+    if method == ALIAS:
         ctx.alias(result, stored)
         return
     k = KernelContext(ctx, op, base, epilogue, result=result)
-    k.store(emit_copy(k, k.input(imap.source), imap, plan))
+    k.store(emit_copy(k, k.input(imap.source), imap, method))
     k.finish()
 
 
@@ -546,7 +562,7 @@ def data_of(op: Operation) -> SSAValue:
 
 
 @index_map(onnx.ReshapeOp, onnx.FlattenOp, onnx.SqueezeOp, onnx.UnsqueezeOp, onnx.IdentityOp,
-          onnx.DropoutOp)
+           onnx.DropoutOp, texture.RelayoutOp)
 def reshaped(op: Operation) -> IndexMap:
     return Reshaped(data_of(op), shape(op.results[0]))
 
@@ -565,9 +581,11 @@ def sliced(op: Operation) -> IndexMap:
     try:
         slices = op.slices()
     except UnknownShape:
-        raise LoweringError(f"{node_label(op)}: starts, ends, axes and steps must be constants") from None
+        raise LoweringError(
+            f"{node_label(op)}: starts, ends, axes and steps must be constants") from None
     ranges = [s.indices(size) for s, size in zip(slices, shape(op.data), strict=True)]
-    return Strided(op.data, shape(op.output), tuple(r[0] for r in ranges), tuple(r[2] for r in ranges))
+    return Strided(op.data, shape(op.output), tuple(r[0] for r in ranges),
+                   tuple(r[2] for r in ranges))
 
 
 @index_map(onnx.ExpandOp)
@@ -584,8 +602,10 @@ def gathered(op: onnx.GatherOp) -> IndexMap:
         return GatheredAtRunTime(op.data, shape(op.output), axis, op.indices)
     indices = np.asarray(indices, np.int64)
     if indices.size and (indices.min() < -data[axis] or indices.max() >= data[axis]):
-        raise LoweringError(f"{node_label(op)}: an index is out of range for axis size {data[axis]}")
-    return Gathered(op.data, shape(op.output), axis, np.where(indices < 0, indices + data[axis], indices))
+        raise LoweringError(
+            f"{node_label(op)}: an index is out of range for axis size {data[axis]}")
+    return Gathered(op.data, shape(op.output), axis,
+                    np.where(indices < 0, indices + data[axis], indices))
 
 
 @index_map(onnx.PadOp, chainable=False)
@@ -597,7 +617,8 @@ def padded(op: onnx.PadOp) -> IndexMap:
     axes = None if is_none(op.axes) else constant_array(op.axes)
     if pads is None or (not is_none(op.axes) and axes is None):
         raise LoweringError(f"{label}: pads and axes must be constants")
-    chosen = [normalize_axis(int(a), rank) for a in (range(rank) if axes is None else axes.reshape(-1))]
+    chosen = [normalize_axis(int(a), rank)
+              for a in (range(rank) if axes is None else axes.reshape(-1))]
     amounts = [int(v) for v in np.asarray(pads).reshape(-1)]
     widths = [(0, 0)] * rank
     for i, a in enumerate(chosen):
@@ -637,7 +658,8 @@ def resized(op: onnx.ResizeOp) -> IndexMap:
     x = shape(op.X)
     factors, out, axes = resize_scales_and_sizes(op, x, operands["scales"], operands["sizes"])
     if tuple(out) != shape(op.Y):
-        raise LoweringError(f"{label}: computed size {out} differs from the result's {list(shape(op.Y))}")
+        raise LoweringError(
+            f"{label}: computed size {out} differs from the result's {list(shape(op.Y))}")
     ctm = op.coordinate_transformation_mode.data
     boxes = [(0.0, 1.0)] * len(x)
     roi = operands["roi"]
@@ -658,31 +680,48 @@ def resized(op: onnx.ResizeOp) -> IndexMap:
 # rules --------------------------------------------------------------------------------------
 
 
-@lowers(*INDEX_MAPS, integers=True)
-def lower_movement(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
-    """A single-source movement op (and the chain after it): an alias or one kernel."""
-    lower_map(ctx, op, epilogue, make_index_map(op), base=op.name.split(".", 1)[1].lower())
+def copy_maps(op: Operation) -> list[tuple[SSAValue, IndexMap]]:
+    """
+    The copies `lower_map` makes of a single-source movement op, a Split or a Concat of
+    one non-empty operand: each used result and its index map (none for other ops).
+    """
+    if type(op) in INDEX_MAPS:
+        return [(op.results[0], make_index_map(op))]
+    if isinstance(op, onnx.SplitOp):
+        data = shape(op.input)
+        axis = normalize_axis(op.int_attr("axis"), len(data))
+        try:
+            sizes = op.sizes()
+        except (ShapeError, UnknownShape):
+            raise LoweringError(f"{node_label(op)}: split sizes must be constants") from None
+        copies = []
+        start = 0
+        for result, size in zip(op.outputs, sizes, strict=True):
+            starts = [0] * len(data)
+            starts[axis] = start
+            start += size
+            if result.uses:
+                copies.append((result, Strided(op.input, shape(result), tuple(starts),
+                                               (1,) * len(data))))
+        return copies
+    if isinstance(op, onnx.ConcatOp):
+        out = shape(op.concat_result)
+        axis = normalize_axis(op.int_attr("axis"), len(out))
+        inputs = [v for v in op.inputs if shape(v)[axis] > 0]
+        if len(inputs) == 1:
+            return [(op.concat_result, Reshaped(inputs[0], out))]
+    return []
 
 
-@lowers(onnx.SplitOp, integers=True)
-def lower_split(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
-    """One kernel per used result, each a strided copy of its part."""
-    assert isinstance(op, onnx.SplitOp)
-    data = shape(op.input)
-    axis = normalize_axis(op.int_attr("axis"), len(data))
-    try:
-        sizes = op.sizes()
-    except (ShapeError, UnknownShape):
-        raise LoweringError(f"{node_label(op)}: split sizes must be constants") from None
-    start = 0
-    for i, (result, size) in enumerate(zip(op.outputs, sizes, strict=True)):
-        starts = [0] * len(data)
-        starts[axis] = start
-        start += size
-        if not result.uses:
-            continue
-        imap = Strided(op.input, shape(result), tuple(starts), (1,) * len(data))
-        lower_map(ctx, op, epilogue if i == 0 else [], imap, result, "split")
+@lowers(*INDEX_MAPS, onnx.SplitOp, integers=True)
+def lower_copies(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
+    """
+    A single-source movement op or a Split (one copy per used result), each copy with the
+    chain after it: an alias or one kernel.
+    """
+    base = op.name.split(".", 1)[1].lower()
+    for result, imap in copy_maps(op):
+        lower_map(ctx, op, epilogue if result is op.results[0] else [], imap, result, base)
 
 
 @lowers(onnx.ConcatOp, integers=True)
@@ -696,8 +735,8 @@ def lower_concat(ctx: LoweringContext, op: Operation, epilogue: list[Operation])
     out = shape(op.concat_result)
     axis = normalize_axis(op.int_attr("axis"), len(out))
     inputs = [v for v in op.inputs if shape(v)[axis] > 0]
-    if len(inputs) == 1:
-        lower_map(ctx, op, epilogue, Reshaped(inputs[0], out), base="concat")
+    for result, imap in copy_maps(op):  # one operand: a copy
+        lower_map(ctx, op, epilogue, imap, result, base="concat")
         return
     starts = [0]
     for v in inputs:

@@ -17,11 +17,11 @@ from mobile_opt.dialects import onnx
 from mobile_opt.dialects.onnx.shapes import ShapeError
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.layouts import ceil4
+from mobile_opt.models.conv_shape import ConvShape
 from xdsl.ir import Operation, SSAValue
 
 from .context import KernelContext, LoweringContext, LoweringError, node_label, shape
 from .conv import (
-    ConvShape,
     activation_input,
     channel_block,
     in_range,

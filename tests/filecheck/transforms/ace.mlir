@@ -1,5 +1,5 @@
-// RUN: mobile-opt %s -p onnx-to-texture,texture-to-ocl,cse,ace -t opencl | filecheck %s
-// RUN: mobile-opt %s -p onnx-to-texture,texture-to-ocl,cse -t opencl | filecheck %s --check-prefix=BEFORE
+// RUN: mobile-opt %s -p select-layouts,onnx-to-texture,texture-to-ocl,cse,ace -t opencl | filecheck %s
+// RUN: mobile-opt %s -p select-layouts,onnx-to-texture,texture-to-ocl,cse -t opencl | filecheck %s --check-prefix=BEFORE
 
 // Without ace the row offset h - 1 is recomputed in the kh loop and w - 1 in the kw loop.
 // BEFORE:      for (int kh = 0; kh < 3; kh++) {

@@ -1,5 +1,5 @@
 // RUN: mobile-opt %s -p 'texture-tile{device=nvidia-h100}' | filecheck %s
-// RUN: mobile-opt %s -p 'texture-tile{device=pocl},onnx-to-texture' | filecheck %s --check-prefix=LOWERED
+// RUN: mobile-opt %s -p 'texture-tile{device=pocl},select-layouts,onnx-to-texture' | filecheck %s --check-prefix=LOWERED
 
 // Convolutions take a thread tile of 1, 2, 4 or 8 output pixels along w; Softmax and
 // LayerNormalization over the last axis take T pixels of a row (up to the whole row).

@@ -1,11 +1,11 @@
 // RUN: mobile-opt %s -p 'texture-tile{device=nvidia-h100}' | filecheck %s
 // RUN: mobile-opt %s -p 'prune-configs{device=nvidia-h100}' | filecheck %s --check-prefix=PRUNE
 // RUN: mobile-opt %s -p 'prune-configs{device=nvidia-h100},texture-tile{device=nvidia-h100}' | filecheck %s --check-prefix=BOTH
-// RUN: mobile-opt %s -p 'texture-tile{device=pocl},onnx-to-texture' | filecheck %s --check-prefix=LOWERED
+// RUN: mobile-opt %s -p 'texture-tile{device=pocl},select-layouts,onnx-to-texture' | filecheck %s --check-prefix=LOWERED
 // RUN: not mobile-opt %s -p 'texture-tile{device=nonesuch}' 2>&1 | filecheck %s --check-prefix=NOPROFILE
 // RUN: not mobile-opt %s -p 'texture-tile{cost-model=magic}' 2>&1 | filecheck %s --check-prefix=BADMODEL
 // RUN: not mobile-opt %s -p 'texture-tile{device=adreno740}' 2>&1 | filecheck %s --check-prefix=PUBLISHED
-// RUN: not mobile-opt %s -p 'texture-tile{cost-model=random samples=0}' 2>&1 | filecheck %s --check-prefix=NOSAMPLES
+// RUN: not mobile-opt %s -p 'texture-tile{cost-model=exhaustive}' 2>&1 | filecheck %s --check-prefix=MEASURED
 
 // The model picks a thread tile of 1, 2, 4 or 8 rows, and maybe a work group.
 // CHECK:      %y = onnx.MatMul %a, %b {texture.tile = {tile = array<i64: 1, {{[1248]}}>{{(, group = array<i64: [0-9]+, [0-9]+>)?}}}}
@@ -23,8 +23,9 @@
 // LOWERED: ocl.launch @matmul_0({{.*}}) {global_size = array<i64: 12, {{64|32|16|8}}>
 
 // NOPROFILE: mobile-opt: error: {{.*}}nonesuch: no such device profile (shipped: {{.*}}pocl)
-// BADMODEL: mobile-opt: error: {{.*}}texture-tile: cost-model must be one of tmmodel, exhaustive, random, not 'magic'
-// NOSAMPLES: mobile-opt: error: {{.*}}texture-tile: samples must be at least 1, not 0
+// BADMODEL: mobile-opt: error: {{.*}}texture-tile: cost-model must be one of tmmodel, not 'magic'{{$}}
+// A pass measures nothing: the measured searches are mobile-tune's.
+// MEASURED: mobile-opt: error: {{.*}}texture-tile: cost-model must be one of tmmodel, not 'exhaustive' (measured searches: mobile-tune --save-mlir)
 // PUBLISHED: mobile-opt: error: {{.*}}Adreno 740: the profile has no tmmodel.beta, tmmodel.thrash_factor, tmmodel.cache_lines, compute.cores, compute.registers_per_core (run mobile-probe)
 
 builtin.module {

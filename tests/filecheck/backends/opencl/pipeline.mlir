@@ -1,11 +1,11 @@
-// RUN: mobile-opt %s -p onnx-to-texture,texture-to-ocl -t opencl | filecheck %s
-// RUN: mobile-opt %s -p onnx-to-texture,texture-to-ocl -t opencl | %python %inputs/build_opencl.py | filecheck %s --check-prefix=BUILD
-// RUN: mobile-opt %s -p 'onnx-to-texture{storage=f16},texture-to-ocl' -t opencl | filecheck %s --check-prefix=F16
-// RUN: mobile-opt %s -p 'onnx-to-texture{storage=f16},texture-to-ocl' -t opencl | %python %inputs/build_opencl.py | filecheck %s --check-prefix=BUILD
-// RUN: mobile-opt %s -p 'onnx-to-texture{max-image-width=4},texture-to-ocl' -t opencl 2> %t.stderr | filecheck %s --check-prefix=BUF
-// RUN: mobile-opt %s -p 'onnx-to-texture{max-image-width=4},texture-to-ocl' -t opencl 2> %t.stderr | %python %inputs/build_opencl.py | filecheck %s --check-prefix=BUILD
-// RUN: mobile-opt %s -p 'onnx-to-texture{storage=f16 max-image-width=1},texture-to-ocl' -t opencl 2> %t.stderr | filecheck %s --check-prefix=HALFBUF
-// RUN: mobile-opt %s -p 'onnx-to-texture{storage=f16 max-image-width=1},texture-to-ocl' -t opencl 2> %t.stderr | %python %inputs/build_opencl.py | filecheck %s --check-prefix=BUILD
+// RUN: mobile-opt %s -p select-layouts,onnx-to-texture,texture-to-ocl -t opencl | filecheck %s
+// RUN: mobile-opt %s -p select-layouts,onnx-to-texture,texture-to-ocl -t opencl | %python %inputs/build_opencl.py | filecheck %s --check-prefix=BUILD
+// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{storage=f16},texture-to-ocl' -t opencl | filecheck %s --check-prefix=F16
+// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{storage=f16},texture-to-ocl' -t opencl | %python %inputs/build_opencl.py | filecheck %s --check-prefix=BUILD
+// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{max-image-width=4},texture-to-ocl' -t opencl 2> %t.stderr | filecheck %s --check-prefix=BUF
+// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{max-image-width=4},texture-to-ocl' -t opencl 2> %t.stderr | %python %inputs/build_opencl.py | filecheck %s --check-prefix=BUILD
+// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{storage=f16 max-image-width=1},texture-to-ocl' -t opencl 2> %t.stderr | filecheck %s --check-prefix=HALFBUF
+// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{storage=f16 max-image-width=1},texture-to-ocl' -t opencl 2> %t.stderr | %python %inputs/build_opencl.py | filecheck %s --check-prefix=BUILD
 
 // A graph through onnx-to-texture, texture-to-ocl and -t opencl, in each storage
 // configuration; each program builds on PoCL.

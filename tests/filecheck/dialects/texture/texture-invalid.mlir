@@ -219,3 +219,33 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
 
 // CHECK:      operand 'value' at position 0 does not verify:
 // CHECK-NEXT: Expected attribute vector<4xf32> but got vector<4xf16>
+
+// -----
+
+// A relayout keeps the tensor: its result has the source's type.
+%x = "test.op"() : () -> tensor<2x8xf32>
+%y = texture.relayout %x {layout = #texture.layout<rows4>} : tensor<2x8xf32> -> tensor<8x2xf32>
+
+// CHECK: texture.relayout: the result is the source's type tensor<2x8xf32>, not tensor<8x2xf32>
+
+// -----
+
+// It changes to a layout a kernel writes (nc4hw4, rows4), not to a host packing.
+%x = "test.op"() : () -> tensor<8x4x3x3xf32>
+%y = texture.relayout %x {layout = #texture.layout<oihw4o>} : tensor<8x4x3x3xf32> -> tensor<8x4x3x3xf32>
+
+// CHECK: texture.relayout: a kernel writes nc4hw4 or rows4, not oihw4o
+
+// -----
+
+%x = "test.op"() : () -> tensor<6x8xf32>
+%y = texture.relayout %x {layout = #texture.layout<nc4hw4>} : tensor<6x8xf32> -> tensor<6x8xf32>
+
+// CHECK: texture.relayout: layout nc4hw4 needs a rank-4 tensor, got rank 2
+
+// -----
+
+%x = "test.op"() : () -> tensor<6x8xf32>
+%y = texture.relayout %x : tensor<6x8xf32> -> tensor<6x8xf32>
+
+// CHECK: property 'layout' expected in operation 'texture.relayout'

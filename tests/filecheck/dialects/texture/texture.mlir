@@ -2,7 +2,7 @@
 // RUN: mobile-opt %s --print-op-generic | mobile-opt | filecheck %s
 
 // The texture dialect: pixel storage types, the layout and limits attributes, and
-// the host (pack, unpack, alloc) and kernel (read, write) ops.
+// the host (pack, unpack, alloc), kernel (read, write) and graph (relayout) ops.
 
 // CHECK:      builtin.module attributes {texture.limits = #texture.limits<64x32>} {
 builtin.module attributes {texture.limits = #texture.limits<64x32>} {
@@ -87,6 +87,14 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
   // CHECK-NEXT:   texture.write %px, %out[%x, %y] : !texture.image2d<6x2xf32>
   // CHECK-NEXT:   texture.write %ph, %big[%x, %y] : !texture.buffer2d<75x40xf32>
   // CHECK-NEXT:   "test.op"(%pb) : (vector<4xf32>) -> ()
+
+  // A layout change between two ops of a graph: the same tensor, in another activation layout.
+  %to_rows = texture.relayout %act {layout = #texture.layout<rows4>} : tensor<1x6x2x3xf32> -> tensor<1x6x2x3xf32>
+  %to_nc4hw4 = texture.relayout %to_rows {layout = #texture.layout<nc4hw4>} : tensor<1x6x2x3xf32> -> tensor<1x6x2x3xf32>
+  %mask_rows = texture.relayout %rows {layout = #texture.layout<rows4>} : tensor<2x3x5xf32> -> tensor<2x3x5xf32>
+  // CHECK-NEXT:   %to_rows = texture.relayout %act {layout = #texture.layout<rows4>} : tensor<1x6x2x3xf32> -> tensor<1x6x2x3xf32>
+  // CHECK-NEXT:   %to_nc4hw4 = texture.relayout %to_rows {layout = #texture.layout<nc4hw4>} : tensor<1x6x2x3xf32> -> tensor<1x6x2x3xf32>
+  // CHECK-NEXT:   %mask_rows = texture.relayout %rows {layout = #texture.layout<rows4>} : tensor<2x3x5xf32> -> tensor<2x3x5xf32>
 
   // The attributes on their own.
   "test.op"() {layouts = [#texture.layout<nc4hw4>, #texture.layout<rows4>, #texture.layout<cols4>, #texture.layout<block2>, #texture.layout<block4>, #texture.layout<block8>, #texture.layout<oihw4o>, #texture.layout<dw4>], limits = #texture.limits<16384x8192>} : () -> ()

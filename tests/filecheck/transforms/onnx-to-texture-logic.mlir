@@ -1,6 +1,6 @@
-// RUN: mobile-opt %s --split-input-file -p 'onnx-to-texture,cse' | filecheck %s
-// RUN: mobile-opt %s --split-input-file -p 'onnx-to-texture{storage=f16},cse' | filecheck %s --check-prefix=F16
-// RUN: mobile-opt %s --split-input-file -p 'onnx-to-texture{fuse=false},cse' | filecheck %s --check-prefix=NOFUSE
+// RUN: mobile-opt %s --split-input-file -p 'select-layouts,onnx-to-texture,cse' | filecheck %s
+// RUN: mobile-opt %s --split-input-file -p 'select-layouts,onnx-to-texture{storage=f16},cse' | filecheck %s --check-prefix=F16
+// RUN: mobile-opt %s --split-input-file -p 'select-layouts,onnx-to-texture{fuse=false},cse' | filecheck %s --check-prefix=NOFUSE
 
 // onnx-to-texture on what transformer exports run beyond float arithmetic: masks
 // (comparisons, Where), integer remainders, embedding lookups with run-time

@@ -1,4 +1,4 @@
-// RUN: mobile-opt %s -p onnx-to-texture | filecheck %s
+// RUN: mobile-opt %s -p select-layouts,onnx-to-texture | filecheck %s
 
 // A Clip fused into a producer's kernel takes its constant bounds as literals:
 // they are neither packed nor passed to the kernel.

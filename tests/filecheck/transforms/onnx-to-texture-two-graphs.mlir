@@ -1,5 +1,5 @@
-// RUN: mobile-opt %s -p onnx-to-texture | filecheck %s
-// RUN: mobile-opt %s -p onnx-to-texture | mobile-opt | filecheck %s --check-prefix=REVERIFY
+// RUN: mobile-opt %s -p select-layouts,onnx-to-texture | filecheck %s
+// RUN: mobile-opt %s -p select-layouts,onnx-to-texture | mobile-opt | filecheck %s --check-prefix=REVERIFY
 
 // Kernel names stay unique across the graph functions of one module.
 

@@ -1,8 +1,8 @@
-// RUN: mobile-opt %s -p onnx-to-texture | filecheck %s
-// RUN: sed 's/group = array<i64: 4, 2>/group = array<i64: 5, 2>/' %s | not mobile-opt -p onnx-to-texture 2>&1 | filecheck %s --check-prefix=UNTILED
-// RUN: sed 's/group = array<i64: 4, 2>}/group = array<i64: 4, 2>, layout = "block4"}/' %s | mobile-opt -p onnx-to-texture | filecheck %s --check-prefix=PATTERN
-// RUN: sed 's/group = array<i64: 4, 2>}/group = array<i64: 4, 2>, layout = "nc4hw4"}/' %s | not mobile-opt -p onnx-to-texture 2>&1 | filecheck %s --check-prefix=BADRANK
-// RUN: sed 's/group = array<i64: 4, 2>}/group = array<i64: 4, 2>, layout = "zigzag"}/' %s | not mobile-opt -p onnx-to-texture 2>&1 | filecheck %s --check-prefix=NOLAYOUT
+// RUN: mobile-opt %s -p select-layouts,onnx-to-texture | filecheck %s
+// RUN: sed 's/group = array<i64: 4, 2>/group = array<i64: 5, 2>/' %s | not mobile-opt -p select-layouts,onnx-to-texture 2>&1 | filecheck %s --check-prefix=UNTILED
+// RUN: sed 's/group = array<i64: 4, 2>}/group = array<i64: 4, 2>, layout = "block4"}/' %s | mobile-opt -p select-layouts,onnx-to-texture | filecheck %s --check-prefix=PATTERN
+// RUN: sed 's/group = array<i64: 4, 2>}/group = array<i64: 4, 2>, layout = "nc4hw4"}/' %s | not mobile-opt -p select-layouts,onnx-to-texture 2>&1 | filecheck %s --check-prefix=BADRANK
+// RUN: sed 's/group = array<i64: 4, 2>}/group = array<i64: 4, 2>, layout = "zigzag"}/' %s | not mobile-opt -p select-layouts,onnx-to-texture 2>&1 | filecheck %s --check-prefix=NOLAYOUT
 
 // A configuration from texture-tile: 8 rows a work-item (64 rows: a range of 8 along y) in
 // work groups of 4x2.

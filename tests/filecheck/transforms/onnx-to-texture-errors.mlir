@@ -1,7 +1,7 @@
-// RUN: mobile-opt %s --split-input-file --verify-diagnostics -p onnx-to-texture | filecheck %s
-// RUN: mobile-opt %s --split-input-file --verify-diagnostics -p onnx-to-texture | filecheck %s --check-prefix=NOPASS
-// RUN: %python %inputs/exit_status.py mobile-opt %s --split-input-file -p onnx-to-texture | filecheck %s --check-prefix=ONELINE
-// RUN: %python %inputs/exit_status.py mobile-opt %s --split-input-file -p 'onnx-to-texture{storage=f64}' | filecheck %s --check-prefix=STORAGE
+// RUN: mobile-opt %s --split-input-file --verify-diagnostics -p select-layouts,onnx-to-texture | filecheck %s
+// RUN: mobile-opt %s --split-input-file --verify-diagnostics -p select-layouts,onnx-to-texture | filecheck %s --check-prefix=NOPASS
+// RUN: %python %inputs/exit_status.py mobile-opt %s --split-input-file -p select-layouts,onnx-to-texture | filecheck %s --check-prefix=ONELINE
+// RUN: %python %inputs/exit_status.py mobile-opt %s --split-input-file -p 'select-layouts,onnx-to-texture{storage=f64}' | filecheck %s --check-prefix=STORAGE
 
 // What onnx-to-texture cannot lower fails with one line naming the node.
 
@@ -9,11 +9,11 @@
 // NOPASS-NOT: ocl.kernel
 
 // ONELINE:      [output]
-// ONELINE-NEXT: mobile-opt: error: {{.*}}onnx_to_texture_errors.mlir: node 'dq' (DequantizeLinear) has no GPU lowering
+// ONELINE-NEXT: mobile-opt: error: {{.*}}onnx-to-texture-errors.mlir: node 'dq' (DequantizeLinear) has no GPU lowering
 // ONELINE-NEXT: [exit status 1]
 
 // STORAGE:      [output]
-// STORAGE-NEXT: mobile-opt: error: {{.*}}onnx_to_texture_errors.mlir: onnx-to-texture: storage is f32 or f16, not f64
+// STORAGE-NEXT: mobile-opt: error: {{.*}}onnx-to-texture-errors.mlir: onnx-to-texture: storage is f32 or f16, not f64
 // STORAGE-NEXT: [exit status 1]
 
 // An op with no lowering rule.

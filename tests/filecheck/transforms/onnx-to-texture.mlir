@@ -1,9 +1,9 @@
-// RUN: mobile-opt %s --split-input-file -p onnx-to-texture | filecheck %s
-// RUN: mobile-opt %s --split-input-file -p 'onnx-to-texture{fuse=false}' | filecheck %s --check-prefix=NOFUSE
-// RUN: mobile-opt %s --split-input-file -p 'onnx-to-texture{storage=f16}' | filecheck %s --check-prefix=F16
-// RUN: mobile-opt %s --split-input-file -p 'onnx-to-texture{max-image-width=4}' 2> %t.stderr | filecheck %s --check-prefix=BUF
+// RUN: mobile-opt %s --split-input-file -p select-layouts,onnx-to-texture | filecheck %s
+// RUN: mobile-opt %s --split-input-file -p 'select-layouts,onnx-to-texture{fuse=false}' | filecheck %s --check-prefix=NOFUSE
+// RUN: mobile-opt %s --split-input-file -p 'select-layouts,onnx-to-texture{storage=f16}' | filecheck %s --check-prefix=F16
+// RUN: mobile-opt %s --split-input-file -p 'select-layouts,onnx-to-texture{max-image-width=4}' 2> %t.stderr | filecheck %s --check-prefix=BUF
 // RUN: filecheck %s --check-prefix=REMARK --input-file %t.stderr
-// RUN: mobile-opt %s --split-input-file -p 'onnx-to-texture{max-image-width=4 remarks=false}' 2> %t.quiet | filecheck %s --check-prefix=BUF
+// RUN: mobile-opt %s --split-input-file -p 'select-layouts,onnx-to-texture{max-image-width=4 remarks=false}' 2> %t.quiet | filecheck %s --check-prefix=BUF
 // RUN: filecheck %s --check-prefix=QUIET --input-file %t.quiet --allow-empty
 
 // onnx-to-texture on elementwise graphs: storage and layouts on the host, one

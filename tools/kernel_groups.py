@@ -22,12 +22,19 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mobile_opt.dialects.texture.tiling import TileConfig
+from xdsl.utils.exceptions import DiagnosticException
 
-from .archprobe import Effort, Progress, _noop
-from .runner import ProbeError, Runner
-from .sweep import Sweep
-from .tmprobe import plot_group_times, relative_group_times
+from mobile_opt.backends.opencl.executor import OpenCLRunError
+from mobile_opt.backends.opencl.probe.archprobe import Effort, Progress, _noop
+from mobile_opt.backends.opencl.probe.runner import ProbeError, Runner
+from mobile_opt.backends.opencl.probe.sweep import Sweep
+from mobile_opt.backends.opencl.probe.tmprobe import plot_group_times, relative_group_times
+from mobile_opt.dialects.texture.tiling import TileConfig
+from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.frontend.single_node import NODE_NAME, save_single_node
+from mobile_opt.models.texture_kernels import candidates
+from mobile_opt.tools.tuning import node_name, retime
+from mobile_opt.transforms.prune_configs import kernel_of
 
 
 @dataclass(frozen=True)
@@ -72,14 +79,6 @@ def representatives(channels: int, side: int, rows: int) -> dict[str, Representa
 
 
 def probe_kernel_groups(runner: Runner, effort: Effort, progress: Progress = _noop):
-    from mobile_opt.backends.opencl.executor import OpenCLRunError
-    from mobile_opt.backends.opencl.tuning import node_name, retime
-    from mobile_opt.frontend.onnx_import import import_onnx
-    from mobile_opt.frontend.single_node import NODE_NAME, save_single_node
-    from mobile_opt.models.texture_kernels import candidates
-    from mobile_opt.transforms.onnx_to_texture.context import LoweringError
-    from mobile_opt.transforms.prune_configs import kernel_of
-
     gpu = "GPU" in runner.info.kind
     scale = effort.pick((64, 64, 512) if gpu else (16, 32, 128), (8, 16, 64))
     rounds = effort.pick(10, 2)
@@ -97,7 +96,7 @@ def probe_kernel_groups(runner: Runner, effort: Effort, progress: Progress = _no
                 try:
                     measured = retime(module, NODE_NAME, configs, runner.info, rounds,
                                       lambda note: progress(f"{family}: {note}"))
-                except (OpenCLRunError, LoweringError) as e:  # a probe's failure is one line
+                except (OpenCLRunError, DiagnosticException) as e:  # a probe's failure is one line
                     raise ProbeError(f"kernel-groups: {kernel.describe_shape()}: {e}") from None
                 return {m.config: m.seconds for m in measured if math.isfinite(m.seconds)}
 

@@ -1,9 +1,11 @@
 """
 Measuring kernel configurations: a node of an `onnx`-level module, under each of a
-list of `TileConfig`s, lowered and built for an OpenCL device and run; its kernel's
-time from profiling events (the least of a few runs after a warm-up; `retime` interleaves
-the runs of a few configurations). This is the executor `mobile-tune`, the measured
-`texture-tile` searches and `bench/tmmodel.py` share.
+list of `TileConfig`s, compiled by the GPU pipeline (`pipelines.gpu_pipeline`) and built
+for an OpenCL device and run; its kernel's time from profiling events (the least of a
+few runs after a warm-up; `retime` interleaves the runs of a few configurations). This
+is the executor that `mobile-tune`'s searches, `mobile-probe`'s kernel-groups probe and
+`bench/tmmodel.py` share. It compiles with passes and runs with a backend, so it sits
+above both, here; the passes only read the choices it leads to (`texture.tile`).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
-from mobile_opt.reference.interpreter import find_function
+from mobile_opt.checking import make_inputs
 from mobile_opt.dialects.texture.tiling import TileConfig
+from mobile_opt.pipelines import apply, gpu_pipeline
+from mobile_opt.reference.interpreter import describe_location, find_function
 
 
 @dataclass
@@ -34,34 +37,21 @@ class Measurement:
 
 def node_name(op: Operation) -> str:
     """The ONNX node's name (kernel time records name their nodes by it)."""
-    from mobile_opt.reference.interpreter import describe_location
-
     return describe_location(op.location) or op.name
 
 
 def random_feeds(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
     """Random inputs for the module's graph, drawn as `mobile-run` draws them."""
-    from mobile_opt.checking import make_inputs
-
     return make_inputs(find_function(module, "main_graph"), {}, seed)
 
 
 def _build(module: ModuleOp, node: str, config: TileConfig, device) -> CompiledModel:
-    """The module with node `node` under `config`, lowered and built for `device`."""
-    from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
-
-    from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
-    from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
-
+    """The module with node `node` under `config`, compiled and built for `device`."""
     clone = module.clone()
     target = next(op for op in clone.walk() if _is_node(op, node))
     config.apply(target)
-    ctx = Context()
-    OnnxToTexturePass(max_image_width=device.max_image_width,
-                      max_image_height=device.max_image_height,
-                      remarks=False).apply(ctx, clone)
-    TextureToOclPass().apply(ctx, clone)
-    CommonSubexpressionElimination().apply(ctx, clone)
+    passes, _ = gpu_pipeline("", device)  # texture-tile keeps the configuration applied
+    apply(clone, passes)
     return CompiledModel(clone, device)
 
 

@@ -3,7 +3,7 @@
 // What the OpenCL printer cannot express is a one-line error, not a traceback.
 
 // CHECK:      [output]
-// CHECK-NEXT: mobile-opt: error: {{.*}}print_errors.mlir: the OpenCL printer has no rule for texture.read
+// CHECK-NEXT: mobile-opt: error: {{.*}}print-errors.mlir: the OpenCL printer has no rule for texture.read
 // CHECK-NEXT: [exit status 1]
 
 // texture.read is left for texture-to-ocl to lower.
