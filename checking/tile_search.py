@@ -62,7 +62,7 @@ def choose(kernel, profile: dict, latency: dict[TileConfig, float]) -> Picks:
     kept = [c for c in space if pruned[c] is None]
     start = time.perf_counter()
     predicted = {c: texture_kernels.predicted_cost(constants, kernel, c) for c in kept}
-    model = texture_kernels.model_choice(constants, kernel, kept)
+    model = texture_kernels.TMModel(constants).choose(kernel, kept)
     model_seconds = time.perf_counter() - start
 
     def best_with_tile(tile: tuple[int, int]) -> TileConfig:

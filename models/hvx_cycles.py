@@ -83,3 +83,13 @@ def loop_cost(loop: ops.LoopOp) -> KernelCost:
 def kernel_cost(func: ops.FuncOp) -> KernelCost:
     """Packets and cycles of one call of an allocated kernel, its return included."""
     return block_cost(func.body.block) + OVERHEAD
+
+
+class HvxCycleModel:
+    """The cycle model as a `CostModel` of allocated `hvx.func` kernels."""
+
+    name = "hvx-cycles"
+    unit = "cycles"
+
+    def cost(self, candidate: ops.FuncOp) -> float:
+        return kernel_cost(candidate).cycles

@@ -414,12 +414,23 @@ def squareness(kernel: Kernel, config: TileConfig, warp: int) -> float:
     return abs(math.log2(x) - math.log2(y))
 
 
-def model_choice(constants: tmmodel.TextureConstants, kernel: Kernel,
-                 configs: list[TileConfig]) -> TileConfig:
-    """
-    The configuration of least eq. 7 cost; among equals (eq. 7 often cannot tell work
-    groups apart), the one whose warps cover the squarest block of the output, whose
-    texture reads then stay in the fewest 2D blocks.
-    """
-    return min(configs, key=lambda c: (round(predicted_cost(constants, kernel, c), 6),
-                                       squareness(kernel, c, constants.warp_size)))
+@dataclass(frozen=True)
+class TMModel:
+    """TMModel (eq. 7) with a device's constants, as a `CostModel` of (kernel, configuration)."""
+
+    constants: tmmodel.TextureConstants
+    name = "tmmodel"
+    unit = "relative"
+
+    def cost(self, candidate: tuple[Kernel, TileConfig]) -> float:
+        return predicted_cost(self.constants, *candidate)
+
+    def choose(self, kernel: Kernel, configs: list[TileConfig]) -> TileConfig:
+        """
+        The configuration of least eq. 7 cost; among equals (eq. 7 often cannot tell work
+        groups apart), the one whose warps cover the squarest block of the output, whose
+        texture reads then stay in the fewest 2D blocks.
+        """
+        warp = self.constants.warp_size
+        return min(configs, key=lambda c: (round(self.cost((kernel, c)), 6),
+                                           squareness(kernel, c, warp)))

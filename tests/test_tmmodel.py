@@ -18,7 +18,7 @@ from mobile_opt.models.texture_kernels import (
     ConvKernel,
     MatMulKernel,
     candidates,
-    model_choice,
+    TMModel,
 )
 from mobile_opt.models.tmmodel import FEATURES, InputAccess, TextureConstants
 
@@ -164,18 +164,18 @@ def test_the_choice_follows_the_familys_table():
     conv = _conv_kernel(1)
     assert conv.family == "conv"
     space = list(texture_kernels.candidates(conv, 256))
-    before = texture_kernels.model_choice(constants, conv, space)
+    before = TMModel(constants).choose(conv, space)
     groups = sorted({c.group for c in space if c.group})
     target = next(g for g in groups if g != before.group)
     table = tuple((gx, gy, 1.0 if (gx, gy) == target else 50.0) for gx, gy in groups)
     shaped = replace(constants, family_group_factors=(("conv", table),))
-    assert texture_kernels.model_choice(shaped, conv, space).group == target
+    assert TMModel(shaped).choose(conv, space).group == target
     # kernels of other families keep their choice
     for other in (MatMulKernel(128, 128, 128), _conv_kernel(2)):
         assert other.family != "conv"
         configs = list(texture_kernels.candidates(other, 256))
-        assert (texture_kernels.model_choice(shaped, other, configs)
-                == texture_kernels.model_choice(constants, other, configs))
+        assert (TMModel(shaped).choose(other, configs)
+                == TMModel(constants).choose(other, configs))
 
 
 def test_published_presets_say_what_they_lack():
@@ -199,10 +199,10 @@ def test_pattern_factor_takes_the_familys_measured_patterns():
     kernel = MatMulKernel(256, 256, 256, False, B_LAYOUTS)
     configs = list(candidates(kernel, 256))
     # β prefers block-8 strips on PoCL; measured 1.3 slower, they lose to block-4
-    assert model_choice(constants, kernel, configs).layout is Layout.BLOCK4
+    assert TMModel(constants).choose(kernel, configs).layout is Layout.BLOCK4
     tm["kernel_groups"]["matmul"]["pattern_relative_time"] = {
         "rows4": 1.0, "block2": 2.0, "block4": 2.0, "block8": 2.0, "cols4": 2.0}
-    assert model_choice(texture_constants(profile), kernel, configs).layout is None
+    assert TMModel(texture_constants(profile)).choose(kernel, configs).layout is None
     # a [N, K] B lies otherwise in each layout: the table, measured on [K, N], leaves it be
     assert MatMulKernel(64, 64, 64, True, B_LAYOUTS).pattern(TileConfig((1, 1))) is None
 

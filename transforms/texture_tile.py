@@ -66,7 +66,7 @@ class TextureTilePass(ModulePass):
                 f"not '{self.cost_model}'{measured}")
         profile = load_profile(self.device)
         limits = HardwareLimits.of(profile)
-        constants = texture_constants(profile)
+        model = texture_kernels.TMModel(texture_constants(profile))
         for node in list(op.walk()):
             kernel = kernel_of(node)
             if kernel is None or TileConfig.of(node) is not None:
@@ -77,6 +77,6 @@ class TextureTilePass(ModulePass):
                                     texture_kernels.candidates(kernel, limits.max_group))
             if not configs:
                 continue
-            texture_kernels.model_choice(constants, kernel, configs).apply(node)
+            model.choose(kernel, configs).apply(node)
             node.attributes.pop(CANDIDATES, None)
             node.attributes.pop(SPACE, None)
