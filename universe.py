@@ -103,10 +103,10 @@ def _hvx_regalloc() -> type[ModulePass]:
     return HvxRegisterAllocationPass
 
 
-def _hvx_plan() -> type[ModulePass]:
-    from mobile_opt.transforms.onnx_to_hvx.lower import HvxPlanPass
+def _select_layouts() -> type[ModulePass]:
+    from mobile_opt.transforms.select_layouts import SelectLayoutsPass
 
-    return HvxPlanPass
+    return SelectLayoutsPass
 
 
 def _onnx_to_hvx() -> type[ModulePass]:
@@ -146,7 +146,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ace": _ace,
     "texture-tile": _texture_tile,
     "hvx-regalloc": _hvx_regalloc,
-    "hvx-plan": _hvx_plan,
+    "select-layouts": _select_layouts,
     "onnx-to-hvx": _onnx_to_hvx,
     "hvx-unroll": _hvx_unroll,
     "vliw-pack": _vliw_pack,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerType, Signedness, TensorType
+from xdsl.dialects.builtin import IntegerType, ModuleOp, Signedness, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -137,8 +137,8 @@ class QMaxPool:
 
 @dataclass(eq=False)
 class QRelayout:
-    """`hvx.relayout`: the tensor moved from one SIMD layout to another (a later global
-    layout selection places these; the lowering honours them)."""
+    """`hvx.relayout`: the tensor moved from one SIMD layout to another (`select-layouts`
+    places these where a reader wants another layout than its producer wrote)."""
 
     label: str
     op: Operation
@@ -158,6 +158,8 @@ class QuantGraph:
     outputs: list[tuple[str, QTensor, bool]] = field(default_factory=list)
     """(graph output name, tensor, whether the host dequantizes it)."""
     nodes: list[QNode] = field(default_factory=list)
+    values: dict[SSAValue, QTensor] = field(default_factory=dict)
+    """The 8-bit SSA values, each the tensor it holds (the defining value first)."""
 
     def consumers(self, tensor: QTensor) -> list[QNode]:
         result = []
@@ -196,8 +198,7 @@ class _Reader:
     def __init__(self, function: func.FuncOp):
         self.function = function
         self.graph = QuantGraph()
-        self.tensors: dict[SSAValue, QTensor] = {}
-        """8-bit SSA value → its tensor."""
+        self.tensors = self.graph.values
         self.dequantized: dict[SSAValue, QTensor] = {}
         """Float SSA value that is DequantizeLinear of an 8-bit activation → the tensor."""
         self.handled: set[Operation] = set()
@@ -591,3 +592,10 @@ def read_quant_graph(function: func.FuncOp) -> QuantGraph:
     if not graph.nodes:
         raise QuantGraphError("the model has no quantized operator for the DSP to run")
     return graph
+
+
+def find_function(module: ModuleOp, name: str) -> func.FuncOp:
+    for op in module.walk():
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise DiagnosticException(f"no function @{name} to lower")
