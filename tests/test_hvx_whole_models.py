@@ -12,15 +12,14 @@ import re
 import numpy as np
 import onnx
 import pytest
-from xdsl.context import Context
 
 import quant_models
 from harness import run_mobile_run
-from mobile_opt.checking import run_onnxruntime
+from mobile_opt import pipelines
 from mobile_opt.backends.hexagon.runner import run_module
-from mobile_opt.reference.qlinear import run_qlinear
+from mobile_opt.checking import run_onnxruntime
 from mobile_opt.frontend.onnx_import import import_onnx
-from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
+from mobile_opt.reference.qlinear import run_qlinear
 
 pytestmark = pytest.mark.usefixtures("hexagon_toolchain")
 
@@ -30,8 +29,8 @@ def _check(path, layout: str = "auto", seed: int = 0, onnxruntime_lsb: int = 0) 
     feeds = quant_models.random_inputs(onnx.load(path), seed)
     expected = run_qlinear(import_onnx(path), feeds)
     module = import_onnx(path)
-    OnnxToHvxPass(layout=layout).apply(Context(), module)
-    got, _ = run_module(module, feeds, packing="sda")
+    pipelines.apply(module, pipelines.dsp_pipeline(layout=layout, packing="sda"))
+    got, _ = run_module(module, feeds)
     theirs = run_onnxruntime(path, feeds)
     for name, want in expected.items():
         assert np.unique(want).size > 1, f"{name}: a constant output proves little"
@@ -83,7 +82,7 @@ def test_max_pool_of_a_tensor_with_a_nonzero_zero_point_reads_a_zero_filled_copy
     feeds = {"x": np.full((1, 4, 6, 6), -100, np.int8)}
     feeds["x"][0, :, 2, 3] = -50
     module = import_onnx(path)
-    OnnxToHvxPass().apply(Context(), module)
+    pipelines.apply(module, pipelines.dsp_pipeline(packing="greedy"))
     got, _ = run_module(module, feeds)
     assert np.array_equal(got["y"], run_qlinear(import_onnx(path), feeds)["y"])
     assert got["y"].min() == -100

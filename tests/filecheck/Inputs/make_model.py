@@ -181,6 +181,8 @@ def _quantized_builders() -> dict:
         "qdq_gap": lambda: q.pool_model("global", 9, 7, 7, seed=8),
         "qdq_residual_dyadic": lambda: q.residual_block(8, 4),
         "qdq_residual_table": lambda: q.residual_block(8, 4, add_scales=(0.03, 0.03, 0.1)),
+        "qdq_mixed_layouts": lambda: q.mixed_layout_model("qdq"),
+        "qlinear_mixed_layouts": lambda: q.mixed_layout_model("qlinear"),
         "ms_qlinear_add": lambda: q.contrib_model("QLinearAdd"),
         "ms_qlinear_gap": lambda: q.contrib_model("QLinearGlobalAveragePool", signed=True),
         "ms_qgemm": lambda: q.contrib_model("QGemm", (3, 40)),

@@ -978,11 +978,11 @@ func.func @f(%t: tensor<4x4xui8>) {
 
 // -----
 
-func.func @f() attributes {p = #hvx.plan<col4, vrmpy, 10 packets, 5 cycles>} {
+func.func @f() attributes {p = #hvx.implementation<col4, vrmpy, 10 packets, 5 cycles>} {
   func.return
 }
 
-// CHECK: hvx.plan: needs 0 <= packets <= cycles
+// CHECK: hvx.implementation: needs 0 <= packets <= cycles
 
 // -----
 
