@@ -132,7 +132,8 @@ def float_cnn(seed: int = 0) -> onnx.ModelProto:
     def conv(name, x, cin, cout, k, stride=1, group=1):
         w = (rng.standard_normal((cout, cin // group, k, k)) * 0.3).astype(np.float32)
         b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
-        inits.extend([numpy_helper.from_array(w, f"{name}_w"), numpy_helper.from_array(b, f"{name}_b")])
+        inits.extend([numpy_helper.from_array(w, f"{name}_w"),
+                      numpy_helper.from_array(b, f"{name}_b")])
         nodes.append(helper.make_node("Conv", [x, f"{name}_w", f"{name}_b"], [name], name=name,
                                       pads=[k // 2] * 4, strides=[stride, stride], group=group))
         return name

@@ -14,7 +14,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
 
+from mobile_opt.backends.hexagon.runner import run_program
 from mobile_opt.checking.hvx_kernels import (
     ConvCase,
     compile_and_run,
@@ -157,7 +159,8 @@ class RandomBlock:
             self.stream = load.new_base
             v.append(load.d)
         elif kind == "store":
-            b.add(ops.VmemStoreOp(self.outp, self.pick(v), int(rng.integers(0, 4)), region=self.out))
+            value = self.pick(v)  # drawn before the offset, as the blocks always were
+            b.add(ops.VmemStoreOp(self.outp, value, int(rng.integers(0, 4)), region=self.out))
         elif kind == "reload":
             v.append(b(ops.VmemLoadOp(self.outp, int(rng.integers(0, 4)), region=self.out)))
         elif kind == "salu":
@@ -218,6 +221,14 @@ def test_schedules_keep_every_dependence(seed):
     for packets in (sda(graph), sda(graph, soft="hard"), sda(graph, 0.9, 0.0, "none"),
                     sda(graph, 0.25, float("inf")), list_schedule(graph)):
         assert check_schedule(graph, packets) is None
+
+
+def test_the_runner_runs_compiled_programs_only():
+    """Backends allocate nothing: an unallocated program is one error naming the pass."""
+    program, _ = elementwise_sum_program(1)
+    with pytest.raises(DiagnosticException, match=r"@sum3 has unallocated registers "
+                                                  r"\(run hvx-regalloc first\)"):
+        run_program(program.module(), program.outputs)
 
 
 def test_packing_needs_allocated_registers():

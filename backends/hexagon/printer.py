@@ -125,7 +125,7 @@ class HexagonAsmPrinter:
         self.line(f"{name}:")
         if buffer.file is not None:
             self.line(f'    .incbin "{buffer.file.data}"')
-            self.line(f"    .p2align 7")
+            self.line("    .p2align 7")
             return
         if buffer.store is None:
             self.line(f"    .space {size}")

@@ -1515,7 +1515,8 @@ class BufferOp(IRDLOperation):
 class RelayoutOp(IRDLOperation):
     """
     A quantized activation moving between SIMD layouts (GCD²'s layout transformation);
-    the values do not change. `hvx-lower` turns it into a shuffle kernel.
+    the values do not change. `select-layouts` places it where a reader wants another
+    layout than the producer wrote; `onnx-to-hvx` turns it into a gather kernel.
     """
 
     name = "hvx.relayout"

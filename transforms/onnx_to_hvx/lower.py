@@ -83,7 +83,7 @@ class Lowering(GraphGeometry):
     program: Program = field(default_factory=Program)
     layouts: dict[QTensor, SimdLayout] = field(default_factory=dict)
     """The layout each tensor is written in, as recorded."""
-    placements: dict[tuple[QTensor, SimdLayout], Placement] = field(default_factory=dict)
+    placements: dict[QTensor, Placement] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)
     zero_filled: set[QTensor] = field(default_factory=set)
     """Tensors whose halo and padding lanes hold 0, not their zero point (max pool inputs)."""
@@ -123,22 +123,21 @@ class Lowering(GraphGeometry):
                 self.zero_filled.add(copy)
                 self.pool_copies[node] = copy
 
-    def placement(self, tensor: QTensor, layout: SimdLayout) -> Placement:
-        key = (tensor, layout)
-        if key not in self.placements:
-            suffix = "" if not any(k[0] is tensor for k in self.placements) else f"_{layout}"
-            symbol = self.fresh(tensor.name + suffix)
-            self.placements[key] = Placement(symbol, self.geometry(tensor, layout))
-        return self.placements[key]
+    def placement(self, tensor: QTensor) -> Placement:
+        """The tensor's buffer, in the layout it is written in."""
+        if tensor not in self.placements:
+            self.placements[tensor] = Placement(
+                self.fresh(tensor.name), self.geometry(tensor, self.layouts[tensor]))
+        return self.placements[tensor]
 
     # ------------------------------------------------------------------ recorded choices
 
-    def recorded_layouts(self, function: func.FuncOp) -> dict[QNode, SimdLayout]:
+    def read_layouts(self, function: func.FuncOp) -> None:
         """
-        The layout each node writes its result in: a product's implementation's, a
-        relayout's target, the recorded `hvx.layout` of the others, except that the
-        reshape into rows in front of a pool's product writes in the product's layout.
-        Graph inputs get their arguments' layouts.
+        The layout each tensor is written in, as recorded: a graph input's on its
+        argument; a product's result in its implementation's, a relayout's in its target,
+        any other result in its op's `hvx.layout`, except that the reshape into rows in
+        front of a pool's product writes in the product's layout.
         """
         names = graph_io_names(function)[0]
         for name, tensor, _ in self.graph.inputs:
@@ -162,7 +161,6 @@ class Lowering(GraphGeometry):
                 layouts[reshape] = layouts[product]
         for node in nodes:
             self.layouts[node.y] = layouts[node]
-        return layouts
 
     # ------------------------------------------------------------------ emission
 
@@ -172,7 +170,7 @@ class Lowering(GraphGeometry):
             raise QuantGraphError(
                 f"{reader.label}: reads {tensor.name} in {layout}, but it is written in "
                 f"{self.layouts[tensor]} and no hvx.relayout moves it (run select-layouts)")
-        return self.placement(tensor, layout)
+        return self.placement(tensor)
 
     def storage(self, place: Placement, tensor: QTensor) -> None:
         fill = 0 if tensor in self.zero_filled else tensor.zero_point
@@ -189,9 +187,9 @@ class Lowering(GraphGeometry):
 
     def emit(self, function: func.FuncOp) -> Program:
         self.compute_fills()
-        layouts = self.recorded_layouts(function)
+        self.read_layouts(function)
         for name, tensor, _ in self.graph.inputs:
-            place = self.placement(tensor, self.layouts[tensor])
+            place = self.placement(tensor)
             self.program.input(place.symbol, place.geometry.size)
         index = 0  # operators are numbered; relayouts are named after what they move
         for node in self.graph.nodes:
@@ -200,19 +198,19 @@ class Lowering(GraphGeometry):
                 self.emit_relayout(node)
             else:
                 kernel_name = self.fresh(f"k{index}_{_node_name(node.label)}")
-                self.emit_node(node, layouts[node], kernel_name)
+                self.emit_node(node, self.layouts[node.y], kernel_name)
                 index += 1
             for kernel in self.program.kernels[first_kernel:]:
                 kernel.attributes[NODE_ATTRIBUTE] = StringAttr(node.label)
         for name, tensor, _ in self.graph.outputs:
-            place = self.placement(tensor, self.layouts[tensor])
+            place = self.placement(tensor)
             self.program.output(place.symbol, place.geometry.size)
         return self.program
 
     def emit_relayout(self, node: QRelayout) -> None:
         """A gather kernel from the input's placement to the result's."""
         x = self.stored(node.x, node.source, node)
-        y = self.placement(node.y, node.target)
+        y = self.placement(node.y)
         self.storage(y, node.y)
         self.gather(f"relayout_{y.symbol}", x, y)
 
@@ -220,7 +218,7 @@ class Lowering(GraphGeometry):
         """The kernels of one operator, which writes its result in `layout`."""
         if isinstance(node, QConv):
             x = self.stored(node.x, layout, node)
-            y = self.placement(node.y, layout)
+            y = self.placement(node.y)
             self.storage(y, node.y)
             weights = self.fresh(f"{kernel_name}_weights")
             generator = self.conv_generator(node, layout, kernel_name,
@@ -238,7 +236,7 @@ class Lowering(GraphGeometry):
             self.program.kernels.append(kernel.func)
         elif isinstance(node, QAdd):
             a, b = self.stored(node.a, layout, node), self.stored(node.b, layout, node)
-            y = self.placement(node.y, layout)
+            y = self.placement(node.y)
             self.storage(y, node.y)
             quant = AddQuant(float(node.a.scale), node.a.zero_point, float(node.b.scale),
                              node.b.zero_point, float(node.y.scale), node.y.zero_point,
@@ -261,17 +259,17 @@ class Lowering(GraphGeometry):
             if node in self.pool_copies:
                 copy = self.pool_copies[node]
                 self.layouts[copy] = layout
-                target = self.placement(copy, layout)
+                target = self.placement(copy)
                 self.storage(target, copy)
                 self.gather(f"{kernel_name}_input", x, target)
                 x = target
-            y = self.placement(node.y, layout)
+            y = self.placement(node.y)
             self.storage(y, node.y)
             self.program.kernels.append(max_pool_kernel(
                 kernel_name, node.shape, x.geometry, y.geometry, x.symbol, y.symbol))
         else:  # a reshape reads its input where it is
-            x = self.stored(node.x, self.layouts[node.x], node)
-            y = self.placement(node.y, layout)
+            x = self.placement(node.x)
+            y = self.placement(node.y)
             self.storage(y, node.y)
             # NCHW element e of x is element e of y
             table = self.fresh(f"{kernel_name}_table")
@@ -328,7 +326,7 @@ class OnnxToHvxPass(ModulePass):
         io = []
         for role, entries in (("input", graph.inputs), ("output", graph.outputs)):
             for name, tensor, host in entries:
-                place = lowering.placement(tensor, lowering.layouts[tensor])
+                place = lowering.placement(tensor)
                 io.append(io_attribute(role, name, tensor, place, host))
         for existing in list(op.body.block.ops):
             existing.detach()

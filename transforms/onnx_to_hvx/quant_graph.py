@@ -220,7 +220,9 @@ class _Reader:
             self.graph.inputs.append((self.input_name(value), qt, False))
         return qt
 
-    def operand_tensor(self, value: SSAValue, scale: SSAValue, zero: SSAValue, label: str) -> QTensor:
+    def operand_tensor(
+        self, value: SSAValue, scale: SSAValue, zero: SSAValue, label: str
+    ) -> QTensor:
         """An 8-bit operand or result of a QLinear op, with its constant parameters."""
         return self.tensor(value, _scalar(scale, "the scale", label),
                            _scalar(zero, "the zero point", label), label)
@@ -288,7 +290,8 @@ class _Reader:
             self.handled.add(user)
             uses = list(user.results[0].uses)
             if len(uses) != 1:
-                raise QuantGraphError(f"{node_label(user)}: its result must feed one QuantizeLinear")
+                raise QuantGraphError(
+                    f"{node_label(user)}: its result must feed one QuantizeLinear")
             user = uses[0].operation
         if user.name != "onnx.QuantizeLinear":
             raise QuantGraphError(f"{label}: its float result must be quantized (QDQ form)")
@@ -363,7 +366,8 @@ class _Reader:
                 t = self.dequantized[source]
                 scale = _scalar(op.y_scale, "the scale", label)
                 zero = _scalar(op.y_zero_point, "the zero point", label)
-                if np.float32(scale) == t.scale and int(zero) + (128 if t.signed else 0) == t.zero_point:
+                internal_zero = int(zero) + (128 if t.signed else 0)
+                if np.float32(scale) == t.scale and internal_zero == t.zero_point:
                     self.tensors[op.y] = t
                     return
             raise QuantGraphError(f"{label}: QuantizeLinear of a float value the DSP does not make")
@@ -463,7 +467,8 @@ class _Reader:
         if (shape.out_height, shape.out_width) != tuple(y.shape[2:]):
             raise QuantGraphError(f"{label}: asymmetric padding is not supported on the DSP")
         if shape.stride[1] > 2:
-            raise QuantGraphError(f"{label}: horizontal stride {shape.stride[1]} (the DSP takes 1 or 2)")
+            raise QuantGraphError(
+                f"{label}: horizontal stride {shape.stride[1]} (the DSP takes 1 or 2)")
         bias = np.zeros(n, np.int64) if bias is None else bias
         self.graph.nodes.append(QConv(label, op, x, y, shape, w, bias, w_scale, clamp))
 

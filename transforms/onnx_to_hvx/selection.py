@@ -202,7 +202,8 @@ def select_dsp_layouts(function: func.FuncOp, graph: QuantGraph, policy: str) ->
             node.op.attributes[IMPLEMENTATION] = next(
                 i for i in selection.conv_implementations(node)
                 if i.layout is selection.chosen[node]).attribute()
-        elif not isinstance(node, QRelayout):  # a pool's last step comes last: its layout stays
+        elif not isinstance(node, QRelayout):
+            # a GlobalAveragePool's steps share its op: the last, a reshape, writes its result
             node.op.attributes[LAYOUT] = LayoutAttr(selection.chosen[node])
     names = graph_io_names(function)[0]
     for name, tensor, _ in graph.inputs:

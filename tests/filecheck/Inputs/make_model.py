@@ -28,7 +28,8 @@ def _model(nodes, inputs, outputs, initializers=(), opset=21, ir_version=None) -
 
 
 def _arange(name: str, shape, dtype=np.float32) -> onnx.TensorProto:
-    return numpy_helper.from_array(np.arange(np.prod(shape), dtype=dtype).reshape(shape) / 100, name)
+    values = np.arange(np.prod(shape), dtype=dtype).reshape(shape) / 100
+    return numpy_helper.from_array(values, name)
 
 
 def conv(batch="1") -> onnx.ModelProto:
@@ -224,7 +225,8 @@ def write(kind: str, path: str) -> None:
         }
         builders.update(_folding_builders())
         model = builders[kind]() if kind in builders else _quantized_builders()[kind]()
-        onnx.checker.check_model(model)  # every model is valid ONNX; the importer's limits are tested
+        # every model is valid ONNX; the importer's limits are tested
+        onnx.checker.check_model(model)
         data = model.SerializeToString()
     with open(path, "wb") as f:
         f.write(data)
