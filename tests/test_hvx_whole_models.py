@@ -16,10 +16,13 @@ import pytest
 import quant_models
 from harness import run_mobile_run
 from mobile_opt import pipelines
-from mobile_opt.backends.hexagon.runner import run_module
+from mobile_opt.backends.hexagon.runner import ports, run_module
 from mobile_opt.checking import run_onnxruntime
+from mobile_opt.dialects.hvx import LayoutAttr, SimdLayout
+from mobile_opt.dialects.hvx.attributes import LAYOUT
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.reference.qlinear import run_qlinear
+from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
 
 pytestmark = pytest.mark.usefixtures("hexagon_toolchain")
 
@@ -69,6 +72,27 @@ def test_pools(kind, layout, tmp_path):
     path = tmp_path / "pool.onnx"
     onnx.save(POOLS[kind](), path)
     _check(path, layout, onnxruntime_lsb=0)
+
+
+def test_global_average_pool_writes_its_result_in_the_recorded_layout(tmp_path):
+    """
+    Its product runs in its implementation's layout (col4, vrmpy); the reshape after it
+    writes the result in the layout recorded for it, here col1 by hand.
+    """
+    path = tmp_path / "pool.onnx"
+    onnx.save(POOLS["global"](), path)
+    feeds = quant_models.random_inputs(onnx.load(path), 0)
+    module = import_onnx(path)
+    passes = pipelines.dsp_pipeline(layout="col4", packing="greedy")
+    at = next(i for i, p in enumerate(passes) if isinstance(p, OnnxToHvxPass))
+    pipelines.apply(module, passes[:at])
+    pool = next(op for op in module.walk() if op.name == "onnx.GlobalAveragePool")
+    pool.attributes[LAYOUT] = LayoutAttr(SimdLayout.COL1)
+    pipelines.apply(module, passes[at:])
+    assert [p.geometry.layout for p in ports(module) if p.role == "output"] == [SimdLayout.COL1]
+    assert any(op.name == "hvx.vrmpy_acc" for op in module.walk())
+    got, _ = run_module(module, feeds)
+    assert np.array_equal(got["y"], run_qlinear(import_onnx(path), feeds)["y"])
 
 
 def test_max_pool_of_a_tensor_with_a_nonzero_zero_point_reads_a_zero_filled_copy(tmp_path):

@@ -986,6 +986,22 @@ func.func @f() attributes {p = #hvx.implementation<col4, vrmpy, 10 packets, 5 cy
 
 // -----
 
+func.func @f() attributes {p = #hvx.implementation<col3, vrmpy, 10 packets, 20 cycles>} {
+  func.return
+}
+
+// CHECK: Expected `row`, `col1`, `col2`, or `col4`.
+
+// -----
+
+func.func @f() attributes {p = #hvx.implementation<col4, vrmpy, 10 packets>} {
+  func.return
+}
+
+// CHECK: Expected ','
+
+// -----
+
 // An accumulator keeps its register type.
 %r = hvx.tfri {value = 7 : i64} : !hvx.reg
 %v = hvx.vzero : !hvx.vec<v1>
