@@ -5,8 +5,10 @@ script and test that compiles a model takes its passes from this module.
 - GPU: the graph passes (`GRAPH_PASSES`, or the `-p` spec), `texture-tile` (TMModel,
   with the device's shipped profile, if it has one), `select-layouts{target=gpu}`,
   `onnx-to-texture` within the device's image limits, `texture-to-ocl`, `ace` and `cse`.
-- DSP: `onnx-to-hvx`, `hvx-unroll` (kernels unrolled by output shape, pointer steps
-  folded into offsets), `hvx-regalloc`, and `vliw-pack` unless the printer packs.
+- DSP: `select-layouts{target=dsp}` (each operator's implementation, GCD²'s local
+  choice), `onnx-to-hvx`, `hvx-unroll` (kernels unrolled by output shape, pointer steps
+  folded into offsets), then the back end: `hvx-regalloc`, and `vliw-pack` unless the
+  printer packs. Hand-built kernels take the back end alone (`dsp_back_end`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from xdsl.universe import Universe
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from mobile_opt.backends.hexagon.runner import PRINTER_PACKINGS
+from mobile_opt.backends.hexagon.printer import PRINTER_PACKINGS
 from mobile_opt.models.device_profile import profile_for_device
 from mobile_opt.transforms.ace import AddressCalculationEliminationPass
 from mobile_opt.transforms.hvx_regalloc import HvxRegisterAllocationPass
@@ -121,7 +123,8 @@ def gpu_pipeline(
         if profile is not None:
             before = [*before, TextureTilePass(device=profile)]
     if not any(isinstance(p, SelectLayoutsPass) for p in before):
-        before = [*before, SelectLayoutsPass(target="gpu")]  # the lowering obeys, chooses none
+        # the lowering obeys the recorded layouts and chooses none
+        before = [*before, SelectLayoutsPass(target="gpu")]
     if not any(isinstance(p, TextureToOclPass) for p in after):
         after = [TextureToOclPass(), *after]
     if ace and not any(isinstance(p, AddressCalculationEliminationPass) for p in after):
@@ -140,16 +143,24 @@ def dsp_pipeline(
     of: Universe | None = None,
 ) -> list[ModulePass]:
     """
-    The passes of a DSP compile: `spec`'s graph passes, the lowering of `function` in
-    `layout`, unrolling, register allocation, and `vliw-pack` with `packing` unless the
-    printer packs (`greedy`, `single`). SDA tunes its w/p grid per block by the cycle model.
+    The passes of a DSP compile: `spec`'s graph passes, the layout selection of
+    `function` in `layout`, its lowering, unrolling and the back end with `packing`.
     """
-    passes = [
+    return [
         *parse_passes(spec, of),
-        OnnxToHvxPass(layout=layout, function=function),
+        SelectLayoutsPass(target="dsp", layout=layout, function=function),
+        OnnxToHvxPass(function=function),
         HvxUnrollPass(),
-        HvxRegisterAllocationPass(),
+        *dsp_back_end(packing),
     ]
+
+
+def dsp_back_end(packing: str = "sda") -> list[ModulePass]:
+    """
+    Register allocation, and `vliw-pack` with `packing` unless the printer packs
+    (`greedy`, `single`). SDA tunes its w/p grid per block by the cycle model.
+    """
+    passes: list[ModulePass] = [HvxRegisterAllocationPass()]
     if packing not in PRINTER_PACKINGS:
         passes.append(VliwPackPass(algorithm=packing, tune=packing == "sda"))
     return passes

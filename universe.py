@@ -109,12 +109,6 @@ def _hvx_regalloc() -> type[ModulePass]:
     return HvxRegisterAllocationPass
 
 
-def _hvx_plan() -> type[ModulePass]:
-    from mobile_opt.transforms.onnx_to_hvx.lower import HvxPlanPass
-
-    return HvxPlanPass
-
-
 def _onnx_to_hvx() -> type[ModulePass]:
     from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
 
@@ -153,7 +147,6 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ace": _ace,
     "texture-tile": _texture_tile,
     "hvx-regalloc": _hvx_regalloc,
-    "hvx-plan": _hvx_plan,
     "onnx-to-hvx": _onnx_to_hvx,
     "hvx-unroll": _hvx_unroll,
     "vliw-pack": _vliw_pack,

@@ -4,7 +4,7 @@ HVX kernel benchmark: GCD²'s three SIMD layouts on the DSP path's kernels.
 Kernels: the MatMul cubes of GCD²'s Table II (M = K = N = 32, 64, 96, 128), the first
 eight distinct Conv2D shapes of ResNet-50 (224×224 input) and two depthwise 3×3
 convolutions, all int8 (uint8 activations, int8 weights in [-64, 63] so that every
-layout, vmpa's 16-bit pair sums included, has an exact plan).
+layout, vmpa's 16-bit pair sums included, has an exact kernel).
 
 For each kernel and layout (`col1`/vmpy, `col2`/vmpa, `col4`/vrmpy) it builds the
 kernel, gives the cycle model's prediction (packets and cycles, `models/hvx_cycles.py`),
@@ -35,13 +35,12 @@ from pathlib import Path
 
 import numpy as np
 
+from mobile_opt.checking.hvx_kernels import ConvCase, run_conv_kernel
+from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS
+from mobile_opt.pipelines import dsp_back_end
+from mobile_opt.transforms.onnx_to_hvx.conv import ConvShape, KernelInfeasible
+
 BENCH_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
-
-from hvx_harness import ConvCase, run_conv_kernel  # noqa: E402
-
-from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS  # noqa: E402
-from mobile_opt.transforms.onnx_to_hvx.conv import ConvShape, PlanInfeasible  # noqa: E402
 
 DEVICE = "qemu-hexagonv66"
 
@@ -97,12 +96,11 @@ def run_one(name: str, shape: ConvShape, layout, seed: int) -> Row:
     described = f"{shape.channels}x{shape.height}x{shape.width}->{shape.out_channels}" \
         f"x{shape.out_height}x{shape.out_width} k{shape.kernel[0]} s{shape.stride[0]}"
     try:
-        run = run_conv_kernel(layout, shape, case.x, case.w, case.bias, case.x_zero,
-                              case.scale, case.y_zero)
-    except PlanInfeasible as e:
+        run = run_conv_kernel(layout, case, dsp_back_end)
+    except KernelInfeasible as e:
         instruction = "vmpy" if shape.depthwise else layout.instruction
         return Row(name, described, str(layout), instruction, None, None, None, None, None,
-                   time.time() - start, f"no plan: {e}")
+                   time.time() - start, f"no kernel: {e}")
     return Row(name, described, str(layout), run.instruction, run.predicted.packets,
                run.predicted.cycles, run.counted_packets, bool(np.array_equal(run.got, run.expected)),
                run.data_bytes, time.time() - start)

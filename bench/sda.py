@@ -43,31 +43,35 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block
 
-BENCH_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
+from hvx_kernels import executed_shape, kernels, save_results
 
-from hvx_harness import ConvCase, ConvProgram, conv_program, elementwise_sum_program  # noqa: E402
-from hvx_kernels import executed_shape, kernels, save_results  # noqa: E402
-
-from mobile_opt.backends.hexagon.asm_parser import (  # noqa: E402
+from mobile_opt import pipelines
+from mobile_opt.backends.hexagon.asm_parser import (
     AsmPacket,
     NotSupported,
     import_packets,
     innermost_loops,
     parse_assembly,
 )
-from mobile_opt.dialects.vliw.packets import slot_names  # noqa: E402
-from mobile_opt.backends.hexagon.program import Program  # noqa: E402
-from mobile_opt.backends.hexagon.runner import allocate_and_pack  # noqa: E402
-from mobile_opt.dialects.hvx import ops  # noqa: E402
-from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS  # noqa: E402
-from mobile_opt.models.hvx_bounds import PackingBound, packing_bound  # noqa: E402
-from mobile_opt.models.hvx_cycles import block_cost, kernel_cost  # noqa: E402
-from mobile_opt.transforms.hvx_regalloc import allocate_registers  # noqa: E402
-from mobile_opt.transforms import hvx_unroll  # noqa: E402
-from mobile_opt.transforms.hvx_unroll import unroll_function  # noqa: E402
-from mobile_opt.transforms.onnx_to_hvx.conv import PlanInfeasible  # noqa: E402
+from mobile_opt.checking.hvx_kernels import (
+    ConvCase,
+    ConvProgram,
+    compile_and_run,
+    conv_program,
+    elementwise_sum_program,
+)
+from mobile_opt.dialects.hvx import ops
+from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS
+from mobile_opt.dialects.vliw.packets import slot_names
+from mobile_opt.models.hvx_bounds import PackingBound, packing_bound
+from mobile_opt.models.hvx_cycles import block_cost, kernel_cost
+from mobile_opt.transforms import hvx_unroll
+from mobile_opt.transforms.hvx_regalloc import allocate_registers
+from mobile_opt.transforms.hvx_unroll import unroll_function
+from mobile_opt.transforms.onnx_to_hvx.conv import KernelInfeasible
+from mobile_opt.transforms.onnx_to_hvx.program import Program
 
+BENCH_DIR = Path(__file__).resolve().parent
 DEVICE = "qemu-hexagonv66"
 PACKERS = ("sda", "soft-to-hard", "soft-to-none", "list")
 UNROLL_FACTORS = (1, 2, 4)
@@ -90,11 +94,11 @@ class Case:
         Exact output? packets QEMU executed in the kernel, and the kernel as it ran, packed
         by `packing` (a `vliw-pack` algorithm, or "llvm": the kernel as C through clang).
         """
-        kernel = self.kernel.clone()  # the run allocates and packs it in place
+        kernel = self.kernel.clone()  # the back end allocates and packs it in place
         self.program.kernels = [kernel]
-        outputs, execution = self.program.run(
-            counting=True, packing="greedy" if packing == "llvm" else packing,
-            keep=keep, kernels_in_c=packing == "llvm",
+        outputs, execution = compile_and_run(
+            self.program, "greedy" if packing == "llvm" else packing, pipelines.dsp_back_end,
+            counting=True, keep=keep, kernels_in_c=packing == "llvm",
         )
         executed = execution.packets[self.kernel.sym_name.data]
         return self.check(outputs[self.output]), executed, kernel
@@ -107,9 +111,9 @@ def conv_case(name: str, shape, seed: int) -> Case:
     for layout in MATRIX_LAYOUTS:  # the layout the cycle model picks, as onnx-to-hvx does
         try:
             candidate = conv_program(layout, case)
-        except PlanInfeasible:
+        except KernelInfeasible:
             continue
-        allocated = candidate.plan.func.clone()  # the kernel itself stays unallocated
+        allocated = candidate.kernel.func.clone()  # the kernel itself stays unallocated
         allocate_registers(allocated)
         cycles = kernel_cost(allocated).cycles
         if best is None or cycles < best[0]:
@@ -119,7 +123,7 @@ def conv_case(name: str, shape, seed: int) -> Case:
     expected = case.expected()
     described = f"{shape.channels}x{shape.height}x{shape.width}->{shape.out_channels}" \
         f"x{shape.out_height}x{shape.out_width} k{shape.kernel[0]} s{shape.stride[0]}"
-    return Case(name, described, str(layout), built.program, built.plan.func, "y",
+    return Case(name, described, str(layout), built.program, built.kernel.func, "y",
                 lambda raw: bool(np.array_equal(built.out_geo.unpack(raw), expected)))
 
 
@@ -177,7 +181,7 @@ def llvm_bound(loop: list[AsmPacket]) -> PackingBound | None:
 def packed(kernel: ops.FuncOp, algorithm: str) -> ops.FuncOp:
     """An allocated copy of `kernel`, packed as a run packs it."""
     func = kernel.clone()
-    allocate_and_pack(ModuleOp([func]), algorithm)
+    pipelines.apply(ModuleOp([func]), pipelines.dsp_back_end(algorithm))
     func.detach()
     return func
 

@@ -132,7 +132,8 @@ def float_cnn(seed: int = 0) -> onnx.ModelProto:
     def conv(name, x, cin, cout, k, stride=1, group=1):
         w = (rng.standard_normal((cout, cin // group, k, k)) * 0.3).astype(np.float32)
         b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
-        inits.extend([numpy_helper.from_array(w, f"{name}_w"), numpy_helper.from_array(b, f"{name}_b")])
+        inits.extend([numpy_helper.from_array(w, f"{name}_w"),
+                      numpy_helper.from_array(b, f"{name}_b")])
         nodes.append(helper.make_node("Conv", [x, f"{name}_w", f"{name}_b"], [name], name=name,
                                       pads=[k // 2] * 4, strides=[stride, stride], group=group))
         return name
@@ -440,6 +441,55 @@ def int8_shared_input_conv(channels: int = 64, out_channels: int = 16, size: int
     inputs = [helper.make_tensor_value_info(n, I8, shape) for n in ("a", "b")]
     outputs = [helper.make_tensor_value_info("y", I8, shape),
                helper.make_tensor_value_info("z", I8, [1, out_channels, size, size])]
+    return _model(nodes, inputs, outputs, inits)
+
+
+def mixed_layout_model(form: str = "qdq", channels: int = 32, height: int = 8,
+                       width: int = 64, seed: int = 0) -> onnx.ModelProto:
+    """
+    8-bit x [1, C, H, W] read by a depthwise 3x3 conv (fastest in col2) and a 3x3
+    conv (fastest in col4), the depthwise result read by two more 3x3 convs: layouts
+    that `select-layouts{solver=local}` joins with relayouts of x and of that result.
+    QDQ around float Convs, or QLinearConv (`form="qlinear"`); outputs y1, y2, y3.
+    """
+    rng = np.random.default_rng(seed)
+    shape = [1, channels, height, width]
+    inits = [*_params(rng, "x")]
+    nodes = []
+    if form == "qdq":
+        nodes.append(helper.make_node("DequantizeLinear", ["x", "x_scale", "x_zero"], ["xf"],
+                                      name="dq_x"))
+
+    def conv(name: str, source: str, out: str, group: int = 1) -> None:
+        w = rng.integers(-64, 64, (channels, channels // group, 3, 3)).astype(np.int8)
+        inits.extend([*_params(rng, out), numpy_helper.from_array(w, f"{name}_w"),
+                      _scalar(f"{name}_ws", rng.uniform(0.002, 0.01), np.float32),
+                      _scalar(f"{name}_wz", 0, np.int8)])
+        attrs = dict(pads=[1] * 4, group=group)
+        if form == "qlinear":
+            nodes.append(helper.make_node(
+                "QLinearConv", [source, f"{source}_scale", f"{source}_zero", f"{name}_w",
+                                f"{name}_ws", f"{name}_wz", f"{out}_scale", f"{out}_zero"],
+                [out], name=name, **attrs))
+            return
+        nodes.extend([
+            helper.make_node("DequantizeLinear", [f"{name}_w", f"{name}_ws", f"{name}_wz"],
+                             [f"{name}_wf"], name=f"{name}_dq_w"),
+            helper.make_node("Conv", [f"{source}f", f"{name}_wf"], [f"{name}_out"], name=name,
+                             **attrs),
+            helper.make_node("QuantizeLinear", [f"{name}_out", f"{out}_scale", f"{out}_zero"],
+                             [out], name=f"{name}_quantize"),
+        ])
+
+    conv("dw", "x", "h", group=channels)
+    if form == "qdq":
+        nodes.append(helper.make_node("DequantizeLinear", ["h", "h_scale", "h_zero"], ["hf"],
+                                      name="dq_h"))
+    conv("conv1", "h", "y1")
+    conv("conv2", "h", "y2")
+    conv("conv3", "x", "y3")
+    inputs = [helper.make_tensor_value_info("x", U8, shape)]
+    outputs = [helper.make_tensor_value_info(f"y{i}", U8, shape) for i in (1, 2, 3)]
     return _model(nodes, inputs, outputs, inits)
 
 

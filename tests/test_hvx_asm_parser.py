@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from hvx_harness import elementwise_sum_program
+from mobile_opt import pipelines
 from mobile_opt.backends.hexagon import harness
 from mobile_opt.backends.hexagon.asm_parser import (
     NotSupported,
@@ -33,13 +33,19 @@ from mobile_opt.backends.hexagon.asm_parser import (
     units,
 )
 from mobile_opt.backends.hexagon.c_printer import kernels_as_c
-from mobile_opt.backends.hexagon.program import Program
+from mobile_opt.backends.hexagon.printer import PRINTER_PACKINGS
 from mobile_opt.backends.hexagon.runner import assembly
+from mobile_opt.checking.hvx_kernels import (
+    ConvCase,
+    compile_and_run,
+    conv_program,
+    elementwise_sum_program,
+)
 from mobile_opt.dialects.hvx import ops
-from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS, ImageGeometry
+from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS
 from mobile_opt.dialects.vliw import PacketOp
-from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvShape
-from mobile_opt.transforms.onnx_to_hvx.requant import make_requantizer
+from mobile_opt.transforms.onnx_to_hvx.conv import ConvShape
+from mobile_opt.transforms.onnx_to_hvx.program import Program
 from test_hvx_packing import KERNELS, OUT_BYTES, RandomBlock
 
 toolchain = pytest.mark.usefixtures("hexagon_toolchain")
@@ -50,35 +56,25 @@ PACKINGS = ("single", "greedy", "sda")
 # ---------------------------------------------------------------- helpers
 
 
-def conv_program(shape: ConvShape, layout) -> Program:
+def kernel_program(shape: ConvShape, layout) -> Program:
     """The DSP path's kernel for `shape` (as tests/test_hvx_packing.py builds it), unrun."""
     rng = np.random.default_rng(7)
     per_input = 1 if shape.depthwise else shape.channels
     x = rng.integers(0, 256, (shape.channels, shape.height, shape.width)).astype(np.uint8)
     w = rng.integers(-64, 64, (shape.out_channels, per_input, *shape.kernel)).astype(np.int8)
     bias = rng.integers(-3000, 3000, shape.out_channels)
-    x_zero, scale, y_zero = 9, 0.004, 120
-    folded = bias - x_zero * w.reshape(w.shape[0], -1).astype(np.int64).sum(1)
-    top, below, left, right = shape.input_reach()
-    in_geo = ImageGeometry(layout, shape.channels, shape.height, shape.width,
-                           max(top, below), 1 if max(left, right) else 0)
-    out_geo = ImageGeometry(layout, shape.out_channels, shape.out_height, shape.out_width)
-    plan = ConvKernelGenerator(
-        "conv", shape, layout, w, folded, make_requantizer(scale, y_zero), in_geo, out_geo,
-        "x", "y", "w",
-    ).generate()
-    program = Program()
-    program.data("x", in_geo.pack(x, x_zero))
-    program.data("w", plan.weights)
-    program.storage("y", out_geo.size, y_zero)
-    program.output("y", out_geo.size)
-    program.kernels.append(plan.func)
-    return program
+    return conv_program(layout, ConvCase(shape, x, w, bias, 9, 0.004, 120)).program
+
+
+def assembled(module: ModuleOp, packing: str) -> str:
+    """`-t hexagon-asm` of the module, allocated and packed by the DSP back end."""
+    pipelines.apply(module, pipelines.dsp_back_end(packing))
+    return assembly(module, packing if packing in PRINTER_PACKINGS else "greedy")
 
 
 def printed(module: ModuleOp, packing: str) -> str:
     """`-t hexagon-asm` of a copy of the module (allocated and packed as `packing` says)."""
-    return assembly(module.clone(), packing)
+    return assembled(module.clone(), packing)
 
 
 def reprinted(text: str, packing: str) -> tuple[str, ModuleOp]:
@@ -145,7 +141,7 @@ def packets_of(func: ops.FuncOp) -> list[PacketOp]:
 @pytest.mark.parametrize("layout", MATRIX_LAYOUTS, ids=str)
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_kernels_print_back_the_same(kernel, layout):
-    module = conv_program(KERNELS[kernel], layout).module()
+    module = kernel_program(KERNELS[kernel], layout).module()
     for packing in PACKINGS:
         text = printed(module, packing)
         again, parsed = reprinted(text, packing)
@@ -286,7 +282,7 @@ def test_old_values_under_qemu():
         func = only_func(module.clone())
         func.detach()
         program.kernels.append(func)
-        return program.run(packing=packing)[0]["out"]
+        return compile_and_run(program, packing, pipelines.dsp_back_end)[0]["out"]
 
     assert np.array_equal(run(module, "greedy"), expected_bytes)  # the packets as written
     flat = dissolved(module)
@@ -321,7 +317,7 @@ def test_cur_forwards_the_vector_not_the_new_base():
     program.output("out", 5 * 128)
     func.detach()
     program.kernels.append(func)
-    out = program.run()[0]["out"].reshape(5, 128)
+    out = compile_and_run(program, "greedy", pipelines.dsp_back_end)[0]["out"].reshape(5, 128)
     doubled = (inp.view("<i4").astype(np.int64) * 2 & 0xFFFFFFFF).astype("<u4").view(np.uint8)
     assert not out[0].any() and not out[4].any()
     assert (out[1] == inp).all() and (out[2] == inp).all()
@@ -342,27 +338,27 @@ def test_random_programs_keep_their_meaning_dissolved(tmp_path):
         program.output(f"out{i}", OUT_BYTES)
         # long blocks: registers get reused, so packets hold writes after reads
         program.kernels.append(RandomBlock(f"block{i}", f"out{i}", 100 + i, 150).b.func)
-    text = assembly(program.module(), "sda")
+    text = assembled(program.module(), "sda")
     parsed = parse_program(text, "program.s")
     assert old_value_reads(parsed) > 10
     flat = dissolved(parsed)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    assert run_text(text, tmp_path / "a") == run_text(assembly(flat, "single"), tmp_path / "b")
+    assert run_text(text, tmp_path / "a") == run_text(assembled(flat, "single"), tmp_path / "b")
 
 
 @toolchain
 def test_kernel_with_loops_keeps_its_meaning_dissolved(tmp_path):
-    program = conv_program(KERNELS["conv3x3"], MATRIX_LAYOUTS[1])
-    text = assembly(program.module(), "sda")
+    program = kernel_program(KERNELS["conv3x3"], MATRIX_LAYOUTS[1])
+    text = assembled(program.module(), "sda")
     parsed = parse_program(text, "program.s")
     assert old_value_reads(parsed) > 50
     flat = dissolved(parsed)
     for folder in ("packed", "single", "repacked"):
         (tmp_path / folder).mkdir()
     reference = run_text(text, tmp_path / "packed")
-    assert run_text(assembly(flat.clone(), "single"), tmp_path / "single") == reference
-    assert run_text(assembly(flat, "list"), tmp_path / "repacked") == reference
+    assert run_text(assembled(flat.clone(), "single"), tmp_path / "single") == reference
+    assert run_text(assembled(flat, "list"), tmp_path / "repacked") == reference
 
 
 # ---------------------------------------------------------------- clang's assembly
@@ -449,7 +445,7 @@ def test_clang_loop_of_the_elementwise_sum():
 @pytest.mark.parametrize("layout", MATRIX_LAYOUTS, ids=str)
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_clang_loops_of_the_kernels(kernel, layout):
-    program = conv_program(KERNELS[kernel], layout)
+    program = kernel_program(KERNELS[kernel], layout)
     source = kernels_as_c(program.kernels, [b.sym_name.data for b in program.buffers])
     check_clang_loops(source, "conv")
 

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hvx_harness import run_conv_kernel
+from mobile_opt.checking.hvx_kernels import ConvCase, run_conv_kernel
 from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS, SimdLayout
+from mobile_opt.pipelines import dsp_back_end
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvShape
 
 pytestmark = pytest.mark.usefixtures("hexagon_toolchain")
@@ -29,10 +30,9 @@ def _check(layout, shape, seed, weight_range=128, scale=None):
     bias = rng.integers(-5000, 5000, shape.out_channels)
     drawn = float(np.float32(rng.uniform(4e-4, 1e-2)))
     scale = drawn if scale is None else scale
-    run = run_conv_kernel(
-        layout, shape, x, w.astype(np.int8), bias, int(rng.integers(0, 256)), scale,
-        int(rng.integers(0, 256)),
-    )
+    case = ConvCase(shape, x, w.astype(np.int8), bias, int(rng.integers(0, 256)), scale,
+                    int(rng.integers(0, 256)))
+    run = run_conv_kernel(layout, case, dsp_back_end)
     differ = int((run.got != run.expected).sum())
     assert differ == 0, f"{differ} of {run.got.size} outputs differ"
     assert run.counted_packets == run.predicted.packets

@@ -1,6 +1,7 @@
 """
-Quantized models on the DSP path, end to end: onnx import, `onnx-to-hvx`, assembly,
-qemu-hexagon, compared bit for bit with onnxruntime on the same inputs.
+Quantized models on the DSP path, end to end: onnx import, the DSP pipeline
+(`select-layouts`, `onnx-to-hvx`, ...), assembly, qemu-hexagon, compared bit for bit
+with onnxruntime on the same inputs.
 """
 
 from __future__ import annotations
@@ -10,22 +11,24 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from xdsl.context import Context
 
 import quant_models
-from mobile_opt.checking import run_onnxruntime
+from mobile_opt import pipelines
 from mobile_opt.backends.hexagon.runner import run_module
+from mobile_opt.checking import run_onnxruntime
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.transforms.onnx_to_hvx.eltwise import AddQuant, fit_add, reference_add_table
-from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
 
 pytestmark = pytest.mark.usefixtures("hexagon_toolchain")
 
 
+def _compile(module, layout="auto"):
+    pipelines.apply(module, pipelines.dsp_pipeline(layout=layout, packing="greedy"))
+    return module
+
+
 def _run(path, feeds, layout="auto", counting=False):
-    module = import_onnx(path)
-    OnnxToHvxPass(layout=layout).apply(Context(), module)
-    return run_module(module, feeds, counting=counting)
+    return run_module(_compile(import_onnx(path), layout), feeds, counting=counting)
 
 
 def _same(model: onnx.ModelProto, tmp_path, layout="auto", seed=0):
@@ -96,25 +99,23 @@ def test_quantized_cnn(layout, tmp_path):
 
 
 def test_vmpa_refuses_weights_that_overflow_16_bits(tmp_path):
-    """Full-range int8 weights can overflow vmpa's 16-bit pair sums: col2 is no plan."""
+    """Full-range int8 weights can overflow vmpa's 16-bit pair sums: col2 has no kernel."""
     path = tmp_path / "conv.onnx"
     onnx.save(quant_models.conv_model(4, 6, 6, 4, weight_range=128, seed=7), path)
     module = import_onnx(path)
     with pytest.raises(Exception, match="cannot run in layout col2"):
-        OnnxToHvxPass(layout="col2").apply(Context(), module)
+        _compile(module, "col2")
 
 
 def test_relayout_in_the_graph_is_honoured(tmp_path):
     """Two QLinearMatMuls with an `hvx.relayout` col1 → col4 between them, run exactly."""
     from xdsl.parser import Parser
-    from mobile_opt.pipelines import context
 
     source = Path(__file__).parent / "filecheck" / "transforms" / "onnx-to-hvx-relayout.mlir"
-    ctx = context()
-    module = Parser(ctx, source.read_text()).parse_module()
-    OnnxToHvxPass().apply(ctx, module)
+    module = Parser(pipelines.context(), source.read_text()).parse_module()
+    _compile(module)
     kernels = [op.sym_name.data for op in module.walk() if op.name == "hvx.func"]
-    assert any("k1" in k for k in kernels)
+    assert any(k.startswith("relayout_") for k in kernels)
     a = np.random.default_rng(0).integers(0, 256, (8, 4)).astype(np.uint8)
     got, _ = run_module(module, {"a": a})
     # the same computation without the relayout, as onnxruntime runs it
@@ -127,6 +128,27 @@ def test_relayout_in_the_graph_is_honoured(tmp_path):
     h = requantize_accumulators((a.astype(np.int64) - 128) @ w1, scale, 128, 0, 255)
     y = requantize_accumulators((h - 128) @ w2, scale, 128, 0, 255)
     assert np.array_equal(got["y"], y.astype(np.uint8))
+
+
+@pytest.mark.parametrize("form", ["qdq", "qlinear"])
+def test_relayouts_placed_by_the_selection(form, tmp_path):
+    """
+    A depthwise conv runs fastest in col2, the 3x3 convs reading its result and the
+    input in col4: `select-layouts` moves both tensors with relayouts (the result once
+    for its two readers), in QDQ through copies of their DequantizeLinear.
+    """
+    path = tmp_path / "mixed.onnx"
+    model = quant_models.mixed_layout_model(form)
+    onnx.save(model, path)
+    module = _compile(import_onnx(path))
+    kernels = [op.sym_name.data for op in module.walk() if op.name == "hvx.func"]
+    assert sorted(k for k in kernels if k.startswith("relayout_")) == [
+        "relayout_h_col4", "relayout_x_col4"]
+    feeds = quant_models.random_inputs(model, 0)
+    got, _ = run_module(module, feeds)
+    want = run_onnxruntime(path, feeds)
+    for name, value in want.items():
+        assert np.array_equal(got[name], value), f"{name}: {int((got[name] != value).sum())} differ"
 
 
 def test_tensor_names_that_start_with_a_digit(tmp_path):

@@ -14,19 +14,28 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
 
-from hvx_harness import ConvCase, conv_program, elementwise_sum_program, run_conv_kernel
+from mobile_opt.backends.hexagon.runner import run_program
+from mobile_opt.checking.hvx_kernels import (
+    ConvCase,
+    compile_and_run,
+    conv_program,
+    elementwise_sum_program,
+    run_conv_kernel,
+)
 from mobile_opt.dialects.vliw.dependences import DependenceGraph
-from mobile_opt.backends.hexagon.program import Program
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS
 from mobile_opt.dialects.vliw import PacketOp
 from mobile_opt.models.hvx_cycles import kernel_cost
+from mobile_opt.pipelines import dsp_back_end
 from mobile_opt.transforms.hvx_addresses import POST_INCREMENT_FORMS, fold_addresses
 from mobile_opt.transforms.hvx_regalloc import allocate_registers
 from mobile_opt.transforms.hvx_unroll import innermost_loops, unroll_function
 from mobile_opt.transforms.onnx_to_hvx.builder import KernelBuilder
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvShape
+from mobile_opt.transforms.onnx_to_hvx.program import Program
 from mobile_opt.transforms.vliw_pack import ALGORITHMS, VliwPackPass
 from mobile_opt.transforms.vliw_pack.schedulers import check_schedule, list_schedule, sda
 
@@ -52,9 +61,9 @@ def test_packed_kernels_compute_what_single_packets_compute(kernel, layout, algo
     x = rng.integers(0, 256, (shape.channels, shape.height, shape.width)).astype(np.uint8)
     w = rng.integers(-64, 64, (shape.out_channels, per_input, *shape.kernel)).astype(np.int8)
     bias = rng.integers(-3000, 3000, shape.out_channels)
-    args = (layout, shape, x, w, bias, 9, 0.004, 120)
-    single = run_conv_kernel(*args, packing="single")
-    packed = run_conv_kernel(*args, packing=algorithm)
+    case = ConvCase(shape, x, w, bias, 9, 0.004, 120)
+    single = run_conv_kernel(layout, case, dsp_back_end, packing="single")
+    packed = run_conv_kernel(layout, case, dsp_back_end, packing=algorithm)
     assert np.array_equal(packed.got, single.got)
     assert np.array_equal(packed.got, packed.expected)
     assert packed.counted_packets == packed.predicted.packets
@@ -64,7 +73,7 @@ def test_packed_kernels_compute_what_single_packets_compute(kernel, layout, algo
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_elementwise_sum(algorithm):
     program, expected = elementwise_sum_program(6)
-    outputs, execution = program.run(counting=True, packing=algorithm)
+    outputs, execution = compile_and_run(program, algorithm, dsp_back_end, counting=True)
     assert np.array_equal(outputs["r"], expected)
     assert execution.packets["sum3"] == kernel_cost(program.kernels[0]).packets
 
@@ -74,7 +83,7 @@ def test_sda_forwards_where_soft_to_hard_cannot():
     packets = {}
     for algorithm in ("sda", "soft-to-hard"):
         program, _ = elementwise_sum_program(4)
-        program.run(packing=algorithm)
+        compile_and_run(program, algorithm, dsp_back_end)
         loop = next(op for op in program.kernels[0].walk() if isinstance(op, ops.LoopOp))
         packets[algorithm] = [op for op in loop.body.block.ops if isinstance(op, PacketOp)]
     assert len(packets["sda"]) < len(packets["soft-to-hard"])
@@ -150,7 +159,8 @@ class RandomBlock:
             self.stream = load.new_base
             v.append(load.d)
         elif kind == "store":
-            b.add(ops.VmemStoreOp(self.outp, self.pick(v), int(rng.integers(0, 4)), region=self.out))
+            value = self.pick(v)  # drawn before the offset, as the blocks always were
+            b.add(ops.VmemStoreOp(self.outp, value, int(rng.integers(0, 4)), region=self.out))
         elif kind == "reload":
             v.append(b(ops.VmemLoadOp(self.outp, int(rng.integers(0, 4)), region=self.out)))
         elif kind == "salu":
@@ -184,7 +194,7 @@ def _run_blocks(seeds: list[int], packing: str):
         program.storage(out, OUT_BYTES, fill=i)
         program.output(out, OUT_BYTES)
         program.kernels.append(RandomBlock(f"block{i}", out, seed, 12 + seed % 30).b.func)
-    outputs, _ = program.run(packing=packing)
+    outputs, _ = compile_and_run(program, packing, dsp_back_end)
     return outputs, program
 
 
@@ -213,6 +223,14 @@ def test_schedules_keep_every_dependence(seed):
         assert check_schedule(graph, packets) is None
 
 
+def test_the_runner_runs_compiled_programs_only():
+    """Backends allocate nothing: an unallocated program is one error naming the pass."""
+    program, _ = elementwise_sum_program(1)
+    with pytest.raises(DiagnosticException, match=r"@sum3 has unallocated registers "
+                                                  r"\(run hvx-regalloc first\)"):
+        run_program(program.module(), program.outputs)
+
+
 def test_packing_needs_allocated_registers():
     func = RandomBlock("block", "out", 1, 5).b.func
     with pytest.raises(Exception, match="run hvx-regalloc first"):
@@ -226,16 +244,16 @@ def test_unrolled_kernels_with_folded_addresses_stay_exact(kernel, layout):
     shape = KERNELS[kernel]
     case = ConvCase.random(shape, seed=3)
     built = conv_program(layout, case)
-    before = sum(isinstance(op, POST_INCREMENT) for op in built.plan.func.walk())
-    factor = unroll_function(built.plan.func, 0)
+    before = sum(isinstance(op, POST_INCREMENT) for op in built.kernel.func.walk())
+    factor = unroll_function(built.kernel.func, 0)
     assert factor > 1
-    for loop in innermost_loops(built.plan.func.body.block):
+    for loop in innermost_loops(built.kernel.func.body.block):
         # one pointer chain a loop body at most: the steps became offsets
         steps = [op for op in loop.body.block.ops if isinstance(op, POST_INCREMENT)]
         assert len(steps) <= before
-    outputs, execution = built.program.run(counting=True, packing="sda")
+    outputs, execution = compile_and_run(built.program, "sda", dsp_back_end, counting=True)
     assert np.array_equal(built.out_geo.unpack(outputs["y"]), case.expected())
-    assert execution.packets["conv"] == kernel_cost(built.plan.func).packets
+    assert execution.packets["conv"] == kernel_cost(built.kernel.func).packets
 
 
 def test_folded_addresses_keep_the_pointers_that_leave_the_block():

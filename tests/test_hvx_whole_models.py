@@ -12,14 +12,16 @@ import re
 import numpy as np
 import onnx
 import pytest
-from xdsl.context import Context
 
 import quant_models
 from harness import run_mobile_run
+from mobile_opt import pipelines
+from mobile_opt.backends.hexagon.runner import ports, run_module
 from mobile_opt.checking import run_onnxruntime
-from mobile_opt.backends.hexagon.runner import run_module
-from mobile_opt.reference.qlinear import run_qlinear
+from mobile_opt.dialects.hvx import LayoutAttr, SimdLayout
+from mobile_opt.dialects.hvx.attributes import LAYOUT
 from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.reference.qlinear import run_qlinear
 from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
 
 pytestmark = pytest.mark.usefixtures("hexagon_toolchain")
@@ -30,8 +32,8 @@ def _check(path, layout: str = "auto", seed: int = 0, onnxruntime_lsb: int = 0) 
     feeds = quant_models.random_inputs(onnx.load(path), seed)
     expected = run_qlinear(import_onnx(path), feeds)
     module = import_onnx(path)
-    OnnxToHvxPass(layout=layout).apply(Context(), module)
-    got, _ = run_module(module, feeds, packing="sda")
+    pipelines.apply(module, pipelines.dsp_pipeline(layout=layout, packing="sda"))
+    got, _ = run_module(module, feeds)
     theirs = run_onnxruntime(path, feeds)
     for name, want in expected.items():
         assert np.unique(want).size > 1, f"{name}: a constant output proves little"
@@ -72,6 +74,27 @@ def test_pools(kind, layout, tmp_path):
     _check(path, layout, onnxruntime_lsb=0)
 
 
+def test_global_average_pool_writes_its_result_in_the_recorded_layout(tmp_path):
+    """
+    Its product runs in its implementation's layout (col4, vrmpy); the reshape after it
+    writes the result in the layout recorded for it, here col1 by hand.
+    """
+    path = tmp_path / "pool.onnx"
+    onnx.save(POOLS["global"](), path)
+    feeds = quant_models.random_inputs(onnx.load(path), 0)
+    module = import_onnx(path)
+    passes = pipelines.dsp_pipeline(layout="col4", packing="greedy")
+    at = next(i for i, p in enumerate(passes) if isinstance(p, OnnxToHvxPass))
+    pipelines.apply(module, passes[:at])
+    pool = next(op for op in module.walk() if op.name == "onnx.GlobalAveragePool")
+    pool.attributes[LAYOUT] = LayoutAttr(SimdLayout.COL1)
+    pipelines.apply(module, passes[at:])
+    assert [p.geometry.layout for p in ports(module) if p.role == "output"] == [SimdLayout.COL1]
+    assert any(op.name == "hvx.vrmpy_acc" for op in module.walk())
+    got, _ = run_module(module, feeds)
+    assert np.array_equal(got["y"], run_qlinear(import_onnx(path), feeds)["y"])
+
+
 def test_max_pool_of_a_tensor_with_a_nonzero_zero_point_reads_a_zero_filled_copy(tmp_path):
     """Padding must not win the max: int8 data below its zero point."""
     model = quant_models.pool_model("max", 4, 6, 6, stride=1, seed=1, signed=True)
@@ -83,7 +106,7 @@ def test_max_pool_of_a_tensor_with_a_nonzero_zero_point_reads_a_zero_filled_copy
     feeds = {"x": np.full((1, 4, 6, 6), -100, np.int8)}
     feeds["x"][0, :, 2, 3] = -50
     module = import_onnx(path)
-    OnnxToHvxPass().apply(Context(), module)
+    pipelines.apply(module, pipelines.dsp_pipeline(packing="greedy"))
     got, _ = run_module(module, feeds)
     assert np.array_equal(got["y"], run_qlinear(import_onnx(path), feeds)["y"])
     assert got["y"].min() == -100

@@ -498,12 +498,8 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     import time
 
     from mobile_opt.backends.hexagon.harness import missing_tools
-    from mobile_opt.backends.hexagon.runner import (
-        PRINTER_PACKINGS,
-        assembly,
-        ports,
-        run_module,
-    )
+    from mobile_opt.backends.hexagon.printer import PRINTER_PACKINGS
+    from mobile_opt.backends.hexagon.runner import assembly, ports, run_module
     from mobile_opt.reference.qlinear import run_qlinear
     from xdsl.utils.exceptions import DiagnosticException
 

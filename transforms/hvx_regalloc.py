@@ -273,13 +273,21 @@ def allocate_registers(func: ops.FuncOp) -> None:
     FunctionAllocator(func).allocate()
 
 
+def has_virtual_registers(func: ops.FuncOp) -> bool:
+    return any(isinstance(v.type, HexagonRegisterType) and not v.type.is_allocated
+               for op in func.walk() for v in op.results)
+
+
 @dataclass(frozen=True)
 class HvxRegisterAllocationPass(ModulePass):
-    """`hvx-regalloc`: allocate the registers of every `hvx.func`."""
+    """
+    `hvx-regalloc`: allocate the registers of every `hvx.func` that has virtual ones; one
+    already allocated (read from assembly, say, or packed) stays as it is.
+    """
 
     name = "hvx-regalloc"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func in op.walk():
-            if isinstance(func, ops.FuncOp):
+            if isinstance(func, ops.FuncOp) and has_virtual_registers(func):
                 allocate_registers(func)

@@ -657,7 +657,7 @@ class Registers:
 
 
 @dataclass
-class PacketPlan:
+class DecodedPacket:
     """A packet's decoded instructions, which reads forward, and an order for SSA."""
 
     packet: AsmPacket
@@ -687,7 +687,7 @@ def _topological(count: int, edges: set[tuple[int, int]]) -> list[int] | None:
     return order
 
 
-def plan_packet(packet: AsmPacket, source: str = "<input>") -> PacketPlan:
+def decode_packet(packet: AsmPacket, source: str = "<input>") -> DecodedPacket:
     decoded = [decode(inst, source) for inst in packet.instructions]
     where = _where(source, packet.line)
     writer: dict[Unit, int] = {}
@@ -722,7 +722,7 @@ def plan_packet(packet: AsmPacket, source: str = "<input>") -> PacketPlan:
     order = _topological(len(decoded), edges | old_reads) or _topological(len(decoded), edges)
     if order is None:
         raise DiagnosticException(f"{where}: the packet's .cur/.new reads form a cycle")
-    return PacketPlan(packet, decoded, forwarded, order, source)
+    return DecodedPacket(packet, decoded, forwarded, order, source)
 
 
 # ----------------------------------------------------------------------------
@@ -736,19 +736,19 @@ class LoopItem:
     trip: int | None
     """None for a counted loop: the trip is its counter's first value."""
     label: str
-    body: list[LoopItem | PacketPlan]
+    body: list[LoopItem | DecodedPacket]
     line: int
     counter: RegType | None = None
     """A counted loop's counter (its compare-and-branch tests it)."""
 
 
-Item = LoopItem | PacketPlan
+Item = LoopItem | DecodedPacket
 
 
-def _plans(items: Sequence[Item]) -> Iterator[PacketPlan]:
+def _decoded_packets(items: Sequence[Item]) -> Iterator[DecodedPacket]:
     for item in items:
         if isinstance(item, LoopItem):
-            yield from _plans(item.body)
+            yield from _decoded_packets(item.body)
         else:
             yield item
 
@@ -757,17 +757,17 @@ def _live_in(items: Sequence[Item]) -> list[HexagonRegisterType]:
     """Registers read (in text order) before anything writes them."""
     written: set[Unit] = set()
     found: dict[tuple[Unit, ...], HexagonRegisterType] = {}
-    for plan in _plans(items):
-        for i, d in enumerate(plan.decoded):
+    for packet in _decoded_packets(items):
+        for i, d in enumerate(packet.decoded):
             for name, reg in d.operands():
-                new = plan.forwarded.get((i, name), set())
+                new = packet.forwarded.get((i, name), set())
                 fresh = [u for u in units(reg) if u not in written and u not in new]
                 if len(fresh) == len(units(reg)):
                     found.setdefault(units(reg), reg)
                 else:
                     for unit in fresh:
                         found.setdefault((unit,), _single(*unit))
-        written |= plan.written()
+        written |= packet.written()
     taken: set[Unit] = set()
     live = []
     for key, reg in found.items():  # a unit read both alone and in a pair: the first read wins
@@ -840,19 +840,19 @@ class FunctionBuilder:
             else:
                 self.packet(item)
 
-    def packet(self, plan: PacketPlan) -> None:
+    def packet(self, packet: DecodedPacket) -> None:
         inner = Registers()  # the values the packet's instructions make, inside it
         members: list[Operation] = []
         instructions: list[ops.Instruction] = []
-        for i in plan.order:
-            d = plan.decoded[i]
+        for i in packet.order:
+            d = packet.decoded[i]
             where = _where(self.source, d.instruction.line)
             if d.op is ops.SyscallOp:
                 regs = [RegType.from_name(f"r{n}") for n in sorted(self.since_barrier) if n <= 6]
                 values = [self.read(reg, where, self.add) for reg in regs]
             else:
                 values = [
-                    self.read_in_packet(reg, plan.forwarded.get((i, name)), inner, members, where)
+                    self.read_in_packet(reg, packet.forwarded.get((i, name)), inner, members, where)
                     for name, reg in d.operands()
                 ]
             op = d.build(values)
@@ -868,7 +868,7 @@ class FunctionBuilder:
         slots = machine.assign_slots(packet_names(instructions))
         if problem is not None or slots is None:
             problem = problem or "the packet does not fit the machine description"
-            raise NotSupported(f"{plan.where}: {problem}")
+            raise NotSupported(f"{packet.where}: {problem}")
         packet = PacketOp(members, slots)
         self.add(packet)
         outer = dict(zip(packet.inner_values(), packet.outs))
@@ -889,7 +889,8 @@ class FunctionBuilder:
         counter first.
         """
         written_regs = [
-            reg for plan in _plans(item.body) for d in plan.decoded for _, reg in d.results()
+            reg for packet in _decoded_packets(item.body)
+            for d in packet.decoded for _, reg in d.results()
         ]
         written = {u for reg in written_regs for u in units(reg)}
         if item.counter is not None:
@@ -925,8 +926,8 @@ class FunctionBuilder:
         self.block, self.registers = outer_block, outer_registers
         loop = ops.LoopOp(trip, item.kind, inits, Region(body))
         self.add(loop)
-        for plan in _plans(item.body):
-            for unit in plan.written():
+        for packet in _decoded_packets(item.body):
+            for unit in packet.written():
                 self.registers.held.pop(unit, None)
         for result in loop.results:
             self.registers.write(result)
@@ -950,10 +951,10 @@ def import_packets(
     Straight-line packets as an `hvx.func`: `hvx.arg`s for the registers it reads
     before writing, then a `vliw.packet` per packet (an `:endloop` marker is dropped).
     """
-    plans = [plan_packet(p, source) for p in packets]
+    decoded = [decode_packet(p, source) for p in packets]
     builder = FunctionBuilder(name, source)
-    builder.arguments(plans)
-    builder.items(plans)
+    builder.arguments(decoded)
+    builder.items(decoded)
     return builder.func
 
 
@@ -1048,12 +1049,12 @@ class ProgramReader:
                 continue
             if end is not None and end(element):
                 if keep_end and _alone(element) != "nop":
-                    items.append(plan_packet(element, self.source))
+                    items.append(decode_packet(element, self.source))
                 return items
             if element.endloop or any(i.is_branch for i in element.instructions):
                 raise NotSupported(
                     f"{self.where(element.line)}: '{element.text}' is not supported here")
-            items.append(plan_packet(element, self.source))
+            items.append(decode_packet(element, self.source))
         if end is not None:
             raise DiagnosticException(f"{self.source}: {what} does not end")
         return items

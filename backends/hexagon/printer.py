@@ -33,6 +33,9 @@ from mobile_opt.dialects.hvx.registers import require_allocated
 
 ENTRY = "_start"
 
+PRINTER_PACKINGS = ("greedy", "single")
+"""How the printer forms loose instructions into packets; other packings are `vliw-pack`'s."""
+
 
 def npy_data_offset(path: str) -> int:
     """Where the array bytes of an `.npy` file start."""
@@ -122,7 +125,7 @@ class HexagonAsmPrinter:
         self.line(f"{name}:")
         if buffer.file is not None:
             self.line(f'    .incbin "{buffer.file.data}"')
-            self.line(f"    .p2align 7")
+            self.line("    .p2align 7")
             return
         if buffer.store is None:
             self.line(f"    .space {size}")
@@ -159,7 +162,7 @@ class HexagonAsmTarget(Target):
     packing: str = "greedy"
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        if self.packing not in ("greedy", "single"):
+        if self.packing not in PRINTER_PACKINGS:
             raise DiagnosticException(
                 f"hexagon-asm: packing must be greedy or single, not {self.packing}"
             )

@@ -1,6 +1,11 @@
 """
-Run a lowered module (`onnx-to-hvx`) on model inputs: pack them into the input
-buffers' geometry, assemble and run the program under QEMU, unpack the outputs.
+Run a compiled DSP module under QEMU: print it as assembly, assemble, link and run it
+(`harness.py`), and read back the buffers `_start` writes. The module comes allocated
+(`hvx-regalloc`) and, for a `vliw-pack` packing, packed: the pipeline does that
+(`pipelines.dsp_pipeline`, or `pipelines.dsp_back_end` for hand-built kernels).
+
+A lowered model (`onnx-to-hvx`, with its `hvx.io`) runs on model inputs: they are
+packed into the input buffers' geometry and the outputs unpacked.
 
 The conversions at the program's edges are the host's, with ONNX semantics in
 float32: `QuantizeLinear` of a float model input (x / scale, rounded half to even,
@@ -10,7 +15,9 @@ travels as uint8 (value + 128).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
@@ -18,11 +25,9 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.backends.hexagon import harness
-from mobile_opt.backends.hexagon.printer import HexagonAsmPrinter
+from mobile_opt.backends.hexagon.printer import PRINTER_PACKINGS, HexagonAsmPrinter
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.layouts import ImageGeometry, SimdLayout
-from mobile_opt.dialects.hvx.registers import HexagonRegisterType
-from mobile_opt.transforms.hvx_regalloc import allocate_registers
 
 
 @dataclass(frozen=True)
@@ -95,34 +100,65 @@ def ports(module: ModuleOp) -> list[Port]:
     return [Port.from_attribute(entry) for entry in io.data]  # type: ignore[arg-type]
 
 
-PRINTER_PACKINGS = ("greedy", "single")
-"""Packings the printer does itself; the others are `vliw-pack` algorithms."""
-
-
-def allocate_and_pack(module: ModuleOp, packing: str = "greedy") -> None:
-    """Allocate every function not yet allocated; pack with `vliw-pack` if asked to."""
-    from xdsl.context import Context
-
-    from mobile_opt.transforms.vliw_pack import VliwPackPass
-
-    for func in module.walk():
-        if isinstance(func, ops.FuncOp) and any(
-            isinstance(v.type, HexagonRegisterType) and not v.type.is_allocated
-            for op in func.walk() for v in op.results
-        ):
-            allocate_registers(func)
-    if packing not in PRINTER_PACKINGS:
-        # SDA tries its small w/p grid per block: the cycle model keeps the fastest
-        VliwPackPass(algorithm=packing, tune=packing == "sda").apply(Context(), module)
-
-
 def assembly(module: ModuleOp, packing: str = "greedy") -> str:
-    from io import StringIO
-
-    allocate_and_pack(module, packing)
+    """
+    The module as assembly, its loose instructions formed into packets by the printer
+    (`greedy` or `single`). Registers must be allocated: `hexagon-asm` says so otherwise.
+    """
+    if packing not in PRINTER_PACKINGS:
+        raise DiagnosticException(
+            f"hexagon-asm: packing must be {' or '.join(PRINTER_PACKINGS)}, not {packing} "
+            "(other packings are vliw-pack's: the pipeline runs it)"
+        )
     text = StringIO()
     HexagonAsmPrinter(text, single=packing == "single").module(module)
     return text.getvalue()
+
+
+def _execute(asm: str, folder: Path, counting: bool, c_source: str | None = None):
+    """Build in `folder` and run: what the program wrote (and its packet counts)."""
+    executable = harness.build(asm, folder, c_source)
+    if counting:
+        execution = harness.run_counting(executable)
+        return execution.output, execution
+    return harness.run(executable), None
+
+
+def _split(raw: bytes, sizes: Sequence[int]) -> list[np.ndarray]:
+    """The program's output as the bytes of each output buffer, in order."""
+    parts, offset = [], 0
+    for size in sizes:
+        parts.append(np.frombuffer(raw[offset : offset + size], np.uint8))
+        offset += size
+    if offset != len(raw):
+        raise harness.ToolchainError(f"the program wrote {len(raw)} bytes, expected {offset}")
+    return parts
+
+
+def run_program(
+    module: ModuleOp,
+    outputs: Sequence[tuple[str, int]],
+    counting: bool = False,
+    packing: str = "greedy",
+    keep: Path | None = None,
+    c_source: str | None = None,
+) -> tuple[dict[str, np.ndarray], harness.Execution | None]:
+    """
+    Run a compiled program whose `_start` writes the buffers `outputs` (name, bytes) in
+    order: their bytes by name (and packet counts if `counting`). `c_source` holds
+    kernels the module only calls, compiled by clang; `keep` gets the sources.
+    """
+    asm = assembly(module, packing)
+    with harness.scratch_folder() as folder:
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            (keep / "program.s").write_text(asm)
+            if c_source is not None:
+                (keep / "kernels.c").write_text(c_source)
+                (keep / "kernels.s").write_text(harness.compile_c_to_assembly(c_source))
+        raw, execution = _execute(asm, Path(folder), counting, c_source)
+    parts = _split(raw, [size for _, size in outputs])
+    return {name: part for (name, _), part in zip(outputs, parts)}, execution
 
 
 def run_module(
@@ -132,7 +168,10 @@ def run_module(
     packing: str = "greedy",
     keep: Path | None = None,
 ) -> tuple[dict[str, np.ndarray], harness.Execution | None]:
-    """Run the program; outputs by graph output name (and packet counts if `counting`)."""
+    """
+    Run a compiled model's program; outputs by graph output name (and packet counts if
+    `counting`). `packing` is the printer's, for instructions `vliw-pack` left loose.
+    """
     all_ports = ports(module)
     buffers = {b.sym_name.data: b for b in module.walk() if isinstance(b, ops.BufferOp)}
     asm = assembly(module, packing)
@@ -148,20 +187,11 @@ def run_module(
             raw = np.zeros(buffers[port.buffer].size.value.data, np.uint8)
             raw[: packed.size] = packed
             (folder / buffers[port.buffer].file.data).write_bytes(raw.tobytes())
-        executable = harness.build(asm, folder)
-        if counting:
-            execution = harness.run_counting(executable)
-            raw_out = execution.output
-        else:
-            execution, raw_out = None, harness.run(executable)
-    outputs, offset = {}, 0
-    for port in all_ports:
-        if port.role != "output":
-            continue
-        size = port.geometry.size
-        image = port.geometry.unpack(np.frombuffer(raw_out[offset : offset + size], np.uint8))
-        outputs[port.name] = port.from_internal(image)
-        offset += size
-    if offset != len(raw_out):
-        raise harness.ToolchainError(f"the program wrote {len(raw_out)} bytes, expected {offset}")
+        raw_out, execution = _execute(asm, folder, counting)
+    written = [port for port in all_ports if port.role == "output"]
+    parts = _split(raw_out, [port.geometry.size for port in written])
+    outputs = {
+        port.name: port.from_internal(port.geometry.unpack(part))
+        for port, part in zip(written, parts)
+    }
     return outputs, execution

@@ -3,7 +3,7 @@
 from xdsl.ir import Dialect
 
 from . import ops
-from .attributes import LayoutAttr, PlanAttr
+from .attributes import ImplementationAttr, LayoutAttr
 from .layouts import ImageGeometry, SimdLayout
 from .registers import PredType, RegPairType, RegType, VecPairType, VecType
 
@@ -17,14 +17,14 @@ OPERATIONS = [
 HVX = Dialect(
     "hvx",
     OPERATIONS,
-    [VecType, VecPairType, PredType, RegType, RegPairType, LayoutAttr, PlanAttr],
+    [VecType, VecPairType, PredType, RegType, RegPairType, LayoutAttr, ImplementationAttr],
 )
 
 __all__ = [
     "HVX",
     "ImageGeometry",
+    "ImplementationAttr",
     "LayoutAttr",
-    "PlanAttr",
     "PredType",
     "RegPairType",
     "RegType",

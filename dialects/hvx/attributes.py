@@ -1,6 +1,9 @@
 """
-Attributes of the `hvx` dialect: SIMD layouts and the execution plans the DSP lowering
-offers for each quantized operator.
+Attributes of the `hvx` dialect: SIMD layouts and the implementations a quantized
+operator can run with on the DSP.
+
+`select-layouts{target=dsp}` records its choices under these keys on the `onnx` ops
+(and graph inputs) that `onnx-to-hvx` lowers, which realises them.
 """
 
 from __future__ import annotations
@@ -16,6 +19,16 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from .layouts import SimdLayout
+
+IMPLEMENTATION = "hvx.implementation"
+"""On an op with a multiply kernel (Conv, MatMul, Gemm, AveragePool, ...): the chosen
+`#hvx.implementation`."""
+IMPLEMENTATIONS = "hvx.implementations"
+"""Beside it: every candidate `#hvx.implementation`, with its cost."""
+LAYOUT = "hvx.layout"
+"""On an op whose result a layout-only kernel writes (Add, MaxPool, reshapes, and the
+last step of GlobalAveragePool), and on a graph input's argument: the `#hvx.layout` of
+the result (the input)."""
 
 
 @irdl_attr_definition
@@ -34,14 +47,15 @@ class LayoutAttr(EnumAttribute[SimdLayout]):
 
 
 @irdl_attr_definition
-class PlanAttr(ParametrizedAttribute):
+class ImplementationAttr(ParametrizedAttribute):
     """
-    One way to run an operator on HVX: `#hvx.plan<col4, vrmpy, 1234 packets, 1500 cycles>`.
-    The layout is that of the operator's activation inputs and output; packets and cycles
-    are the machine-description estimate for the whole kernel.
+    One way to run an operator on HVX, its implementation:
+    `#hvx.implementation<col4, vrmpy, 1234 packets, 1500 cycles>`. The layout is that of
+    the operator's activation inputs and output, the instruction its multiply; packets
+    and cycles are the machine-description estimate for the whole kernel.
     """
 
-    name = "hvx.plan"
+    name = "hvx.implementation"
 
     layout: LayoutAttr
     instruction: StringAttr
@@ -55,7 +69,7 @@ class PlanAttr(ParametrizedAttribute):
 
     def verify(self) -> None:
         if self.packets.data < 0 or self.cycles.data < self.packets.data:
-            raise VerifyException("hvx.plan: needs 0 <= packets <= cycles")
+            raise VerifyException("hvx.implementation: needs 0 <= packets <= cycles")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:

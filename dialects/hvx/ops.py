@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -327,7 +327,10 @@ class VxQVu(Instruction, ABC):
 
 @irdl_op_definition
 class VmpyOp(WdVuRt):
-    """`Vdd.h = vmpy(Vu.ub, Rt.b)`: lo.h[i] = u.ub[2i]·t.b[(2i)%4], hi.h[i] = u.ub[2i+1]·t.b[(2i+1)%4]."""
+    """
+    `Vdd.h = vmpy(Vu.ub, Rt.b)`: lo.h[i] = u.ub[2i]·t.b[(2i)%4],
+    hi.h[i] = u.ub[2i+1]·t.b[(2i+1)%4].
+    """
 
     name = "hvx.vmpy"
     SYNTAX: ClassVar[str] = "{d}.h = vmpy({u}.ub,{t}.b)"
@@ -536,7 +539,10 @@ class VxorOp(VdVuVv):
 
 @irdl_op_definition
 class VaddWidenAccOp(WxVuVv):
-    """`Vxx.w += vadd(Vu.h, Vv.h)`: lo.w[i] += u.h[2i] + v.h[2i], hi.w[i] += u.h[2i+1] + v.h[2i+1]."""
+    """
+    `Vxx.w += vadd(Vu.h, Vv.h)`: lo.w[i] += u.h[2i] + v.h[2i],
+    hi.w[i] += u.h[2i+1] + v.h[2i+1].
+    """
 
     name = "hvx.vadd_widen_acc"
     SYNTAX: ClassVar[str] = "{d}.w += vadd({u}.h,{v}.h)"
@@ -1508,14 +1514,16 @@ class BufferOp(IRDLOperation):
         if (self.store is None) != (self.key is None):
             raise VerifyException(f"hvx.buffer @{self.sym_name.data}: store and key go together")
         if self.store is not None and self.file is not None:
-            raise VerifyException(f"hvx.buffer @{self.sym_name.data}: data comes from a store or a file")
+            raise VerifyException(
+                f"hvx.buffer @{self.sym_name.data}: data comes from a store or a file")
 
 
 @irdl_op_definition
 class RelayoutOp(IRDLOperation):
     """
     A quantized activation moving between SIMD layouts (GCD²'s layout transformation);
-    the values do not change. `hvx-lower` turns it into a shuffle kernel.
+    the values do not change. `select-layouts` places it where a reader wants another
+    layout than the producer wrote; `onnx-to-hvx` turns it into a gather kernel.
     """
 
     name = "hvx.relayout"

@@ -31,7 +31,7 @@ The multiply-accumulate `⊕=` is the layout's instruction:
   they hold, two at a time into 16 bits; chunks then widen (`vadd` of both halves).
 
 Chunk lengths come from the weights: the largest that cannot overflow 16 bits for any
-input (|Σ w|·255 within int16 for each lane's weights), so every plan is exact.
+input (|Σ w|·255 within int16 for each lane's weights), so every kernel is exact.
 Depthwise convolutions use `vmpy` in every layout, with the weights of the channels a
 vector holds packed into the scalar operand.
 
@@ -58,7 +58,7 @@ HOISTED_CORRECTIONS = 6
 beyond that each is splatted where it is used, to spare the vector registers."""
 
 
-class PlanInfeasible(Exception):
+class KernelInfeasible(Exception):
     """This layout cannot run this operator (exactly); the reason says why."""
 
 
@@ -209,7 +209,7 @@ class _LazyWindows:
 
 
 @dataclass
-class ConvPlan:
+class ConvKernel:
     """One layout's kernel for one convolution: the function and its weight stream."""
 
     func: ops.FuncOp
@@ -252,21 +252,21 @@ class ConvKernelGenerator:
         assert in_geo.layout is layout and out_geo.layout is layout
         top, below, left, right = shape.input_reach()
         if top > in_geo.halo_lines or below > in_geo.halo_lines:
-            raise PlanInfeasible("input halo lines are too few for the kernel's reach")
+            raise KernelInfeasible("input halo lines are too few for the kernel's reach")
         if left > in_geo.halo_panels * self.p or right > in_geo.halo_panels * self.p:
-            raise PlanInfeasible("input halo panels are too few for the kernel's reach")
+            raise KernelInfeasible("input halo panels are too few for the kernel's reach")
         if shape.stride[1] not in (1, 2):
-            raise PlanInfeasible(f"horizontal stride {shape.stride[1]} (only 1 and 2)")
+            raise KernelInfeasible(f"horizontal stride {shape.stride[1]} (only 1 and 2)")
         self.instruction = "vmpy" if shape.depthwise else layout.instruction
         self.hoisted = len(requant.corrections) <= HOISTED_CORRECTIONS
         """Whether the requantiser's correction constants live in registers throughout."""
-        self._plan_tiles()
+        self._size_tiles()
         # memd needs 8-byte aligned pairs: every group of stream words is even-sized
         self.paired_loads = not shape.depthwise and self.tile_channels % 2 == 0
 
-    # ------------------------------------------------------------------ planning
+    # ------------------------------------------------------------------ tiling
 
-    def _plan_tiles(self) -> None:
+    def _size_tiles(self) -> None:
         shape, k = self.shape, self.k
         out_groups = self.out_geo.groups
         kw = shape.kernel[1]
@@ -346,7 +346,7 @@ class ConvKernelGenerator:
 
     # ------------------------------------------------------------------ generation
 
-    def generate(self, allocated: bool = False) -> ConvPlan:
+    def generate(self, allocated: bool = False) -> ConvKernel:
         """
         The kernel, with the widest channel tile, paired weight loads, group unrolling
         and hoisted requantiser constants that the registers hold: each try is
@@ -364,15 +364,15 @@ class ConvKernelGenerator:
                  for g in tiles for paired in (self.paired_loads, False)]
         tries += [(1, False, u, hoisted) for hoisted in (self.hoisted, False) for u in unrolls]
         for config in dict.fromkeys(tries):
-            plan = self.generate_as(config)
+            kernel = self.generate_as(config)
             try:
-                allocate_registers(plan.func if allocated else plan.func.clone())
+                allocate_registers(kernel.func if allocated else kernel.func.clone())
             except RegisterAllocationError:
                 continue
-            return plan
-        raise PlanInfeasible("the kernel needs more registers than the machine has")
+            return kernel
+        raise KernelInfeasible("the kernel needs more registers than the machine has")
 
-    def generate_as(self, config: tuple[int, bool, int, bool]) -> ConvPlan:
+    def generate_as(self, config: tuple[int, bool, int, bool]) -> ConvKernel:
         """The kernel with `config` (tile groups, paired loads, unroll, hoisted), unchecked."""
         from mobile_opt.transforms.hvx_unroll import record_output_shape
 
@@ -381,12 +381,12 @@ class ConvKernelGenerator:
         self.tile_channels = tile_groups * self.k
         self.paired_loads = paired and self.tile_channels % 2 == 0
         self.config = config
-        plan = self._generate()
+        kernel = self._generate()
         shape = self.shape
-        record_output_shape(plan.func, shape.out_height * shape.out_width, shape.out_channels)
-        return plan
+        record_output_shape(kernel.func, shape.out_height * shape.out_width, shape.out_channels)
+        return kernel
 
-    def _generate(self) -> ConvPlan:
+    def _generate(self) -> ConvKernel:
         shape, k, p = self.shape, self.k, self.p
         in_geo, out_geo = self.in_geo, self.out_geo
         b = KernelBuilder(self.name)
@@ -407,7 +407,7 @@ class ConvKernelGenerator:
         words = self._weight_words()
         self.chunk = self._chunk_from(words.reshape(-1, *words.shape[2:]))
         if self.chunk == 0:
-            raise PlanInfeasible(
+            raise KernelInfeasible(
                 f"{self.instruction}: a single instruction's 16-bit sum can overflow with "
                 "these weights"
             )
@@ -473,7 +473,7 @@ class ConvKernelGenerator:
             row_in = b(ops.AddImmOp(row_in, sh * lp_in * pb_in))
             row_out = b(ops.AddImmOp(row_out, lp_out * pb_out))
             line_loop.next(row_in, row_out)
-        return ConvPlan(b.func, weight_bytes, self.layout, self.instruction)
+        return ConvKernel(b.func, weight_bytes, self.layout, self.instruction)
 
     def _chunk_from(self, words: np.ndarray) -> int:
         """The 16-bit chunk length for vmpy/vmpa (vrmpy sums in 32 bits: 1), from the

@@ -1,21 +1,14 @@
 """
-`hvx-plan` and `onnx-to-hvx`: execution plans for the quantized operators and the
-lowering of a quantized model into one Hexagon program.
+`onnx-to-hvx`: the lowering of a quantized model into one Hexagon program, realising
+the choices `select-layouts{target=dsp}` recorded: each product runs in its recorded
+implementation, every other operator writes its result in its recorded layout, each
+graph input arrives in its argument's, and each `hvx.relayout` becomes a gather
+kernel. It chooses no layout; an operator without a recorded choice, or one that
+reads a tensor in another layout than it was written in, is an error naming it.
 
-A plan runs an operator in one SIMD layout with its instruction (`col1`/vmpy,
-`col2`/vmpa, `col4`/vrmpy; depthwise uses vmpy in each). Its cost is the cycle
-model's count for the kernel the plan generates (`models/hvx_cycles.py`), so every
-candidate is built, allocated and packed. A layout the weights make inexact (16-bit
-overflow in vmpa) is not a candidate. `hvx-plan` records each operator's candidates as
-`hvx.plans` on its op, for the global selection to come.
-
-`onnx-to-hvx{layout=...}` chooses plans — one layout for the whole graph, or `auto`:
-operator by operator in graph order, the cheapest plan counting the relayout of inputs
-that its producer left in another layout (GCD²'s local choice, the stand-in until the
-global selection lands) — then replaces the module with the program: one buffer per
-tensor (`hvx.buffer`, the model inputs `.incbin`'d, outputs written by `_start`), one
-`hvx.func` kernel per operator and relayout, and `_start`. Registers stay virtual
-(`hvx-regalloc` comes next).
+The module is replaced by the program: one buffer per tensor (`hvx.buffer`, the model
+inputs `.incbin`'d, outputs written by `_start`), one `hvx.func` kernel per operator
+and relayout, and `_start`. Registers stay virtual (`hvx-regalloc` comes next).
 """
 
 from __future__ import annotations
@@ -35,14 +28,13 @@ from xdsl.dialects.builtin import (
     f64,
 )
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException
 
-from mobile_opt.backends.hexagon.program import Program
-from mobile_opt.dialects.hvx import PlanAttr
-from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS, ImageGeometry, SimdLayout
-from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
-from mobile_opt.transforms.hvx_regalloc import NODE_ATTRIBUTE, allocate_registers
-from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvShape, PlanInfeasible
+from mobile_opt.dialects.hvx import ImplementationAttr, LayoutAttr
+from mobile_opt.dialects.hvx.attributes import IMPLEMENTATION, LAYOUT
+from mobile_opt.dialects.hvx.layouts import ImageGeometry, SimdLayout
+from mobile_opt.dialects.onnx.graph import graph_io_names
+from mobile_opt.transforms.hvx_regalloc import NODE_ATTRIBUTE
+from mobile_opt.transforms.onnx_to_hvx.conv import KernelInfeasible
 from mobile_opt.transforms.onnx_to_hvx.eltwise import (
     TABLE_CORRECTIONS,
     AddQuant,
@@ -55,7 +47,9 @@ from mobile_opt.transforms.onnx_to_hvx.eltwise import (
     gather_table,
     reference_add_table,
 )
+from mobile_opt.transforms.onnx_to_hvx.geometry import GraphGeometry
 from mobile_opt.transforms.onnx_to_hvx.pool import max_pool_kernel
+from mobile_opt.transforms.onnx_to_hvx.program import Program
 from mobile_opt.transforms.onnx_to_hvx.quant_graph import (
     QAdd,
     QConv,
@@ -64,22 +58,10 @@ from mobile_opt.transforms.onnx_to_hvx.quant_graph import (
     QRelayout,
     QReshape,
     QTensor,
-    QuantGraph,
     QuantGraphError,
+    find_function,
     read_quant_graph,
 )
-from mobile_opt.transforms.onnx_to_hvx.requant import RequantError, make_requantizer
-
-LAYOUT_CHOICES = ("auto", "col1", "col2", "col4")
-
-
-@dataclass
-class Plan:
-    layout: SimdLayout
-    instruction: str
-    cost: KernelCost
-    config: tuple[int, bool, int, bool]
-    """The generator's configuration that fits the registers (`ConvKernelGenerator.config`)."""
 
 
 def _symbol(text: str) -> str:
@@ -97,24 +79,16 @@ class Placement:
 
 
 @dataclass
-class Lowering:
-    graph: QuantGraph
-    layout_policy: str
+class Lowering(GraphGeometry):
     program: Program = field(default_factory=Program)
-    halo: dict[QTensor, tuple[int, int]] = field(default_factory=dict)
     layouts: dict[QTensor, SimdLayout] = field(default_factory=dict)
-    placements: dict[tuple[QTensor, SimdLayout], Placement] = field(default_factory=dict)
-    plans: dict[QNode, list[Plan]] = field(default_factory=dict)
+    """The layout each tensor is written in, as recorded."""
+    placements: dict[QTensor, Placement] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)
-    flat: set[QTensor] = field(default_factory=set)
     zero_filled: set[QTensor] = field(default_factory=set)
     """Tensors whose halo and padding lanes hold 0, not their zero point (max pool inputs)."""
     pool_copies: dict[QMaxPool, QTensor] = field(default_factory=dict)
     """Max pools that read a zero-filled copy of their input."""
-    infeasible: dict[tuple[QNode, SimdLayout], str] = field(default_factory=dict)
-    """Why an operator has no plan in a layout."""
-
-    # ------------------------------------------------------------------ geometry
 
     def fresh(self, base: str) -> str:
         name, n = _symbol(base), 1
@@ -122,56 +96,6 @@ class Lowering:
             name, n = f"{_symbol(base)}_{n}", n + 1
         self.names.add(name)
         return name
-
-    def compute_halos(self) -> None:
-        for node in self.graph.nodes:
-            if isinstance(node, QConv | QMaxPool):
-                top, below, left, right = node.shape.input_reach()
-                lines = max(top, below)
-                panels = 1 if max(left, right) > 0 else 0
-                old = self.halo.get(node.x, (0, 0))
-                self.halo[node.x] = (max(old[0], lines), max(old[1], panels))
-        # the operands and result of an Add run over whole buffers: one geometry for all
-        changed = True
-        while changed:
-            changed = False
-            for node in self.graph.nodes:
-                if isinstance(node, QAdd):
-                    group = (node.a, node.b, node.y)
-                    merged = (max(self.halo.get(t, (0, 0))[0] for t in group),
-                              max(self.halo.get(t, (0, 0))[1] for t in group))
-                    for t in group:
-                        if self.halo.get(t, (0, 0)) != merged:
-                            self.halo[t] = merged
-                            changed = True
-
-    def compute_flat(self) -> None:
-        """
-        Tensors stored as one line of H·W pixels instead of H lines padded to panels:
-        those only 1×1 stride-1 convolutions (which then run as matrix products), Adds
-        and the program's edges touch, consistently along each such chain.
-        """
-        nodes = self.graph.nodes
-        flat = {t: len(t.shape) == 4 and self.halo.get(t, (0, 0)) == (0, 0)
-                for n in nodes for t in _tensors(n)}
-        for node in nodes:
-            if isinstance(node, QConv) and not _pointwise(node):
-                flat[node.x] = flat[node.y] = False  # windows read lines, even without halo
-            elif isinstance(node, QReshape | QRelayout | QMaxPool):
-                flat[node.x] = flat[node.y] = False
-        changed = True
-        while changed:
-            changed = False
-            for node in nodes:
-                group = (node.x, node.y) if isinstance(node, QConv) else (
-                    (node.a, node.b, node.y) if isinstance(node, QAdd) else ())
-                if isinstance(node, QConv) and not _pointwise(node):
-                    group = ()
-                if group and not all(flat[t] for t in group) and any(flat[t] for t in group):
-                    for t in group:
-                        flat[t] = False
-                    changed = True
-        self.flat = {t for t, f in flat.items() if f}
 
     def compute_fills(self) -> None:
         """
@@ -199,151 +123,54 @@ class Lowering:
                 self.zero_filled.add(copy)
                 self.pool_copies[node] = copy
 
-    def geometry(self, tensor: QTensor, layout: SimdLayout) -> ImageGeometry:
-        c, h, w = tensor.image
-        if tensor in self.flat:
-            return ImageGeometry(layout, c, 1, h * w)
-        lines, panels = self.halo.get(tensor, (0, 0))
-        return ImageGeometry(layout, c, h, w, lines, panels)
+    def placement(self, tensor: QTensor) -> Placement:
+        """The tensor's buffer, in the layout it is written in."""
+        if tensor not in self.placements:
+            self.placements[tensor] = Placement(
+                self.fresh(tensor.name), self.geometry(tensor, self.layouts[tensor]))
+        return self.placements[tensor]
 
-    def conv_shape(self, node: QConv):
-        """The convolution as the kernel sees it: a flat 1×1 one is a matrix product."""
-        if node.x in self.flat and _pointwise(node):
-            shape = node.shape
-            return ConvShape(shape.channels, 1, shape.height * shape.width, shape.out_channels)
-        return node.shape
+    # ------------------------------------------------------------------ recorded choices
 
-    def placement(self, tensor: QTensor, layout: SimdLayout) -> Placement:
-        key = (tensor, layout)
-        if key not in self.placements:
-            suffix = "" if not any(k[0] is tensor for k in self.placements) else f"_{layout}"
-            symbol = self.fresh(tensor.name + suffix)
-            self.placements[key] = Placement(symbol, self.geometry(tensor, layout))
-        return self.placements[key]
-
-    # ------------------------------------------------------------------ plans
-
-    def conv_generator(self, node: QConv, layout: SimdLayout, name: str = "plan",
-                       symbols=("x", "y", "w")) -> ConvKernelGenerator:
-        try:
-            requant = make_requantizer(float(node.scale), node.y.zero_point, *node.clamp)
-        except RequantError as e:
-            raise QuantGraphError(f"{node.label}: {e}") from None
-        return ConvKernelGenerator(
-            name, self.conv_shape(node), layout, node.weights, node.folded_bias(), requant,
-            self.geometry(node.x, layout), self.geometry(node.y, layout), *symbols,
-        )
-
-    def conv_plans(self, node: QConv) -> list[Plan]:
-        if node in self.plans:
-            return self.plans[node]
-        plans, reasons = [], []
-        for layout in self.candidate_layouts():
-            generator = self.conv_generator(node, layout)
-            try:
-                generated = generator.generate(allocated=True)
-            except PlanInfeasible as e:
-                reasons.append(f"{layout}: {e}")
-                self.infeasible[(node, layout)] = str(e)
-                continue
-            plans.append(Plan(layout, generated.instruction, kernel_cost(generated.func),
-                              generator.config))
-        if not plans and self.layout_policy == "auto":
-            raise QuantGraphError(f"{node.label}: no SIMD layout can run it ({'; '.join(reasons)})")
-        self.plans[node] = plans
-        return plans
-
-    def candidate_layouts(self) -> tuple[SimdLayout, ...]:
-        """The layouts plans are made for: all three, or the forced one (and those that
-        relayouts in the graph start from)."""
-        if self.layout_policy == "auto":
-            return MATRIX_LAYOUTS
-        wanted = {SimdLayout(self.layout_policy)}
-        wanted |= {n.source for n in self.graph.nodes if isinstance(n, QRelayout)}
-        return tuple(layout for layout in MATRIX_LAYOUTS if layout in wanted)
-
-    def relayout_cost(self, tensor: QTensor, source: SimdLayout, target: SimdLayout) -> int:
-        if source == target:
-            return 0
-        count = int(np.prod(tensor.image))
-        kernel = gather_kernel("cost", "a", "b", "t", count)
-        allocate_registers(kernel)
-        return kernel_cost(kernel).packets
-
-    # ------------------------------------------------------------------ selection
-
-    def choose_layouts(self) -> dict[QNode, SimdLayout]:
-        chosen: dict[QNode, SimdLayout] = {}
-        forced = None if self.layout_policy == "auto" else SimdLayout(self.layout_policy)
-        # a relayout placed in the graph fixes the layout its input is produced in
-        required = {n.x: n.source for n in self.graph.nodes if isinstance(n, QRelayout)}
-        for node in self.graph.nodes:
+    def read_layouts(self, function: func.FuncOp) -> None:
+        """
+        The layout each tensor is written in, as recorded: a graph input's on its
+        argument; a product's result in its implementation's, a relayout's in its target,
+        any other result in its op's `hvx.layout`, except that the reshape into rows in
+        front of a pool's product writes in the product's layout.
+        """
+        names = graph_io_names(function)[0]
+        for name, tensor, _ in self.graph.inputs:
+            attrs = function.arg_attrs.data[names.index(name)].data if function.arg_attrs else {}
+            layout = attrs.get(LAYOUT)
+            if not isinstance(layout, LayoutAttr):
+                raise QuantGraphError(f"graph input '{name}': {_unrecorded('layout')}")
+            self.layouts[tensor] = layout.data
+        layouts: dict[QNode, SimdLayout] = {}
+        nodes = self.graph.nodes
+        for node in nodes:
             if isinstance(node, QConv):
-                plans = self.conv_plans(node)
-                if node.y in required:
-                    plans = [p for p in plans if p.layout is required[node.y]]
-                    if not plans:
-                        raise QuantGraphError(
-                            f"{node.label}: cannot produce {required[node.y]} for its relayout")
-                    best = plans[0]
-                elif forced is not None:
-                    match = [p for p in plans if p.layout is forced]
-                    if not match:
-                        raise QuantGraphError(
-                            f"{node.label}: cannot run in layout {forced} "
-                            f"({self.infeasible.get((node, forced), 'no plan')})")
-                    best = match[0]
-                else:
-                    source = self.layouts.get(node.x)
-                    best = min(plans, key=lambda p: p.cost.cycles + (
-                        0 if source is None else self.relayout_cost(node.x, source, p.layout)))
-                chosen[node] = best.layout
-                self.layouts.setdefault(node.x, best.layout)
-                self.layouts[node.y] = best.layout
+                layouts[node] = implementation(node).layout.data
             elif isinstance(node, QRelayout):
-                if self.layouts.setdefault(node.x, node.source) != node.source:
-                    raise QuantGraphError(
-                        f"{node.label}: its input is in {self.layouts[node.x]}, not {node.source}")
-                chosen[node] = node.target
-                self.layouts[node.y] = node.target
-            elif isinstance(node, QMaxPool):  # a pool runs in its input's layout
-                layout = self.layouts.get(node.x) or forced or SimdLayout.COL4
-                chosen[node] = layout
-                self.layouts.setdefault(node.x, layout)
-                self.layouts[node.y] = layout
-            elif isinstance(node, QAdd):
-                layout = self.layouts.get(node.a) or self.layouts.get(node.b) or forced \
-                    or SimdLayout.COL4
-                chosen[node] = layout
-                self.layouts.setdefault(node.a, layout)
-                self.layouts.setdefault(node.b, layout)
-                self.layouts[node.y] = layout
+                layouts[node] = node.target
             else:
-                layout = self.layouts.get(node.x) or forced or SimdLayout.COL4
-                consumers = self.graph.consumers(node.y)
-                target = layout
-                if consumers and isinstance(consumers[0], QConv):
-                    # a reshape gathers bytes anyway: write them in the consumer's layout
-                    plans = self.conv_plans(consumers[0])
-                    target = forced or min(plans, key=lambda p: p.cost.cycles).layout
-                chosen[node] = target
-                self.layouts.setdefault(node.x, layout)
-                self.layouts[node.y] = target
-        return chosen
+                layouts[node] = _recorded(node, LAYOUT, LayoutAttr).data
+        for reshape, product in zip(nodes, nodes[1:]):
+            if isinstance(reshape, QReshape) and isinstance(product, QConv) and \
+                    product.op is reshape.op:
+                layouts[reshape] = layouts[product]
+        for node in nodes:
+            self.layouts[node.y] = layouts[node]
 
     # ------------------------------------------------------------------ emission
 
-    def stored(self, tensor: QTensor, layout: SimdLayout) -> Placement:
-        """The tensor in `layout`, adding a relayout kernel if it lives in another."""
-        home = self.layouts[tensor]
-        if home == layout:
-            return self.placement(tensor, layout)
-        source = self.placement(tensor, home)
-        if (tensor, layout) not in self.placements:
-            target = self.placement(tensor, layout)
-            self.storage(target, tensor)
-            self.gather(f"relayout_{target.symbol}", source, target)
-        return self.placements[(tensor, layout)]
+    def stored(self, tensor: QTensor, layout: SimdLayout, reader: QNode) -> Placement:
+        """Where `reader` reads `tensor` in `layout`: where it was written in it."""
+        if self.layouts[tensor] != layout:
+            raise QuantGraphError(
+                f"{reader.label}: reads {tensor.name} in {layout}, but it is written in "
+                f"{self.layouts[tensor]} and no hvx.relayout moves it (run select-layouts)")
+        return self.placement(tensor)
 
     def storage(self, place: Placement, tensor: QTensor) -> None:
         fill = 0 if tensor in self.zero_filled else tensor.zero_point
@@ -358,42 +185,58 @@ class Lowering:
             gather_kernel(self.fresh(name), source.symbol, target.symbol, table_symbol, len(table))
         )
 
-    def emit(self) -> Program:
-        self.compute_halos()
-        self.compute_flat()
+    def emit(self, function: func.FuncOp) -> Program:
         self.compute_fills()
-        chosen = self.choose_layouts()
+        self.read_layouts(function)
         for name, tensor, _ in self.graph.inputs:
-            place = self.placement(tensor, self.layouts.get(tensor, SimdLayout.COL4))
+            place = self.placement(tensor)
             self.program.input(place.symbol, place.geometry.size)
-        for index, node in enumerate(self.graph.nodes):
-            layout = chosen[node]
-            kernel_name = self.fresh(f"k{index}_{_node_name(node.label)}")
+        index = 0  # operators are numbered; relayouts are named after what they move
+        for node in self.graph.nodes:
             first_kernel = len(self.program.kernels)
-            self.emit_node(node, layout, kernel_name)
+            if isinstance(node, QRelayout):
+                self.emit_relayout(node)
+            else:
+                kernel_name = self.fresh(f"k{index}_{_node_name(node.label)}")
+                self.emit_node(node, self.layouts[node.y], kernel_name)
+                index += 1
             for kernel in self.program.kernels[first_kernel:]:
                 kernel.attributes[NODE_ATTRIBUTE] = StringAttr(node.label)
         for name, tensor, _ in self.graph.outputs:
-            place = self.placement(tensor, self.layouts[tensor])
+            place = self.placement(tensor)
             self.program.output(place.symbol, place.geometry.size)
         return self.program
 
+    def emit_relayout(self, node: QRelayout) -> None:
+        """A gather kernel from the input's placement to the result's."""
+        x = self.stored(node.x, node.source, node)
+        y = self.placement(node.y)
+        self.storage(y, node.y)
+        self.gather(f"relayout_{y.symbol}", x, y)
+
     def emit_node(self, node: QNode, layout: SimdLayout, kernel_name: str) -> None:
-        """The kernels of one operator (and the relayouts its inputs need)."""
+        """The kernels of one operator, which writes its result in `layout`."""
         if isinstance(node, QConv):
-            x = self.stored(node.x, layout)
-            y = self.placement(node.y, layout)
+            x = self.stored(node.x, layout, node)
+            y = self.placement(node.y)
             self.storage(y, node.y)
             weights = self.fresh(f"{kernel_name}_weights")
-            chosen_plan = next(p for p in self.conv_plans(node) if p.layout is layout)
-            plan = self.conv_generator(
-                node, layout, kernel_name, (x.symbol, y.symbol, weights)
-            ).generate_as(chosen_plan.config)
-            self.program.data(weights, plan.weights)
-            self.program.kernels.append(plan.func)
+            generator = self.conv_generator(node, layout, kernel_name,
+                                            (x.symbol, y.symbol, weights))
+            try:
+                kernel = generator.generate()
+            except KernelInfeasible as e:
+                raise QuantGraphError(f"{node.label}: cannot run in layout {layout} ({e})") \
+                    from None
+            recorded = implementation(node).instruction.data
+            if kernel.instruction != recorded:
+                raise QuantGraphError(f"{node.label}: runs {kernel.instruction} in layout "
+                                      f"{layout}, not the recorded {recorded}")
+            self.program.data(weights, kernel.weights)
+            self.program.kernels.append(kernel.func)
         elif isinstance(node, QAdd):
-            a, b = self.stored(node.a, layout), self.stored(node.b, layout)
-            y = self.placement(node.y, layout)
+            a, b = self.stored(node.a, layout, node), self.stored(node.b, layout, node)
+            y = self.placement(node.y)
             self.storage(y, node.y)
             quant = AddQuant(float(node.a.scale), node.a.zero_point, float(node.b.scale),
                              node.b.zero_point, float(node.y.scale), node.y.zero_point,
@@ -412,25 +255,21 @@ class Lowering:
                 self.fresh(f"{kernel_name}_index"), size, a.symbol, b.symbol, pairs, lanes))
             self.program.kernels.append(gather_kernel(kernel_name, table, y.symbol, pairs, size))
         elif isinstance(node, QMaxPool):
-            x = self.stored(node.x, layout)
+            x = self.stored(node.x, layout, node)
             if node in self.pool_copies:
                 copy = self.pool_copies[node]
                 self.layouts[copy] = layout
-                target = self.placement(copy, layout)
+                target = self.placement(copy)
                 self.storage(target, copy)
                 self.gather(f"{kernel_name}_input", x, target)
                 x = target
-            y = self.placement(node.y, layout)
+            y = self.placement(node.y)
             self.storage(y, node.y)
             self.program.kernels.append(max_pool_kernel(
                 kernel_name, node.shape, x.geometry, y.geometry, x.symbol, y.symbol))
-        elif isinstance(node, QRelayout):
-            y = self.placement(node.y, layout)
-            self.storage(y, node.y)
-            self.gather(kernel_name, self.placement(node.x, node.source), y)
-        else:
-            x = self.stored(node.x, self.layouts[node.x])
-            y = self.placement(node.y, layout)
+        else:  # a reshape reads its input where it is
+            x = self.placement(node.x)
+            y = self.placement(node.y)
             self.storage(y, node.y)
             # NCHW element e of x is element e of y
             table = self.fresh(f"{kernel_name}_table")
@@ -440,16 +279,21 @@ class Lowering:
                 kernel_name, x.symbol, y.symbol, table, int(np.prod(node.x.image))))
 
 
-def _pointwise(node: QConv) -> bool:
-    s = node.shape
-    return s.kernel == (1, 1) and s.stride == (1, 1) and s.pads == (0, 0) and not s.depthwise
+def implementation(node: QConv) -> ImplementationAttr:
+    """The implementation recorded for a product."""
+    return _recorded(node, IMPLEMENTATION, ImplementationAttr)
 
 
-def _tensors(node: QNode) -> tuple[QTensor, ...]:
-    """The activations a node reads and writes."""
-    if isinstance(node, QAdd):
-        return node.a, node.b, node.y
-    return node.x, node.y
+def _recorded(node: QNode, key: str, kind: type):
+    value = node.op.attributes.get(key)
+    if not isinstance(value, kind):
+        what = "implementation" if key == IMPLEMENTATION else "layout"
+        raise QuantGraphError(f"{node.label}: {_unrecorded(what)}")
+    return value
+
+
+def _unrecorded(what: str) -> str:
+    return f"no {what} recorded (run select-layouts{{target=dsp}} first)"
 
 
 def _node_name(label: str) -> str:
@@ -467,63 +311,22 @@ def _nchw_order(geometry: ImageGeometry, tensor: QTensor) -> np.ndarray:
     return offsets[:, 0, :].T.ravel()
 
 
-def lower_graph(graph: QuantGraph, layout: str = "auto") -> tuple[Program, Lowering]:
-    lowering = Lowering(graph, layout)
-    return lowering.emit(), lowering
-
-
-def find_function(module: ModuleOp, name: str) -> func.FuncOp:
-    for op in module.walk():
-        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
-            return op
-    raise DiagnosticException(f"no function @{name} to lower")
-
-
-def _check_layout(layout: str) -> None:
-    if layout not in LAYOUT_CHOICES:
-        raise DiagnosticException(
-            f"onnx-to-hvx: layout must be one of {', '.join(LAYOUT_CHOICES)}, not '{layout}'"
-        )
-
-
-@dataclass(frozen=True)
-class HvxPlanPass(ModulePass):
-    """`hvx-plan`: attach each quantized operator's execution plans as `hvx.plans`."""
-
-    name = "hvx-plan"
-    function: str = "main_graph"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        graph = read_quant_graph(find_function(op, self.function))
-        lowering = Lowering(graph, "auto")
-        lowering.compute_halos()
-        lowering.compute_flat()
-        lowering.compute_fills()
-        for node in graph.nodes:
-            if isinstance(node, QConv):
-                plans = lowering.conv_plans(node)
-                node.op.attributes["hvx.plans"] = ArrayAttr(
-                    [PlanAttr(p.layout, p.instruction, p.cost.packets, p.cost.cycles) for p in plans]
-                )
-
-
 @dataclass(frozen=True)
 class OnnxToHvxPass(ModulePass):
-    """`onnx-to-hvx{layout=auto|col1|col2|col4}`: the quantized model as a Hexagon program."""
+    """`onnx-to-hvx`: the quantized model as a Hexagon program, as `select-layouts` chose."""
 
     name = "onnx-to-hvx"
-    layout: str = "auto"
     function: str = "main_graph"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        _check_layout(self.layout)
-        graph = read_quant_graph(find_function(op, self.function))
-        program, lowering = lower_graph(graph, self.layout)
-        module = program.module()
+        function = find_function(op, self.function)
+        graph = read_quant_graph(function)
+        lowering = Lowering(graph)
+        module = lowering.emit(function).module()
         io = []
         for role, entries in (("input", graph.inputs), ("output", graph.outputs)):
             for name, tensor, host in entries:
-                place = lowering.placement(tensor, lowering.layouts[tensor])
+                place = lowering.placement(tensor)
                 io.append(io_attribute(role, name, tensor, place, host))
         for existing in list(op.body.block.ops):
             existing.detach()
@@ -534,7 +337,9 @@ class OnnxToHvxPass(ModulePass):
         op.attributes["hvx.io"] = ArrayAttr(io)
 
 
-def io_attribute(role: str, name: str, tensor: QTensor, place: Placement, host: bool) -> DictionaryAttr:
+def io_attribute(
+    role: str, name: str, tensor: QTensor, place: Placement, host: bool
+) -> DictionaryAttr:
     geo = place.geometry
     return DictionaryAttr({
         "role": StringAttr(role),

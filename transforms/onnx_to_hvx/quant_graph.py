@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerType, Signedness, TensorType
+from xdsl.dialects.builtin import IntegerType, ModuleOp, Signedness, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -137,8 +137,8 @@ class QMaxPool:
 
 @dataclass(eq=False)
 class QRelayout:
-    """`hvx.relayout`: the tensor moved from one SIMD layout to another (a later global
-    layout selection places these; the lowering honours them)."""
+    """`hvx.relayout`: the tensor moved from one SIMD layout to another (`select-layouts`
+    places these where a reader wants another layout than its producer wrote)."""
 
     label: str
     op: Operation
@@ -158,6 +158,8 @@ class QuantGraph:
     outputs: list[tuple[str, QTensor, bool]] = field(default_factory=list)
     """(graph output name, tensor, whether the host dequantizes it)."""
     nodes: list[QNode] = field(default_factory=list)
+    values: dict[SSAValue, QTensor] = field(default_factory=dict)
+    """The 8-bit SSA values, each the tensor it holds (the defining value first)."""
 
     def consumers(self, tensor: QTensor) -> list[QNode]:
         result = []
@@ -196,8 +198,7 @@ class _Reader:
     def __init__(self, function: func.FuncOp):
         self.function = function
         self.graph = QuantGraph()
-        self.tensors: dict[SSAValue, QTensor] = {}
-        """8-bit SSA value → its tensor."""
+        self.tensors = self.graph.values
         self.dequantized: dict[SSAValue, QTensor] = {}
         """Float SSA value that is DequantizeLinear of an 8-bit activation → the tensor."""
         self.handled: set[Operation] = set()
@@ -219,7 +220,9 @@ class _Reader:
             self.graph.inputs.append((self.input_name(value), qt, False))
         return qt
 
-    def operand_tensor(self, value: SSAValue, scale: SSAValue, zero: SSAValue, label: str) -> QTensor:
+    def operand_tensor(
+        self, value: SSAValue, scale: SSAValue, zero: SSAValue, label: str
+    ) -> QTensor:
         """An 8-bit operand or result of a QLinear op, with its constant parameters."""
         return self.tensor(value, _scalar(scale, "the scale", label),
                            _scalar(zero, "the zero point", label), label)
@@ -287,7 +290,8 @@ class _Reader:
             self.handled.add(user)
             uses = list(user.results[0].uses)
             if len(uses) != 1:
-                raise QuantGraphError(f"{node_label(user)}: its result must feed one QuantizeLinear")
+                raise QuantGraphError(
+                    f"{node_label(user)}: its result must feed one QuantizeLinear")
             user = uses[0].operation
         if user.name != "onnx.QuantizeLinear":
             raise QuantGraphError(f"{label}: its float result must be quantized (QDQ form)")
@@ -362,7 +366,8 @@ class _Reader:
                 t = self.dequantized[source]
                 scale = _scalar(op.y_scale, "the scale", label)
                 zero = _scalar(op.y_zero_point, "the zero point", label)
-                if np.float32(scale) == t.scale and int(zero) + (128 if t.signed else 0) == t.zero_point:
+                internal_zero = int(zero) + (128 if t.signed else 0)
+                if np.float32(scale) == t.scale and internal_zero == t.zero_point:
                     self.tensors[op.y] = t
                     return
             raise QuantGraphError(f"{label}: QuantizeLinear of a float value the DSP does not make")
@@ -462,7 +467,8 @@ class _Reader:
         if (shape.out_height, shape.out_width) != tuple(y.shape[2:]):
             raise QuantGraphError(f"{label}: asymmetric padding is not supported on the DSP")
         if shape.stride[1] > 2:
-            raise QuantGraphError(f"{label}: horizontal stride {shape.stride[1]} (the DSP takes 1 or 2)")
+            raise QuantGraphError(
+                f"{label}: horizontal stride {shape.stride[1]} (the DSP takes 1 or 2)")
         bias = np.zeros(n, np.int64) if bias is None else bias
         self.graph.nodes.append(QConv(label, op, x, y, shape, w, bias, w_scale, clamp))
 
@@ -591,3 +597,10 @@ def read_quant_graph(function: func.FuncOp) -> QuantGraph:
     if not graph.nodes:
         raise QuantGraphError("the model has no quantized operator for the DSP to run")
     return graph
+
+
+def find_function(module: ModuleOp, name: str) -> func.FuncOp:
+    for op in module.walk():
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise DiagnosticException(f"no function @{name} to lower")

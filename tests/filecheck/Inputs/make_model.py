@@ -28,7 +28,8 @@ def _model(nodes, inputs, outputs, initializers=(), opset=21, ir_version=None) -
 
 
 def _arange(name: str, shape, dtype=np.float32) -> onnx.TensorProto:
-    return numpy_helper.from_array(np.arange(np.prod(shape), dtype=dtype).reshape(shape) / 100, name)
+    values = np.arange(np.prod(shape), dtype=dtype).reshape(shape) / 100
+    return numpy_helper.from_array(values, name)
 
 
 def conv(batch="1") -> onnx.ModelProto:
@@ -181,6 +182,8 @@ def _quantized_builders() -> dict:
         "qdq_gap": lambda: q.pool_model("global", 9, 7, 7, seed=8),
         "qdq_residual_dyadic": lambda: q.residual_block(8, 4),
         "qdq_residual_table": lambda: q.residual_block(8, 4, add_scales=(0.03, 0.03, 0.1)),
+        "qdq_mixed_layouts": lambda: q.mixed_layout_model("qdq"),
+        "qlinear_mixed_layouts": lambda: q.mixed_layout_model("qlinear"),
         "ms_qlinear_add": lambda: q.contrib_model("QLinearAdd"),
         "ms_qlinear_gap": lambda: q.contrib_model("QLinearGlobalAveragePool", signed=True),
         "ms_qgemm": lambda: q.contrib_model("QGemm", (3, 40)),
@@ -222,7 +225,8 @@ def write(kind: str, path: str) -> None:
         }
         builders.update(_folding_builders())
         model = builders[kind]() if kind in builders else _quantized_builders()[kind]()
-        onnx.checker.check_model(model)  # every model is valid ONNX; the importer's limits are tested
+        # every model is valid ONNX; the importer's limits are tested
+        onnx.checker.check_model(model)
         data = model.SerializeToString()
     with open(path, "wb") as f:
         f.write(data)

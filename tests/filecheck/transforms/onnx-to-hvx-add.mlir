@@ -6,7 +6,7 @@
 // gather kernel copies). Both programs assemble.
 
 // RUN: %python %inputs/make_model.py qdq_residual_dyadic %t.dyadic.onnx
-// RUN: mobile-opt %t.dyadic.onnx -p 'onnx-to-hvx{layout=col4}' | filecheck %s --check-prefix=EVEN
+// RUN: mobile-opt %t.dyadic.onnx -p 'select-layouts{target=dsp layout=col4},onnx-to-hvx' | filecheck %s --check-prefix=EVEN
 // EVEN:       hvx.func @k2_add {
 // EVEN:         hvx.vasr_w
 // EVEN-NEXT:    hvx.vasl_w
@@ -17,7 +17,7 @@
 // EVEN:       } {hvx.node = "node 'add' (Add)"}
 
 // RUN: %python %inputs/make_model.py qdq_residual_table %t.table.onnx
-// RUN: mobile-opt %t.table.onnx -p 'onnx-to-hvx{layout=col4}' | filecheck %s --check-prefix=TABLE
+// RUN: mobile-opt %t.table.onnx -p 'select-layouts{target=dsp layout=col4},onnx-to-hvx' | filecheck %s --check-prefix=TABLE
 // TABLE:      hvx.buffer @k2_add_table {size = 67584 : i64
 // TABLE:      hvx.buffer @k2_add_lanes
 // TABLE:      hvx.buffer @k2_add_pairs
@@ -33,7 +33,7 @@
 // TABLE:        hvx.memub_load_rr {{.*}} {region = "k2_add_table"}
 // TABLE:      } {hvx.node = "node 'add' (Add)"}
 
-// RUN: mobile-opt %t.table.onnx -p 'onnx-to-hvx{layout=col1}' -o %t.table.mlir
+// RUN: mobile-opt %t.table.onnx -p 'select-layouts{target=dsp layout=col1},onnx-to-hvx' -o %t.table.mlir
 // RUN: %python %inputs/hvx_input_files.py %t.table.mlir %t.build
 // RUN: mobile-opt %t.table.mlir -p hvx-regalloc -t hexagon-asm -o %t.build/program.s
 // RUN: cd %t.build && llvm-mc-19 -arch=hexagon -mcpu=hexagonv66 -mhvx -mattr=+hvx-length128b -filetype=obj program.s -o program.o

@@ -3,8 +3,8 @@
 // pool a depthwise convolution with unit weights. Every program assembles.
 
 // RUN: %python %inputs/make_model.py qdq_maxpool %t.max.onnx
-// RUN: mobile-opt %t.max.onnx -p 'onnx-to-hvx{layout=col4}' | filecheck %s --check-prefix=MAX
-// RUN: mobile-opt %t.max.onnx -p 'onnx-to-hvx{layout=col1}' -o %t.max.mlir
+// RUN: mobile-opt %t.max.onnx -p 'select-layouts{target=dsp layout=col4},onnx-to-hvx' | filecheck %s --check-prefix=MAX
+// RUN: mobile-opt %t.max.onnx -p 'select-layouts{target=dsp layout=col1},onnx-to-hvx' -o %t.max.mlir
 // RUN: %python %inputs/hvx_input_files.py %t.max.mlir %t.max.build
 // RUN: mobile-opt %t.max.mlir -p hvx-regalloc -t hexagon-asm -o %t.max.build/program.s
 // RUN: cd %t.max.build && llvm-mc-19 -arch=hexagon -mcpu=hexagonv66 -mhvx -mattr=+hvx-length128b -filetype=obj program.s -o program.o
@@ -31,7 +31,7 @@
 // MAX:        {hvx.output = [30 : i64, 5 : i64], hvx.node = "node 'pool' (MaxPool)"}
 
 // RUN: %python %inputs/make_model.py qdq_gap %t.gap.onnx
-// RUN: mobile-opt %t.gap.onnx -p 'onnx-to-hvx{layout=col4}' | filecheck %s --check-prefix=GAP
+// RUN: mobile-opt %t.gap.onnx -p 'select-layouts{target=dsp layout=col4},onnx-to-hvx' | filecheck %s --check-prefix=GAP
 // GAP:        hvx.buffer @x_rows
 // GAP:        hvx.buffer @y_column
 // GAP:        hvx.call @k0_pool
@@ -46,7 +46,7 @@
 // GAP:        hvx.func @k2_pool {
 
 // RUN: %python %inputs/make_model.py qdq_avgpool %t.avg.onnx
-// RUN: mobile-opt %t.avg.onnx -p 'onnx-to-hvx{layout=col2}' | filecheck %s --check-prefix=AVG
+// RUN: mobile-opt %t.avg.onnx -p 'select-layouts{target=dsp layout=col2},onnx-to-hvx' | filecheck %s --check-prefix=AVG
 // AVG:        hvx.func @k0_pool {
 // AVG:          hvx.vmpy
 // AVG:          hvx.vadd_widen_acc

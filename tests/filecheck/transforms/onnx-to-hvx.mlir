@@ -1,8 +1,8 @@
 // RUN: %python %inputs/make_model.py qdq_conv %t.onnx
-// RUN: mobile-opt %t.onnx -p 'onnx-to-hvx{layout=col4}' | filecheck %s
-// RUN: mobile-opt %t.onnx -p 'onnx-to-hvx{layout=col1}' | filecheck %s --check-prefix=COL1
+// RUN: mobile-opt %t.onnx -p 'select-layouts{target=dsp layout=col4},onnx-to-hvx' | filecheck %s
+// RUN: mobile-opt %t.onnx -p 'select-layouts{target=dsp layout=col1},onnx-to-hvx' | filecheck %s --check-prefix=COL1
 // The program assembles: lower, allocate, print, llvm-mc.
-// RUN: mobile-opt %t.onnx -p 'onnx-to-hvx{layout=col2}' -o %t.lowered.mlir
+// RUN: mobile-opt %t.onnx -p 'select-layouts{target=dsp layout=col2},onnx-to-hvx' -o %t.lowered.mlir
 // RUN: %python %inputs/hvx_input_files.py %t.lowered.mlir %t.build
 // RUN: mobile-opt %t.lowered.mlir -p hvx-regalloc -t hexagon-asm -o %t.build/program.s
 // RUN: cd %t.build && llvm-mc-19 -arch=hexagon -mcpu=hexagonv66 -mhvx -mattr=+hvx-length128b -filetype=obj program.s -o program.o

@@ -978,11 +978,27 @@ func.func @f(%t: tensor<4x4xui8>) {
 
 // -----
 
-func.func @f() attributes {p = #hvx.plan<col4, vrmpy, 10 packets, 5 cycles>} {
+func.func @f() attributes {p = #hvx.implementation<col4, vrmpy, 10 packets, 5 cycles>} {
   func.return
 }
 
-// CHECK: hvx.plan: needs 0 <= packets <= cycles
+// CHECK: hvx.implementation: needs 0 <= packets <= cycles
+
+// -----
+
+func.func @f() attributes {p = #hvx.implementation<col3, vrmpy, 10 packets, 20 cycles>} {
+  func.return
+}
+
+// CHECK: Expected `row`, `col1`, `col2`, or `col4`.
+
+// -----
+
+func.func @f() attributes {p = #hvx.implementation<col4, vrmpy, 10 packets>} {
+  func.return
+}
+
+// CHECK: Expected ','
 
 // -----
 

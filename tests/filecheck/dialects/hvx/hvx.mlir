@@ -97,7 +97,7 @@ hvx.func @every_instruction {
   hvx.call @every_instruction
 }
 
-func.func @layouts(%t: tensor<1x8x4x4xui8>) -> tensor<1x8x4x4xui8> attributes {hvx.plans = [#hvx.plan<col4, vrmpy, 120 packets, 150 cycles>, #hvx.plan<col1, vmpy, 300 packets, 320 cycles>]} {
+func.func @layouts(%t: tensor<1x8x4x4xui8> {hvx.layout = #hvx.layout<col1>}) -> tensor<1x8x4x4xui8> attributes {hvx.implementations = [#hvx.implementation<col4, vrmpy, 120 packets, 150 cycles>, #hvx.implementation<col1, vmpy, 300 packets, 320 cycles>], hvx.implementation = #hvx.implementation<col4, vrmpy, 120 packets, 150 cycles>} {
   %a = hvx.relayout %t from <col1> to <col4> : tensor<1x8x4x4xui8> -> tensor<1x8x4x4xui8>
   func.return %a : tensor<1x8x4x4xui8>
 }
@@ -194,7 +194,7 @@ func.func @layouts(%t: tensor<1x8x4x4xui8>) -> tensor<1x8x4x4xui8> attributes {h
 // CHECK-NEXT:     } {kind = "loop0", trip = 3 : i64}
 // CHECK-NEXT:     hvx.call @every_instruction
 // CHECK-NEXT:   }
-// CHECK-NEXT:   func.func @layouts(%t: tensor<1x8x4x4xui8>) -> tensor<1x8x4x4xui8> attributes {hvx.plans = [#hvx.plan<col4, vrmpy, 120 packets, 150 cycles>, #hvx.plan<col1, vmpy, 300 packets, 320 cycles>]} {
+// CHECK-NEXT:   func.func @layouts(%t: tensor<1x8x4x4xui8> {hvx.layout = #hvx.layout<col1>}) -> tensor<1x8x4x4xui8> attributes {hvx.implementations = [#hvx.implementation<col4, vrmpy, 120 packets, 150 cycles>, #hvx.implementation<col1, vmpy, 300 packets, 320 cycles>], hvx.implementation = #hvx.implementation<col4, vrmpy, 120 packets, 150 cycles>} {
 // CHECK-NEXT:     %a_1 = hvx.relayout %t from <col1> to <col4> : tensor<1x8x4x4xui8> -> tensor<1x8x4x4xui8>
 // CHECK-NEXT:     func.return %a_1 : tensor<1x8x4x4xui8>
 // CHECK-NEXT:   }

@@ -1,5 +1,7 @@
 """
-A whole Hexagon program around the kernels: buffers, the entry `_start`, and running it.
+A whole Hexagon program around the kernels, as IR: buffers, the entry `_start` and the
+module. Allocating, packing and running it are the pipeline's and the backend's
+(`pipelines.dsp_back_end`, `backends/hexagon/runner.py`).
 
 `_start` fills each activation buffer with its zero point (halo and padding lanes must
 read as the zero point), calls the kernels in order, writes every output buffer to
@@ -11,14 +13,10 @@ from the derived-weight store.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from mobile_opt.backends.hexagon import harness
-from mobile_opt.backends.hexagon.c_printer import kernels_as_c
-from mobile_opt.backends.hexagon.runner import assembly
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.registers import RegType
 from mobile_opt.dialects.weights import save_derived_weight
@@ -55,6 +53,11 @@ def fill_kernel(name: str, buffer: str, size: int, byte: int) -> ops.FuncOp:
 
 @dataclass
 class Program:
+    """
+    Kernels and the buffers they use; `module()` is the program: the buffers, `_start`
+    (which fills, calls each kernel in order and writes `outputs`), the fills and kernels.
+    """
+
     kernels: list[ops.FuncOp] = field(default_factory=list)
     buffers: list[ops.BufferOp] = field(default_factory=list)
     fills: list[tuple[str, int, int]] = field(default_factory=list)
@@ -108,43 +111,3 @@ class Program:
                 kernel.detach()
         buffers = [b.clone() for b in self.buffers]
         return ModuleOp([*buffers, entry, *self._fill_kernels, *kernels])
-
-    def run(
-        self,
-        counting: bool = False,
-        packing: str = "greedy",
-        keep: Path | None = None,
-        kernels_in_c: bool = False,
-    ):
-        """
-        Build and run under QEMU: the output buffers' bytes (and packet counts). The
-        kernels are allocated (and packed, `runner.allocate_and_pack`) in place, or,
-        `kernels_in_c`, printed as C with intrinsics and compiled by clang instead.
-        """
-        asm = assembly(self.module(with_kernels=not kernels_in_c), packing)
-        c_source = None
-        if kernels_in_c:
-            c_source = kernels_as_c(self.kernels, [b.sym_name.data for b in self.buffers])
-        with harness.scratch_folder() as folder:
-            executable = harness.build(asm, Path(folder), c_source)
-            if keep is not None:
-                keep.mkdir(parents=True, exist_ok=True)
-                (keep / "program.s").write_text(asm)
-                if c_source is not None:
-                    (keep / "kernels.c").write_text(c_source)
-                    (keep / "kernels.s").write_text(harness.compile_c_to_assembly(c_source))
-            if counting:
-                execution = harness.run_counting(executable)
-                raw = execution.output
-            else:
-                execution = None
-                raw = harness.run(executable)
-        outputs, offset = {}, 0
-        for name, size in self.outputs:
-            outputs[name] = np.frombuffer(raw[offset : offset + size], np.uint8)
-            offset += size
-        if offset != len(raw):
-            raise harness.ToolchainError(
-                f"the program wrote {len(raw)} bytes, expected {offset}"
-            )
-        return outputs, execution

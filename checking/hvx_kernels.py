@@ -1,17 +1,60 @@
-"""Shared helpers of the DSP-path tests: run one conv/matmul kernel under QEMU."""
+"""
+Hand-built DSP kernels, the data they run on and the numpy results they must give:
+the fixtures the DSP tests and benchmarks share. A quantized conv/matmul case
+(`ConvCase`) and its program in one layout (`conv_program`), GCD²'s element-wise sum
+(`elementwise_sum_program`), and running a program under QEMU after the DSP back end.
+
+`checking` sits beside `pipelines` and does not import it: whatever compiles a program
+here is handed the back end, `pipelines.dsp_back_end`, as `back_end`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from xdsl.context import Context
+from xdsl.passes import ModulePass, PassPipeline
 
-from mobile_opt.backends.hexagon.program import Program
+from mobile_opt.backends.hexagon.c_printer import kernels_as_c
+from mobile_opt.backends.hexagon.harness import Execution
+from mobile_opt.backends.hexagon.printer import PRINTER_PACKINGS
+from mobile_opt.backends.hexagon.runner import run_program
+from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.layouts import ImageGeometry, SimdLayout
 from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
-from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernelGenerator, ConvPlan, ConvShape
 from mobile_opt.reference.qlinear import requantize_accumulators
+from mobile_opt.transforms.onnx_to_hvx.builder import KernelBuilder
+from mobile_opt.transforms.onnx_to_hvx.conv import ConvKernel, ConvKernelGenerator, ConvShape
+from mobile_opt.transforms.onnx_to_hvx.program import Program
 from mobile_opt.transforms.onnx_to_hvx.requant import make_requantizer
+
+BackEnd = Callable[[str], Sequence[ModulePass]]
+"""The passes that allocate and pack a program for a packing: `pipelines.dsp_back_end`."""
+
+
+def compile_and_run(
+    program: Program,
+    packing: str,
+    back_end: BackEnd,
+    counting: bool = False,
+    keep: Path | None = None,
+    kernels_in_c: bool = False,
+) -> tuple[dict[str, np.ndarray], Execution | None]:
+    """
+    Allocate and pack `program` with `back_end(packing)` (in place: its kernels are the
+    module's) and run it: the output buffers' bytes by name, and packet counts if
+    `counting`. `kernels_in_c`: the kernels go to clang as C with intrinsics instead.
+    """
+    module = program.module(with_kernels=not kernels_in_c)
+    PassPipeline(tuple(back_end(packing))).apply(Context(), module)
+    c_source = None
+    if kernels_in_c:
+        c_source = kernels_as_c(program.kernels, [b.sym_name.data for b in program.buffers])
+    printed = packing if packing in PRINTER_PACKINGS else "greedy"
+    return run_program(module, program.outputs, counting, printed, keep, c_source)
 
 
 def conv_reference(x, w, bias, shape: ConvShape, x_zero: int, scale: float, y_zero: int):
@@ -62,7 +105,7 @@ class ConvCase:
     def random(shape: ConvShape, seed: int) -> ConvCase:
         """
         uint8 activations, int8 weights in [-64, 63] (so that every layout, vmpa's 16-bit
-        pair sums included, has an exact plan) and a scale that needs few corrections.
+        pair sums included, has an exact kernel) and a scale that needs few corrections.
         """
         rng = np.random.default_rng(seed)
         x = rng.integers(0, 256, (shape.channels, shape.height, shape.width)).astype(np.uint8)
@@ -83,13 +126,13 @@ class ConvProgram:
     """A conv kernel built in one layout, in a program that runs it on its case's data."""
 
     program: Program
-    plan: ConvPlan
+    kernel: ConvKernel
     out_geo: ImageGeometry
     data_bytes: int
 
 
 def conv_program(layout: SimdLayout, case: ConvCase) -> ConvProgram:
-    """Build the kernel of `case` in `layout` (PlanInfeasible if there is none)."""
+    """Build the kernel of `case` in `layout` (KernelInfeasible if there is none)."""
     shape, w = case.shape, case.w
     folded = np.asarray(case.bias, np.int64) - case.x_zero * w.reshape(w.shape[0], -1).astype(
         np.int64).sum(1)
@@ -101,42 +144,38 @@ def conv_program(layout: SimdLayout, case: ConvCase) -> ConvProgram:
         "conv", shape, layout, w, folded, make_requantizer(case.scale, case.y_zero), in_geo,
         out_geo, "x", "y", "w",
     )
-    plan = generator.generate()
+    kernel = generator.generate()
     program = Program()
     program.data("x", in_geo.pack(case.x, case.x_zero))
-    program.data("w", plan.weights)
+    program.data("w", kernel.weights)
     program.storage("y", out_geo.size, case.y_zero)
     program.output("y", out_geo.size)
-    program.kernels.append(plan.func)
-    return ConvProgram(program, plan, out_geo, in_geo.size + out_geo.size)
+    program.kernels.append(kernel.func)
+    return ConvProgram(program, kernel, out_geo, in_geo.size + out_geo.size)
 
 
 def run_conv_kernel(
-    layout: SimdLayout, shape: ConvShape, x, w, bias, x_zero, scale, y_zero, packing: str = "greedy"
+    layout: SimdLayout, case: ConvCase, back_end: BackEnd, packing: str = "greedy"
 ) -> ConvRun:
-    """Build the kernel of `shape` in `layout` (PlanInfeasible if there is none) and run it."""
-    case = ConvCase(shape, x, w, np.asarray(bias), x_zero, scale, y_zero)
+    """Build the kernel of `case` in `layout` (KernelInfeasible if there is none), run it."""
     built = conv_program(layout, case)
-    outputs, execution = built.program.run(counting=True, packing=packing)
+    outputs, execution = compile_and_run(built.program, packing, back_end, counting=True)
     return ConvRun(
         built.out_geo.unpack(outputs["y"]),
         case.expected(),
         execution.packets["conv"],
-        kernel_cost(built.plan.func),  # the function was allocated in place by the run
-        built.plan.instruction,
+        kernel_cost(built.kernel.func),  # allocated (and packed) in place by the back end
+        built.kernel.instruction,
         built.data_bytes,
     )
 
 
-def elementwise_sum_program(vectors: int, seed: int = 0):
+def elementwise_sum_program(vectors: int, seed: int = 0) -> tuple[Program, np.ndarray]:
     """
     GCD²'s Fig. 5 kernel, `R = A + B + C` on uint8 arrays into int16: per vector, three
     loads, zero-extension to halfwords, two adds per half, two stores. The program
     and the bytes R must hold.
     """
-    from mobile_opt.dialects.hvx import ops
-    from mobile_opt.transforms.onnx_to_hvx.builder import KernelBuilder
-
     rng = np.random.default_rng(seed)
     a, b, c = (rng.integers(0, 256, vectors * 128).astype(np.uint8) for _ in range(3))
     builder = KernelBuilder("sum3")
