@@ -19,9 +19,6 @@ pytest.importorskip("pyopencl")
 ort = pytest.importorskip("onnxruntime")
 
 from xdsl.context import Context  # noqa: E402
-from xdsl.transforms.common_subexpression_elimination import (  # noqa: E402
-    CommonSubexpressionElimination,
-)
 
 from mobile_opt.backends.opencl.devices import choose_device  # noqa: E402
 from mobile_opt import pipelines  # noqa: E402
@@ -47,7 +44,6 @@ from mobile_opt.models.texture_kernels import (  # noqa: E402
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass  # noqa: E402
 from mobile_opt.transforms.select_layouts import SelectLayoutsPass  # noqa: E402
 from mobile_opt.transforms.prune_configs import kernel_of  # noqa: E402
-from mobile_opt.transforms.texture_to_ocl import TextureToOclPass  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -83,16 +79,17 @@ def _run(path, config: TileConfig, feeds, kernel):
     """The node run under `config`, after checking that its launch realises it."""
     module = import_onnx(str(path))
     config.apply(_node(module))
-    ctx = Context()
-    SelectLayoutsPass(target="gpu").apply(ctx, module)
-    OnnxToTexturePass(remarks=False).apply(ctx, module)
+    # the GPU pipeline with its recorded configuration kept, stopped after the lowering
+    device = choose_device("pocl")
+    passes, lowering = pipelines.gpu_pipeline("", device, tile=False)
+    at = passes.index(lowering)
+    pipelines.apply(module, passes[: at + 1])
     (launch,) = [op for op in module.walk() if isinstance(op, ocl.LaunchOp)]
     assert tuple(launch.global_size.get_values()) == kernel.global_size(config)
     local = launch.local_size.get_values() if launch.local_size else None
     assert local == config.group
-    TextureToOclPass().apply(ctx, module)
-    CommonSubexpressionElimination().apply(ctx, module)
-    return next(iter(CompiledModel(module, choose_device("pocl")).run(feeds).outputs.values()))
+    pipelines.apply(module, passes[at + 1 :])
+    return next(iter(CompiledModel(module, device).run(feeds).outputs.values()))
 
 
 def _picked(kernel, space: list[TileConfig]) -> list[TileConfig]:
