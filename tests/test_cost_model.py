@@ -11,8 +11,8 @@ from mobile_opt.models.cost_model import CostModel
 from mobile_opt.models.device_profile import load_profile, texture_constants
 from mobile_opt.models.hvx_cycles import HvxCycleModel, kernel_cost
 from mobile_opt.models.texture_kernels import (
-    TMModel,
     MatMulKernel,
+    TMModel,
     candidates,
     predicted_cost,
     squareness,
