@@ -1,0 +1,237 @@
+"""
+The PBQP solvers of `models/pbqp.py` against brute force on random graphs: chains for the
+dynamic program, series-parallel graphs for the reductions, general graphs for CP-SAT.
+"""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mobile_opt.models.pbqp import (
+    PBQPProblem,
+    add_shared_transform,
+    brute_force,
+    solve_chain,
+    solve_exact,
+    solve_pbqp,
+)
+
+SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def costs(draw, shape):
+    """Small integer costs (ties are likely) with some infeasible entries."""
+    size = int(np.prod(shape))
+    values = draw(st.lists(st.integers(0, 9), min_size=size, max_size=size))
+    infs = draw(st.lists(st.integers(0, 9), min_size=size, max_size=size))
+    out = np.array(values, dtype=float).reshape(shape)
+    out[np.array(infs).reshape(shape) == 0] = math.inf
+    return out
+
+
+def build(draw, ks, pairs):
+    problem = PBQPProblem()
+    for k in ks:
+        problem.add_node(costs(draw, (k,)))
+    for u, v in pairs:
+        problem.add_edge(u, v, costs(draw, (ks[u], ks[v])))
+    return problem
+
+
+@st.composite
+def chains(draw):
+    n = draw(st.integers(1, 8))
+    ks = draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
+    order = draw(st.permutations(range(n)))
+    # Some links twice, in either direction: both are summed.
+    pairs = []
+    for a, b in itertools.pairwise(order):
+        pairs += [(a, b)] * draw(st.integers(1, 2))
+        if draw(st.booleans()):
+            pairs.append((b, a))
+    return build(draw, ks, pairs)
+
+
+def sp_edges(draw, budget):
+    """
+    A two-terminal series-parallel graph as edges over nodes 0 (source), 1 (sink) and
+    fresh nodes 2.., by series and parallel composition; returns (edges, node count).
+    """
+    def compose(s, t, n, depth):
+        kind = draw(st.sampled_from(["edge", "series", "parallel"])) if depth < 4 else "edge"
+        if kind == "edge" or n >= budget:
+            return [(s, t)], n
+        if kind == "series":
+            mid = n
+            left, n = compose(s, mid, n + 1, depth + 1)
+            right, n = compose(mid, t, n, depth + 1)
+            return left + right, n
+        left, n = compose(s, t, n, depth + 1)
+        right, n = compose(s, t, n, depth + 1)
+        return left + right, n
+
+    return compose(0, 1, 2, 0)
+
+
+@st.composite
+def series_parallel(draw):
+    edges, n = sp_edges(draw, draw(st.integers(2, 12)))
+    ks = draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
+    if math.prod(ks) > 1 << 22:
+        ks = [min(k, 3) for k in ks]
+    return build(draw, ks, edges)
+
+
+@st.composite
+def general_graphs(draw, max_nodes=8, max_k=3):
+    n = draw(st.integers(1, max_nodes))
+    ks = draw(st.lists(st.integers(1, max_k), min_size=n, max_size=n))
+    all_pairs = list(itertools.combinations(range(n), 2))
+    pairs = draw(st.lists(st.sampled_from(all_pairs), max_size=3 * n)) if all_pairs else []
+    return build(draw, ks, pairs)
+
+
+def assert_same_cost(solution, expected):
+    assert solution.cost == pytest.approx(expected.cost)
+    assert solution.cost == solution.cost  # not nan
+
+
+@SETTINGS
+@given(chains())
+def test_chain_equals_brute_force(problem):
+    solution = solve_chain(problem)
+    assert solution.optimal
+    assert_same_cost(solution, brute_force(problem))
+    assert solution.cost == problem.cost(solution.selection)
+
+
+@SETTINGS
+@given(series_parallel())
+def test_pbqp_equals_brute_force_on_series_parallel(problem):
+    solution = solve_pbqp(problem)
+    assert solution.optimal
+    assert_same_cost(solution, brute_force(problem))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(general_graphs())
+def test_exact_equals_brute_force(problem):
+    best = brute_force(problem)
+    solution = solve_exact(problem, time_limit=10)
+    assert solution.optimal
+    assert_same_cost(solution, best)
+    assert solution.lower_bound <= best.cost + 1e-9
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(general_graphs(max_nodes=12, max_k=4))
+def test_no_solver_below_exact(problem):
+    exact = solve_exact(problem, time_limit=10)
+    heuristic = solve_pbqp(problem)
+    assert heuristic.cost >= exact.lower_bound - 1e-9
+    if exact.optimal and math.isfinite(exact.cost):
+        assert heuristic.cost >= exact.cost - 1e-6 * max(1.0, abs(exact.cost))
+    if heuristic.optimal:
+        assert heuristic.cost == pytest.approx(exact.cost)
+    try:
+        chain = solve_chain(problem)
+    except ValueError:
+        return
+    assert chain.cost == pytest.approx(exact.cost)
+
+
+def test_pbqp_heuristic_is_not_claimed_optimal():
+    # K4: every node has three neighbours, so RN must run.
+    problem = PBQPProblem()
+    for _ in range(4):
+        problem.add_node([0.0, 0.0])
+    for u, v in itertools.combinations(range(4), 2):
+        problem.add_edge(u, v, [[1.0, 0.0], [0.0, 1.0]])
+    solution = solve_pbqp(problem)
+    assert not solution.optimal
+    assert solution.cost >= brute_force(problem).cost
+
+
+def test_exact_scales_fractional_costs():
+    problem = PBQPProblem()
+    problem.add_node([1.0, 1.0 - 1e-5])
+    problem.add_node([0.3, 0.30001])
+    problem.add_edge(0, 1, [[0.0, 0.0], [0.0, 0.0]])
+    best = brute_force(problem)
+    assert best.selection == (1, 0)
+    assert solve_exact(problem).selection == best.selection
+    # Rounded to whole units the two are tied; the bound still holds, less the slack.
+    coarse = solve_exact(problem, scale=1.0)
+    assert coarse.lower_bound <= best.cost <= coarse.cost
+
+
+def test_chain_rejects_branches_and_cycles():
+    problem = PBQPProblem()
+    for _ in range(4):
+        problem.add_node([0.0])
+    for v in (1, 2, 3):
+        problem.add_edge(0, v, [[0.0]])
+    with pytest.raises(ValueError, match="not a chain: node 0 .* 3 neighbours"):
+        solve_chain(problem)
+    cycle = PBQPProblem()
+    for _ in range(3):
+        cycle.add_node([0.0])
+    for u, v in ((0, 1), (1, 2), (2, 0)):
+        cycle.add_edge(u, v, [[0.0]])
+    with pytest.raises(ValueError, match="cycle"):
+        solve_chain(cycle)
+
+
+def test_edges_between_one_pair_are_summed():
+    problem = PBQPProblem()
+    a = problem.add_node([0.0, 0.0])
+    b = problem.add_node([0.0, 0.0, 0.0])
+    problem.add_edge(a, b, [[1, 2, 3], [4, 5, 6]])
+    problem.add_edge(b, a, [[10, 40], [20, 50], [30, 60]])
+    assert problem.cost((1, 2)) == 66
+    assert problem.matrix(b, a)[2, 1] == 66
+
+
+@st.composite
+def shared_tensors(draw):
+    """A producer, its consumers, and what each option writes and reads."""
+    layouts = draw(st.integers(1, 3))
+    kp = draw(st.integers(1, 3))
+    consumers = draw(st.integers(1, 3))
+    kc = draw(st.lists(st.integers(1, 3), min_size=consumers, max_size=consumers))
+    writes = draw(st.lists(st.integers(0, layouts - 1), min_size=kp, max_size=kp))
+    reads = [draw(st.lists(st.integers(0, layouts - 1), min_size=k, max_size=k)) for k in kc]
+    transform = np.array(
+        [[0 if w == l else draw(st.integers(1, 20)) for l in range(layouts)] for w in writes],
+        dtype=float,
+    )
+    own = [costs(draw, (k,)) for k in [kp, *kc]]
+    return transform, reads, own
+
+
+@SETTINGS
+@given(shared_tensors())
+def test_shared_transform_is_paid_once_per_layout(case):
+    transform, reads, own = case
+    problem = PBQPProblem()
+    producer = problem.add_node(own[0])
+    consumers = [problem.add_node(c) for c in own[1:]]
+    add_shared_transform(problem, producer, consumers, transform, reads)
+
+    # The cost model stated directly: own costs plus one transform per distinct layout read.
+    expected = math.inf
+    for a in range(len(own[0])):
+        for bs in itertools.product(*(range(len(c)) for c in own[1:])):
+            needed = {reads[i][b] for i, b in enumerate(bs)}
+            total = own[0][a] + sum(own[i + 1][b] for i, b in enumerate(bs))
+            total += sum(transform[a, layout] for layout in needed)
+            expected = min(expected, total)
+    assert brute_force(problem).cost == pytest.approx(expected)
+    assert solve_exact(problem).cost == pytest.approx(expected)
+    assert solve_pbqp(problem).cost >= expected - 1e-9
