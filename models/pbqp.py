@@ -336,7 +336,7 @@ def solve_exact(
     problem: PBQPProblem,
     time_limit: float = 60.0,
     scale: float | None = None,
-    workers: int = 2,
+    workers: int = 8,
 ) -> Solution:
     """
     Solve with CP-SAT: one Boolean per node option with exactly one per node true, and per
@@ -349,6 +349,10 @@ def solve_exact(
     (terms / 2) / scale of the optimum, terms being the node and edge costs summed; the
     reported lower bound has that slack taken off. `Solution.cost` is the exact float cost of
     the selection found.
+
+    `workers` is CP-SAT's portfolio size, not a core count: with 8 (its LP-based workers
+    included) it proved a 1000-node residual-like graph optimal in 2 s on 2 cores, where
+    1 or 2 workers did not within 15 s.
     """
     from ortools.sat.python import cp_model
 
