@@ -235,3 +235,29 @@ def test_shared_transform_is_paid_once_per_layout(case):
     assert brute_force(problem).cost == pytest.approx(expected)
     assert solve_exact(problem).cost == pytest.approx(expected)
     assert solve_pbqp(problem).cost >= expected - 1e-9
+
+
+def test_bad_problems_are_refused():
+    problem = PBQPProblem()
+    with pytest.raises(ValueError, match="at least one option"):
+        problem.add_node([])
+    with pytest.raises(ValueError, match="numbers or"):
+        problem.add_node([float("nan")])
+    a = problem.add_node([0.0, 1.0])
+    with pytest.raises(ValueError, match="itself"):
+        problem.add_edge(a, a, [[0.0, 0.0], [0.0, 0.0]])
+    b = problem.add_node([0.0])
+    with pytest.raises(ValueError, match="2x1 matrix"):
+        problem.add_edge(a, b, [[0.0, 0.0]])
+
+
+def test_empty_and_infeasible_problems():
+    empty = PBQPProblem()
+    for solve in (brute_force, solve_chain, solve_pbqp, solve_exact):
+        assert solve(empty).cost == 0.0
+    infeasible = PBQPProblem()
+    infeasible.add_node([math.inf, 1.0])
+    infeasible.add_node([0.0])
+    infeasible.add_edge(0, 1, [[0.0], [math.inf]])
+    for solve in (brute_force, solve_chain, solve_pbqp, solve_exact):
+        assert solve(infeasible).cost == math.inf
