@@ -1,0 +1,172 @@
+"""
+`solve_gcd2` (models/gcd2.py) against brute force on chains and residual-block graphs, and
+against CP-SAT's lower bound on general graphs and a 1000-node residual graph.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mobile_opt.models.gcd2 import frontier_sizes, gcd2_partitions, solve_gcd2
+from mobile_opt.models.pbqp import PBQPProblem, brute_force, solve_exact
+
+SETTINGS = settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def costs(draw, shape):
+    """Small integer costs (ties are likely) with some infeasible entries."""
+    size = int(np.prod(shape))
+    values = draw(st.lists(st.integers(0, 9), min_size=size, max_size=size))
+    infs = draw(st.lists(st.integers(0, 9), min_size=size, max_size=size))
+    out = np.array(values, dtype=float).reshape(shape)
+    out[np.array(infs).reshape(shape) == 0] = math.inf
+    return out
+
+
+def build(draw, ks, pairs):
+    problem = PBQPProblem()
+    for k in ks:
+        problem.add_node(costs(draw, (k,)))
+    for u, v in pairs:
+        problem.add_edge(u, v, costs(draw, (ks[u], ks[v])))
+    return problem
+
+
+@st.composite
+def chains(draw):
+    n = draw(st.integers(1, 12))
+    ks = draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
+    return build(draw, ks, [(i, i + 1) for i in range(n - 1)])
+
+
+@st.composite
+def residual_graphs(draw, max_nodes=12):
+    """A chain of blocks, each with a skip edge over 2-4 nodes; blocks may nest or overlap."""
+    n = draw(st.integers(2, max_nodes))
+    ks = draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
+    pairs = [(i, i + 1) for i in range(n - 1)]
+    i = 0
+    while i < n - 2:
+        span = draw(st.integers(2, 4))
+        if i + span < n:
+            pairs.append((i, i + span))
+        i += draw(st.integers(1, span))
+    return build(draw, ks, pairs)
+
+
+@st.composite
+def general_graphs(draw, max_nodes=8, max_k=3):
+    n = draw(st.integers(1, max_nodes))
+    ks = draw(st.lists(st.integers(1, max_k), min_size=n, max_size=n))
+    density = draw(st.sampled_from([0.3, 0.6, 0.9]))
+    pairs = [
+        (u, v)
+        for u in range(n)
+        for v in range(u + 1, n)
+        if draw(st.floats(0, 1)) < density
+    ]
+    return build(draw, ks, pairs)
+
+
+def assert_cost(solution, expected):
+    assert solution.cost == pytest.approx(expected) or solution.cost == expected == math.inf
+
+
+@SETTINGS
+@given(chains(), st.integers(1, 13))
+def test_gcd2_equals_brute_force_on_chains(problem, partition):
+    solution = solve_gcd2(problem, partition)
+    assert solution.optimal
+    assert_cost(solution, brute_force(problem).cost)
+
+
+@SETTINGS
+@given(residual_graphs(), st.integers(1, 13))
+def test_gcd2_equals_brute_force_on_residual_graphs(problem, partition):
+    solution = solve_gcd2(problem, partition)
+    assert solution.optimal
+    assert_cost(solution, brute_force(problem).cost)
+
+
+@SETTINGS
+@given(general_graphs(), st.integers(1, 13), st.sampled_from([1, 16, 1 << 16]))
+def test_gcd2_exact_or_honest_on_general_graphs(problem, partition, max_states):
+    """Narrow `max_states` forces the solve_pbqp fallback; `optimal` must then be earned."""
+    solution = solve_gcd2(problem, partition, max_states)
+    best = brute_force(problem).cost
+    if solution.optimal:
+        assert_cost(solution, best)
+    else:
+        assert solution.cost >= best
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(general_graphs(max_nodes=7))
+def test_gcd2_never_below_exact(problem):
+    exact = solve_exact(problem, time_limit=10, workers=2)
+    solution = solve_gcd2(problem, 3, 16)
+    assert solution.cost >= exact.lower_bound - 1e-9
+
+
+@SETTINGS
+@given(general_graphs(max_nodes=12, max_k=4), st.integers(1, 13))
+def test_partitions_cover_in_order_with_dominant_cuts(problem, partition):
+    parts = gcd2_partitions(problem, partition)
+    sizes = frontier_sizes(problem)
+    assert [x for p in parts for x in range(p.start, p.end + 1)] == list(
+        range(len(problem.nodes))
+    )
+    for p in parts:
+        assert p.end - p.start + 1 <= partition
+        assert p.dominant == (sizes[p.end] <= 1)
+    # The frontier after i, counted directly.
+    for i, size in enumerate(sizes):
+        crossing = {u for u, v in problem.edges if u <= i < v}
+        assert size == len(crossing)
+
+
+def residual_problem(n, k, seed):
+    """Random costs on a chain of residual blocks, each skipping 2-4 nodes."""
+    rng = np.random.default_rng(seed)
+    problem = PBQPProblem()
+    for _ in range(n):
+        problem.add_node(rng.integers(0, 100, k).astype(float))
+    i = 0
+    while i < n - 1:
+        span = int(rng.integers(2, 5))
+        for j in range(i, min(i + span, n - 1)):
+            problem.add_edge(j, j + 1, rng.integers(0, 50, (k, k)).astype(float))
+        if i + span < n:
+            problem.add_edge(i, i + span, rng.integers(0, 50, (k, k)).astype(float))
+        i += span
+    return problem
+
+
+def test_gcd2_within_one_percent_of_exact_on_1000_nodes():
+    problem = residual_problem(1000, 4, seed=7)
+    exact = solve_exact(problem, time_limit=20)
+    solution = solve_gcd2(problem)
+    assert solution.cost >= exact.lower_bound - 1e-6
+    # When CP-SAT did not prove its selection optimal, compare with its bound instead.
+    reference = exact.cost if exact.optimal else exact.lower_bound
+    assert solution.cost <= 1.01 * reference
+
+
+def test_wide_run_falls_back_and_is_not_claimed_optimal():
+    # A chain, then K4 (every node three neighbours: RN must run), then a chain again.
+    problem = PBQPProblem()
+    for _ in range(8):
+        problem.add_node([0.0, 100.0])
+    pairs = [(0, 1), (1, 2)] + [(u, v) for u in range(2, 6) for v in range(u + 1, 6)]
+    for u, v in pairs + [(5, 6), (6, 7)]:
+        problem.add_edge(u, v, [[0.0, 1.0], [1.0, 0.0]])
+    wide = solve_gcd2(problem, 13, max_states=4)
+    assert not wide.optimal and wide.lower_bound is None
+    assert wide.cost == brute_force(problem).cost == 0
+    dense = solve_gcd2(problem, 13)
+    assert dense.optimal and dense.cost == 0
