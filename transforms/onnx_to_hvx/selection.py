@@ -223,6 +223,11 @@ class GlobalSelection(LocalSelection):
     reductions and RN; `exact`: CP-SAT); `auto` only."""
 
     solver: str = "pbqp"
+    shared_copies: bool | None = None
+    """Model a tensor several readers move to one layout as one copy (exact, but the copy
+    nodes make every node of a fan-out degree 3 or more, where `solve_pbqp`'s RN guesses
+    badly), or charge each reader its own move (an upper bound, sparse). Default: copies
+    for `exact` only."""
     solution: Solution | None = None
     _relayout_costs: dict[tuple[int, SimdLayout, SimdLayout], int] = field(
         default_factory=dict)
@@ -270,10 +275,10 @@ class GlobalSelection(LocalSelection):
                 wanted = [reader.source] if isinstance(reader, QRelayout) else writes[reader]
                 problem.add_edge(index[source], index[reader], [
                     [0.0 if a is b else np.inf for b in wanted] for a in out])
-        if len(readers) == 1:
-            (reader,) = readers
-            problem.add_edge(index[source], index[reader], [
-                [self.relayout_cost(tensor, a, b) for b in writes[reader]] for a in out])
+        if len(readers) == 1 or (readers and not self.shared_copies):
+            for reader in readers:
+                problem.add_edge(index[source], index[reader], [
+                    [self.relayout_cost(tensor, a, b) for b in writes[reader]] for a in out])
         elif readers:
             add_shared_transform(
                 problem, index[source], [index[r] for r in readers],
@@ -283,6 +288,8 @@ class GlobalSelection(LocalSelection):
     def choose(self) -> None:
         if self.policy != "auto":
             raise QuantGraphError(f"solver={self.solver} chooses layouts: it needs layout=auto")
+        if self.shared_copies is None:
+            self.shared_copies = self.solver == "exact"
         problem, index, writes = self.problem()
         solve = solve_exact if self.solver == "exact" else solve_pbqp
         self.solution = solve(problem)
