@@ -115,3 +115,20 @@ def test_pbqp_compiled_model_runs_bit_exact_in_fewer_packets(tmp_path):
     assert relayouts == {"local": 2, "pbqp": 0}
     assert packets["pbqp"] < packets["local"], packets
     print(f"executed packets: {packets}, ratio {packets['local'] / packets['pbqp']:.3f}")
+
+
+@pytest.mark.usefixtures("hexagon_toolchain")
+@pytest.mark.parametrize("solver", ["pbqp", "exact"])
+def test_small_resnet_compiled_by_a_global_solver_runs_bit_exact(solver, tmp_path):
+    """MaxPool, residual Adds, GlobalAveragePool and Gemm, laid out by a global solver."""
+    path = tmp_path / "resnet.onnx"
+    quant_models.quantized_cnn(str(path), seed=1, reduce_range=False,
+                               model=quant_models.small_resnet(1))
+    feeds = quant_models.random_inputs(onnx.load(path), 0)
+    expected = run_qlinear(import_onnx(str(path)), feeds)
+    module = import_onnx(str(path))
+    pipelines.apply(module, pipelines.dsp_pipeline(packing="sda", solver=solver))
+    got, _ = run_module(module, feeds)
+    for name, want in expected.items():
+        assert np.unique(want).size > 1
+        assert np.array_equal(got[name], want), name
