@@ -141,14 +141,16 @@ def dsp_pipeline(
     function: str = "main_graph",
     packing: str = "sda",
     of: Universe | None = None,
+    solver: str = "local",
 ) -> list[ModulePass]:
     """
     The passes of a DSP compile: `spec`'s graph passes, the layout selection of
-    `function` in `layout`, its lowering, unrolling and the back end with `packing`.
+    `function` in `layout` by `solver`, its lowering, unrolling and the back end with
+    `packing`.
     """
     return [
         *parse_passes(spec, of),
-        SelectLayoutsPass(target="dsp", layout=layout, function=function),
+        SelectLayoutsPass(target="dsp", solver=solver, layout=layout, function=function),
         OnnxToHvxPass(function=function),
         HvxUnrollPass(),
         *dsp_back_end(packing),

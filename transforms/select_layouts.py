@@ -14,7 +14,8 @@ anything itself, so that one solver can be swapped for another.
   graph; `auto` lets the solver choose.
 
 `solver=local` is today's rule set (on the DSP, GCD²'s local choice, operator by
-operator in graph order); a global solver is another value of the same option.
+operator in graph order); on the DSP, `solver=pbqp` and `solver=exact` choose every
+layout together as one PBQP problem.
 """
 
 from __future__ import annotations
@@ -27,11 +28,15 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.transforms.onnx_to_hvx.quant_graph import find_function, read_quant_graph
-from mobile_opt.transforms.onnx_to_hvx.selection import LAYOUT_CHOICES, select_dsp_layouts
+from mobile_opt.transforms.onnx_to_hvx.selection import (
+    DSP_SOLVERS,
+    LAYOUT_CHOICES,
+    select_dsp_layouts,
+)
 from mobile_opt.transforms.onnx_to_texture.layouts import select_local
 
 TARGETS = ("gpu", "dsp")
-SOLVERS = ("local",)
+SOLVERS = DSP_SOLVERS
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,8 @@ class SelectLayoutsPass(ModulePass):
 
     target: str = "gpu"
     solver: str = "local"
-    """`local`: the rules the lowerings followed before (no global view)."""
+    """`local`: the rules the lowerings followed before (no global view); `dsp` also
+    `pbqp` (GCD²'s reductions) and `exact` (CP-SAT), both choosing every layout together."""
     layout: str = "auto"
     """`dsp` only: one SIMD layout for every operator, or `auto`."""
     function: str = "main_graph"
@@ -54,11 +60,17 @@ class SelectLayoutsPass(ModulePass):
         if self.target == "gpu":
             if self.layout != "auto":
                 raise DiagnosticException("select-layouts: layout is an option of target=dsp")
+            if self.solver != "local":
+                raise DiagnosticException(
+                    f"select-layouts: target=gpu has only solver=local, not '{self.solver}'")
             select_local(op)
             return
         _check("layout", self.layout, LAYOUT_CHOICES)
         function = find_function(op, self.function)
-        select_dsp_layouts(function, read_quant_graph(function), self.layout)
+        if self.solver != "local" and self.layout != "auto":
+            raise DiagnosticException(
+                f"select-layouts: solver={self.solver} chooses the layouts: it needs layout=auto")
+        select_dsp_layouts(function, read_quant_graph(function), self.layout, self.solver)
 
 
 def _check(option: str, value: str, choices: tuple[str, ...]) -> None:

@@ -19,6 +19,14 @@ and their packets and cycles) and `hvx.implementation` on each op with a multipl
 kernel; `hvx.layout` on the others and on each graph input's argument. Where a reader
 wants a tensor in another layout than the one it was written in, an `hvx.relayout`
 placed just before the reader moves it, the cost a solver counts.
+
+`solver=pbqp` and `solver=exact` (`GlobalSelection`) choose every layout together: the
+graph becomes a PBQP problem (`models/pbqp.py`) whose nodes are the graph inputs and the
+operators (options: a product's implementations, costing their cycles; a layout-only
+operator's or input's layouts, costing 0) and whose edges are tensors, costing
+`relayout_cost` where the reader wants another layout than the writer's (inf where a max
+pool or a relayout would need one). A tensor several products or Adds read is moved once
+per layout (`add_shared_transform`). Both are scored by `modelled_cost`, as `local` is.
 """
 
 from __future__ import annotations
@@ -37,6 +45,13 @@ from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS, SimdLayout
 from mobile_opt.dialects.hvx.ops import RelayoutOp
 from mobile_opt.dialects.onnx.graph import graph_io_names
 from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
+from mobile_opt.models.pbqp import (
+    PBQPProblem,
+    Solution,
+    add_shared_transform,
+    solve_exact,
+    solve_pbqp,
+)
 from mobile_opt.transforms.hvx_regalloc import allocate_registers
 from mobile_opt.transforms.onnx_to_hvx.conv import KernelInfeasible
 from mobile_opt.transforms.onnx_to_hvx.eltwise import gather_kernel
@@ -53,6 +68,7 @@ from mobile_opt.transforms.onnx_to_hvx.quant_graph import (
 )
 
 LAYOUT_CHOICES = ("auto", "col1", "col2", "col4")
+DSP_SOLVERS = ("local", "pbqp", "exact")
 
 
 @dataclass
@@ -120,6 +136,16 @@ class LocalSelection:
         kernel = gather_kernel("cost", "a", "b", "t", count)
         allocate_registers(kernel)
         return kernel_cost(kernel).packets
+
+    def modelled_cost(self) -> int:
+        """The chosen products' cycles plus each relayout made (once per tensor and
+        layout), in the units `choose` compares: the number every solver is scored by."""
+        cost = sum(next(i for i in self.conv_implementations(n)
+                        if i.layout is self.chosen[n]).cost.cycles
+                   for n in self.graph.nodes if isinstance(n, QConv))
+        moves = {(t, layout) for _, t, layout in self.relayouts()}
+        return cost + sum(self.relayout_cost(t, self.layouts[t], layout)
+                          for t, layout in moves)
 
     def choose(self) -> None:
         forced = None if self.policy == "auto" else SimdLayout(self.policy)
@@ -191,10 +217,106 @@ class LocalSelection:
         return moves
 
 
-def select_dsp_layouts(function: func.FuncOp, graph: QuantGraph, policy: str) -> None:
-    """Choose by `solver=local` in `policy` and record the choices in `function`."""
-    selection = LocalSelection(GraphGeometry(graph), policy)
+@dataclass
+class GlobalSelection(LocalSelection):
+    """Every layout chosen together, as one PBQP problem solved by `solver` (`pbqp`: the
+    reductions and RN; `exact`: CP-SAT); `auto` only."""
+
+    solver: str = "pbqp"
+    shared_copies: bool | None = None
+    """Model a tensor several readers move to one layout as one copy (exact, but the copy
+    nodes make every node of a fan-out degree 3 or more, where `solve_pbqp`'s RN guesses
+    badly), or charge each reader its own move (an upper bound, sparse). Default: copies
+    for `exact` only."""
+    solution: Solution | None = None
+    _relayout_costs: dict[tuple[int, SimdLayout, SimdLayout], int] = field(
+        default_factory=dict)
+
+    def relayout_cost(self, tensor: QTensor, source: SimdLayout, target: SimdLayout) -> int:
+        key = (int(np.prod(tensor.image)), source, target)
+        if key not in self._relayout_costs:
+            self._relayout_costs[key] = super().relayout_cost(tensor, source, target)
+        return self._relayout_costs[key]
+
+    def problem(self) -> tuple[PBQPProblem, dict, dict]:
+        """The PBQP problem; each graph input's and node's index in it, and the layout
+        each of its options writes."""
+        problem = PBQPProblem()
+        index: dict[object, int] = {}
+        writes: dict[object, list[SimdLayout]] = {}
+        producer: dict[int, object] = {}
+        for name, tensor, _ in self.graph.inputs:
+            index[tensor] = problem.add_node([0.0] * len(MATRIX_LAYOUTS), name)
+            writes[tensor] = list(MATRIX_LAYOUTS)
+            producer[id(tensor)] = tensor
+        for node in self.graph.nodes:
+            if isinstance(node, QConv):
+                found = self.conv_implementations(node)
+                costs, layouts = [i.cost.cycles for i in found], [i.layout for i in found]
+            elif isinstance(node, QRelayout):
+                costs, layouts = [0.0], [node.target]
+            else:
+                costs, layouts = [0.0] * len(MATRIX_LAYOUTS), list(MATRIX_LAYOUTS)
+            index[node] = problem.add_node(costs, node.label)
+            writes[node] = layouts
+            producer[id(node.y)] = node
+        tensors = [t for _, t, _ in self.graph.inputs] + [n.y for n in self.graph.nodes]
+        for tensor in tensors:
+            self._connect(problem, tensor, producer[id(tensor)], index, writes)
+        return problem, index, writes
+
+    def _connect(self, problem, tensor, source, index, writes) -> None:
+        out = writes[source]
+        readers = []  # products and Adds: they read it in their own layout, moved if need be
+        for reader in dict.fromkeys(self.graph.consumers(tensor)):
+            if isinstance(reader, QConv | QAdd):
+                readers.append(reader)
+            elif isinstance(reader, QMaxPool | QRelayout):  # these read it where it is
+                wanted = [reader.source] if isinstance(reader, QRelayout) else writes[reader]
+                problem.add_edge(index[source], index[reader], [
+                    [0.0 if a is b else np.inf for b in wanted] for a in out])
+        if len(readers) == 1 or (readers and not self.shared_copies):
+            for reader in readers:
+                problem.add_edge(index[source], index[reader], [
+                    [self.relayout_cost(tensor, a, b) for b in writes[reader]] for a in out])
+        elif readers:
+            add_shared_transform(
+                problem, index[source], [index[r] for r in readers],
+                [[self.relayout_cost(tensor, a, b) for b in MATRIX_LAYOUTS] for a in out],
+                [[MATRIX_LAYOUTS.index(b) for b in writes[r]] for r in readers])
+
+    def choose(self) -> None:
+        if self.policy != "auto":
+            raise QuantGraphError(f"solver={self.solver} chooses layouts: it needs layout=auto")
+        if self.shared_copies is None:
+            self.shared_copies = self.solver == "exact"
+        problem, index, writes = self.problem()
+        solve = solve_exact if self.solver == "exact" else solve_pbqp
+        self.solution = solve(problem)
+        if not np.isfinite(self.solution.cost):
+            raise QuantGraphError(f"solver={self.solver}: no feasible choice of layouts")
+        for key, node in index.items():
+            layout = writes[key][self.solution.selection[node]]
+            if isinstance(key, QTensor):
+                self.layouts[key] = layout
+            else:
+                self.chosen[key] = layout
+                self.layouts[key.y] = layout
+
+
+def make_selection(graph: QuantGraph, policy: str, solver: str = "local") -> LocalSelection:
+    """A selection of `graph`'s layouts by `solver`, chosen."""
+    geometry = GraphGeometry(graph)
+    selection = LocalSelection(geometry, policy) if solver == "local" else \
+        GlobalSelection(geometry, policy, solver=solver)
     selection.choose()
+    return selection
+
+
+def select_dsp_layouts(function: func.FuncOp, graph: QuantGraph, policy: str,
+                       solver: str = "local") -> LocalSelection:
+    """Choose by `solver` in `policy` and record the choices in `function`."""
+    selection = make_selection(graph, policy, solver)
     for node in graph.nodes:
         if isinstance(node, QConv):
             node.op.attributes[IMPLEMENTATIONS] = ArrayAttr(
@@ -220,6 +342,7 @@ def select_dsp_layouts(function: func.FuncOp, graph: QuantGraph, policy: str) ->
             Rewriter.insert_op(relayout, InsertPoint.before(reader.op))
             moved[key] = relayout.output
         _read_from(reader.op, tensor, moved[key], graph)
+    return selection
 
 
 def _read_from(op: Operation, tensor: QTensor, moved: SSAValue, graph: QuantGraph) -> None:
