@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from mobile_opt.models.pbqp import (
     PBQPProblem,
     add_shared_transform,
@@ -19,29 +18,7 @@ from mobile_opt.models.pbqp import (
     solve_exact,
     solve_pbqp,
 )
-
-SETTINGS = settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-
-
-def costs(draw, shape):
-    """Small integer costs (ties are likely) with some infeasible entries."""
-    size = int(np.prod(shape))
-    values = draw(st.lists(st.integers(0, 9), min_size=size, max_size=size))
-    infs = draw(st.lists(st.integers(0, 9), min_size=size, max_size=size))
-    out = np.array(values, dtype=float).reshape(shape)
-    out[np.array(infs).reshape(shape) == 0] = math.inf
-    return out
-
-
-def build(draw, ks, pairs):
-    problem = PBQPProblem()
-    for k in ks:
-        problem.add_node(costs(draw, (k,)))
-    for u, v in pairs:
-        problem.add_edge(u, v, costs(draw, (ks[u], ks[v])))
-    return problem
+from pbqp_graphs import SETTINGS, build, costs
 
 
 @st.composite
