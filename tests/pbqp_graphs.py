@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -31,3 +32,17 @@ def build(draw, ks, pairs):
     for u, v in pairs:
         problem.add_edge(u, v, costs(draw, (ks[u], ks[v])))
     return problem
+
+
+@st.composite
+def general_graphs(draw, max_nodes=8, max_k=3):
+    n = draw(st.integers(1, max_nodes))
+    ks = draw(st.lists(st.integers(1, max_k), min_size=n, max_size=n))
+    # Dense enough that reductions get stuck and RN runs.
+    density = draw(st.sampled_from([0.3, 0.6, 0.9]))
+    pairs = [
+        pair
+        for pair in itertools.combinations(range(n), 2)
+        if draw(st.floats(0, 1)) < density
+    ]
+    return build(draw, ks, pairs)

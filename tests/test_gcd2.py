@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mobile_opt.models.gcd2 import frontier_sizes, gcd2_partitions, solve_gcd2
 from mobile_opt.models.pbqp import PBQPProblem, brute_force, solve_exact
-from pbqp_graphs import SETTINGS, build
+from pbqp_graphs import SETTINGS, build, general_graphs
 
 
 @st.composite
@@ -33,20 +33,6 @@ def residual_graphs(draw, max_nodes=12):
         if i + span < n:
             pairs.append((i, i + span))
         i += draw(st.integers(1, span))
-    return build(draw, ks, pairs)
-
-
-@st.composite
-def general_graphs(draw, max_nodes=8, max_k=3):
-    n = draw(st.integers(1, max_nodes))
-    ks = draw(st.lists(st.integers(1, max_k), min_size=n, max_size=n))
-    density = draw(st.sampled_from([0.3, 0.6, 0.9]))
-    pairs = [
-        (u, v)
-        for u in range(n)
-        for v in range(u + 1, n)
-        if draw(st.floats(0, 1)) < density
-    ]
     return build(draw, ks, pairs)
 
 

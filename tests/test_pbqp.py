@@ -18,7 +18,7 @@ from mobile_opt.models.pbqp import (
     solve_exact,
     solve_pbqp,
 )
-from pbqp_graphs import SETTINGS, build, costs
+from pbqp_graphs import SETTINGS, build, costs, general_graphs
 
 
 @st.composite
@@ -57,20 +57,6 @@ def series_parallel(draw):
     if math.prod(ks) > 1 << 22:
         ks = [min(k, 3) for k in ks]
     return build(draw, ks, edges)
-
-
-@st.composite
-def general_graphs(draw, max_nodes=8, max_k=3):
-    n = draw(st.integers(1, max_nodes))
-    ks = draw(st.lists(st.integers(1, max_k), min_size=n, max_size=n))
-    # Dense enough that reductions get stuck and RN runs.
-    density = draw(st.sampled_from([0.3, 0.6, 0.9]))
-    pairs = [
-        pair
-        for pair in itertools.combinations(range(n), 2)
-        if draw(st.floats(0, 1)) < density
-    ]
-    return build(draw, ks, pairs)
 
 
 def assert_same_cost(solution, expected):
