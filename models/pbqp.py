@@ -36,6 +36,11 @@ class PBQPNode:
 
     name: str
     costs: np.ndarray
+    labels: tuple[str, ...] = ()
+    """What each option is (a layout, an instruction), for explanations; may be empty."""
+
+    def label(self, option: int) -> str:
+        return self.labels[option] if option < len(self.labels) else f"option {option}"
 
 
 @dataclass
@@ -49,15 +54,20 @@ class PBQPProblem:
     nodes: list[PBQPNode] = field(default_factory=list)
     edges: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
 
-    def add_node(self, costs: Sequence[float], name: str | None = None) -> int:
-        """Add an op with the own cost of each option; returns its index."""
+    def add_node(self, costs: Sequence[float], name: str | None = None,
+                 labels: Sequence[str] = ()) -> int:
+        """Add an op with the own cost (and optionally the label) of each option; returns
+        its index."""
         vector = np.array(costs, dtype=float).reshape(-1)
         if vector.size == 0:
             raise ValueError("a node needs at least one option")
         if np.isnan(vector).any() or (vector == -math.inf).any():
             raise ValueError("node costs must be numbers or +inf")
+        if labels and len(labels) != vector.size:
+            raise ValueError(f"{len(labels)} labels for {vector.size} options")
         index = len(self.nodes)
-        self.nodes.append(PBQPNode(name if name is not None else f"n{index}", vector))
+        self.nodes.append(
+            PBQPNode(name if name is not None else f"n{index}", vector, tuple(labels)))
         return index
 
     def add_edge(self, u: int, v: int, matrix: Sequence[Sequence[float]] | np.ndarray):
@@ -139,7 +149,7 @@ def add_shared_transform(
         if not readers:
             continue
         name = f"{problem.nodes[producer].name}.copy{layout}"
-        copy = problem.add_node([0.0, 0.0], name)
+        copy = problem.add_node([0.0, 0.0], name, ("absent", "present"))
         problem.add_edge(producer, copy, np.stack([np.zeros(t.shape[0]), t[:, layout]], 1))
         for consumer, row in readers:
             if len(row) != problem.options(consumer):
