@@ -53,6 +53,8 @@ class PBQPProblem:
 
     nodes: list[PBQPNode] = field(default_factory=list)
     edges: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
+    copies: set[int] = field(default_factory=set)
+    """The transformed-copy nodes `add_shared_transform` added."""
 
     def add_node(self, costs: Sequence[float], name: str | None = None,
                  labels: Sequence[str] = ()) -> int:
@@ -157,6 +159,7 @@ def add_shared_transform(
             absent = [math.inf if x == layout else 0.0 for x in row]
             problem.add_edge(copy, consumer, [absent, [0.0] * len(row)])
         copies.append(copy)
+    problem.copies.update(copies)
     return copies
 
 

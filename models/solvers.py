@@ -38,6 +38,8 @@ class LayoutProblem(Protocol):
 
     problem: PBQPProblem
     """Nodes in topological order (producers first), options labelled."""
+    unit: str
+    """What the costs count (`cycles`, `ns`)."""
 
     def local(self) -> tuple[int, ...]:
         """The local rules' choice, as a selection of `problem` (for the baseline)."""

@@ -369,3 +369,7 @@ def _set_argument_attribute(function: func.FuncOp, index: int, key: str, value) 
     attrs = [dict(d) for d in attrs]
     attrs[index][key] = value
     function.arg_attrs = ArrayAttr([DictionaryAttr(d) for d in attrs])
+
+
+def dsp_layout_problem(function: func.FuncOp, graph: QuantGraph):
+    raise QuantGraphError("select-layouts: the DSP LayoutProblem is still to be built")
