@@ -11,14 +11,17 @@ Where the records live:
 - an op's results: the discardable attribute `texture.layouts`, one layout per result,
       %y = onnx.Relu %x {texture.layouts = [#texture.layout<nc4hw4>]} : ...
 - a graph input: the argument attribute `texture.layout` of its `func.func`;
-- a `texture.relayout`'s result: the op's own `layout`.
+- a `texture.relayout`'s result: the op's own `layout`;
+- a data-movement op (Reshape, Transpose, Split, ...) the selection made a *view*: the unit
+  attribute `texture.view`; it gets no kernel and no storage, its readers read its source
+  through its index map.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
-from xdsl.ir import Attribute, BlockArgument, OpResult, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr
+from xdsl.ir import Attribute, BlockArgument, OpResult, Operation, SSAValue
 
 from .layouts import Layout
 from .ops import LayoutAttr, RelayoutOp
@@ -27,6 +30,8 @@ RESULT_LAYOUTS = "texture.layouts"
 """An op's attribute: the layout of each of its results."""
 ARGUMENT_LAYOUT = "texture.layout"
 """A graph argument's attribute: its layout."""
+VIEW = "texture.view"
+"""A data-movement op's attribute: it is a view, folded into its readers."""
 
 
 def _function_of(argument: BlockArgument) -> func.FuncOp | None:
@@ -76,10 +81,21 @@ def record_layout(value: SSAValue, layout: Layout) -> None:
     function.arg_attrs = ArrayAttr([DictionaryAttr(d) for d in attrs])
 
 
+def is_view(op: Operation) -> bool:
+    """Whether `op` was made a view."""
+    return VIEW in op.attributes
+
+
+def record_view(op: Operation) -> None:
+    """Make `op` a view: its readers read its source through its index map."""
+    op.attributes[VIEW] = UnitAttr()
+
+
 def forget_layouts(function: func.FuncOp) -> None:
     """Drop the records of `function` and of the ops in it (once they are realised)."""
     for op in function.walk():
         op.attributes.pop(RESULT_LAYOUTS, None)
+        op.attributes.pop(VIEW, None)
     if function.arg_attrs is not None:
         kept = [{k: v for k, v in d.data.items() if k != ARGUMENT_LAYOUT}
                 for d in function.arg_attrs.data]

@@ -680,6 +680,12 @@ def resized(op: onnx.ResizeOp) -> IndexMap:
 # rules --------------------------------------------------------------------------------------
 
 
+def viewable(op: Operation) -> bool:
+    """Whether `op` can be a view (`texture.view`): no kernel, its readers read its source
+    through its index map. None yet: issue 20 builds them."""
+    return False
+
+
 def copy_maps(op: Operation) -> list[tuple[SSAValue, IndexMap]]:
     """
     The copies `lower_map` makes of a single-source movement op, a Split or a Concat of
