@@ -9,6 +9,7 @@ or not at all.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from io import StringIO
@@ -20,6 +21,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.transforms.select_layouts import SelectLayoutsPass
 from mobile_opt.tools.cli import (
     DIM_HELP,
     UserError,
@@ -68,6 +70,12 @@ class MobileOptMain(xDSLOptMain):
             metavar="NAME=N|INPUT:AXIS=N",
             help=DIM_HELP,
         )
+        arg_parser.add_argument(
+            "--explain",
+            action="store_true",
+            help="every select-layouts pass prints each op's choice, its cost and the "
+            "runner-up, the transforms kept, and the total under every solver (stderr)",
+        )
 
     def register_all_frontends(self):
         super().register_all_frontends()
@@ -94,6 +102,14 @@ class MobileOptMain(xDSLOptMain):
             # reason is the last line xDSL gives (after a caret diagram, if any)
             reason = [line.strip() for line in str(e).strip().splitlines() if line.strip()][-1]
             raise UserError(f"pass pipeline '{self.args.passes}': {reason}") from None
+        if self.args.explain:
+            passes = tuple(
+                dataclasses.replace(p, explain=True) if isinstance(p, SelectLayoutsPass) else p
+                for p in self.pipeline.passes
+            )
+            if passes == self.pipeline.passes:
+                raise UserError("--explain needs a select-layouts pass in the pipeline")
+            self.pipeline = dataclasses.replace(self.pipeline, passes=passes)
 
     def prepare_input(self):
         try:
