@@ -94,12 +94,18 @@ def modelled_rows(model: str, target: str, problem, rules: dict[str, Callable[[]
     """Every solver's (and each rule set's) row on `problem` (a `LayoutProblem`), with
     the proven gap to `exact`; and each row's selection."""
     from mobile_opt.models.solvers import solve
+    from xdsl.utils.exceptions import DiagnosticException
 
     rows, selections = [], {}
     pbqp = problem.problem
     for name, rule in rules.items():
         start = time.perf_counter()
-        selection = rule()
+        try:
+            selection = rule()
+        except DiagnosticException as e:  # a forced layout some op cannot run in
+            rows.append(Row(model, target, name, len(pbqp.nodes), problem.unit, None, None,
+                            False, note=str(e)))
+            continue
         seconds = time.perf_counter() - start
         selections[name] = selection
         rows.append(Row(model, target, name, len(pbqp.nodes), problem.unit,
