@@ -1,6 +1,8 @@
 """
-`solve_gcd2` (models/gcd2.py) against brute force on chains and residual-block graphs, and
-against CP-SAT's lower bound on general graphs and a 1000-node residual graph.
+`solve_gcd2` (models/gcd2.py) against brute force on chains, residual-block graphs and DAGs
+whose shared tensors go through transformed copies (appended last, as the DSP problem
+builds them), and against CP-SAT's lower bound on general graphs, those DAGs (where no
+solver may report less) and a 1000-node residual graph.
 """
 
 import math
