@@ -44,7 +44,6 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE] + [_HE
 import argparse
 import datetime
 import json
-import math
 import platform
 import tempfile
 import time
@@ -233,8 +232,8 @@ def _f(x, spec: str) -> str:
 
 
 def table(rows: list[Row]) -> str:
-    lines = [f"{'model':<18} {'solver':<6} {'cost':>12} {'solve s':>8} {'gap':>8} "
-             f"{'pred x':>7} {'measured':>11} {'meas x':>7} {'exact':>5} {'ok':>3}"]
+    lines = [(f"{'model':<18} {'solver':<6} {'cost':>12} {'solve s':>8} {'gap':>8} "
+              f"{'pred x':>7} {'measured':>11} {'meas x':>7} {'exact':>5} {'ok':>3}")]
     for r in rows:
         gap = "-" if r.gap is None else f"{100 * r.gap:.2f}%"
         ok = "-" if r.correct is None else ("yes" if r.correct else "NO")
