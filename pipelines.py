@@ -141,13 +141,15 @@ def dsp_pipeline(
     function: str = "main_graph",
     packing: str = "sda",
     of: Universe | None = None,
-    solver: str = "local",
+    solver: str = "gcd2",
 ) -> list[ModulePass]:
     """
     The passes of a DSP compile: `spec`'s graph passes, the layout selection of
-    `function` in `layout` by `solver`, its lowering, unrolling and the back end with
-    `packing`.
+    `function` in `layout` by `solver` (a forced layout leaves nothing to solve: the
+    local rules place it), its lowering, unrolling and the back end with `packing`.
     """
+    if layout != "auto":
+        solver = "local"
     return [
         *parse_passes(spec, of),
         SelectLayoutsPass(target="dsp", solver=solver, layout=layout, function=function),

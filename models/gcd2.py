@@ -2,7 +2,9 @@
 GCD²'s cost-optimal partitioning (§IV.B) on a `PBQPProblem`.
 
 The node order is taken as the graph's topological order (producers before consumers), as
-the passes build it; any order is correct, but cuts are only found where that order makes
+the passes build it, except that transformed copies, which `add_shared_transform` appends
+last, are moved to just before their first reader (`elimination_order`); any order is
+correct, but cuts are only found where that order makes
 the graph narrow. The *frontier* after position i is the set of nodes at or before i with
 an edge to a node after i.
 
@@ -166,8 +168,60 @@ def solve_gcd2(
     GCD²(partition): cut at dominant and complementary cuts (`gcd2_partitions`), solve each
     partition exactly conditioned on the options of the nodes crossing its cuts, stitch.
     `optimal` is True unless a run too wide for `max_states` states needed a heuristic
-    `solve_pbqp` step. Runs in O(n · k^(w+1)) for frontier width w.
+    `solve_pbqp` step. Runs in O(n · k^(w+1)) for frontier width w. Nodes are eliminated
+    in `elimination_order` (the transformed copies moved next to their readers); the
+    selection is returned in the problem's own indices.
     """
+    order = elimination_order(problem)
+    if order != list(range(len(problem.nodes))):
+        inner = _solve(_reordered(problem, order), partition, max_states)
+        selection = [0] * len(order)
+        for position, node in enumerate(order):
+            selection[node] = inner.selection[position]
+        cost = problem.cost(selection)
+        return Solution(tuple(selection), cost, inner.optimal, cost if inner.optimal else None)
+    return _solve(problem, partition, max_states)
+
+
+def elimination_order(problem: PBQPProblem) -> list[int]:
+    """
+    The problem's nodes with each transformed copy (`problem.copies`, appended last by
+    `add_shared_transform`) moved to just before its first consumer: its first neighbour
+    after its producer, its lowest-numbered neighbour. There the copy joins the frontier
+    only while its readers are being eliminated, not from its producer to the end.
+    """
+    nbrs = problem.neighbours()
+    before: dict[int, list[int]] = {}
+    late = []
+    for copy in sorted(problem.copies):
+        others = sorted(x for x in nbrs[copy] if x not in problem.copies)
+        if len(others) >= 2:
+            before.setdefault(others[1], []).append(copy)
+        else:
+            late.append(copy)
+    order = []
+    for node in range(len(problem.nodes)):
+        if node not in problem.copies:
+            order += before.get(node, [])
+            order.append(node)
+    return order + late
+
+
+def _reordered(problem: PBQPProblem, order: list[int]) -> PBQPProblem:
+    """`problem` with node `order[i]` as node i."""
+    position = {node: i for i, node in enumerate(order)}
+    result = PBQPProblem()
+    for node in order:
+        spec = problem.nodes[node]
+        result.add_node(spec.costs, spec.name, spec.labels)
+    for (u, v), matrix in problem.edges.items():
+        result.add_edge(position[u], position[v], matrix)
+    result.copies = {position[c] for c in problem.copies}
+    return result
+
+
+def _solve(problem: PBQPProblem, partition: int, max_states: int) -> Solution:
+    """`solve_gcd2` in the problem's own node order."""
     n = len(problem.nodes)
     last = _last_neighbour(problem)
     parts = gcd2_partitions(problem, partition)

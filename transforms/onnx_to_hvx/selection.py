@@ -20,13 +20,10 @@ kernel; `hvx.layout` on the others and on each graph input's argument. Where a r
 wants a tensor in another layout than the one it was written in, an `hvx.relayout`
 placed just before the reader moves it, the cost a solver counts.
 
-`solver=pbqp` and `solver=exact` (`GlobalSelection`) choose every layout together: the
-graph becomes a PBQP problem (`models/pbqp.py`) whose nodes are the graph inputs and the
-operators (options: a product's implementations, costing their cycles; a layout-only
-operator's or input's layouts, costing 0) and whose edges are tensors, costing
-`relayout_cost` where the reader wants another layout than the writer's (inf where a max
-pool or a relayout would need one). A tensor several products or Adds read is moved once
-per layout (`add_shared_transform`). Both are scored by `modelled_cost`, as `local` is.
+The other solvers (`chain`, `pbqp`, `gcd2`, `exact`: `models/solvers.py`) choose every
+layout together on `DspLayoutProblem`, the graph as one PBQP problem whose cost of a
+selection is the `modelled_cost` of its layouts; `local()` is the local rules' choice as
+a selection of the same problem, so every solver's cost compares with it.
 """
 
 from __future__ import annotations
@@ -45,13 +42,7 @@ from mobile_opt.dialects.hvx.layouts import MATRIX_LAYOUTS, SimdLayout
 from mobile_opt.dialects.hvx.ops import RelayoutOp
 from mobile_opt.dialects.onnx.graph import graph_io_names
 from mobile_opt.models.hvx_cycles import KernelCost, kernel_cost
-from mobile_opt.models.pbqp import (
-    PBQPProblem,
-    Solution,
-    add_shared_transform,
-    solve_exact,
-    solve_pbqp,
-)
+from mobile_opt.models.pbqp import PBQPProblem, add_shared_transform
 from mobile_opt.transforms.hvx_regalloc import allocate_registers
 from mobile_opt.transforms.onnx_to_hvx.conv import KernelInfeasible
 from mobile_opt.transforms.onnx_to_hvx.eltwise import gather_kernel
@@ -68,7 +59,6 @@ from mobile_opt.transforms.onnx_to_hvx.quant_graph import (
 )
 
 LAYOUT_CHOICES = ("auto", "col1", "col2", "col4")
-DSP_SOLVERS = ("local", "pbqp", "exact")
 
 
 @dataclass
@@ -98,6 +88,8 @@ class LocalSelection:
     """The layout each tensor is written in (a graph input: that of its first reader)."""
     chosen: dict[QNode, SimdLayout] = field(default_factory=dict)
     """The layout each node writes its result in (a relayout: its target)."""
+    _relayout_costs: dict[int, int] = field(default_factory=dict)
+    """A relayout's packets by element count (the kernel is built once per size)."""
 
     @property
     def graph(self) -> QuantGraph:
@@ -133,9 +125,11 @@ class LocalSelection:
         if source == target:
             return 0
         count = int(np.prod(tensor.image))
-        kernel = gather_kernel("cost", "a", "b", "t", count)
-        allocate_registers(kernel)
-        return kernel_cost(kernel).packets
+        if count not in self._relayout_costs:
+            kernel = gather_kernel("cost", "a", "b", "t", count)
+            allocate_registers(kernel)
+            self._relayout_costs[count] = kernel_cost(kernel).packets
+        return self._relayout_costs[count]
 
     def modelled_cost(self) -> int:
         """The chosen products' cycles plus each relayout made (once per tensor and
@@ -217,106 +211,150 @@ class LocalSelection:
         return moves
 
 
-@dataclass
-class GlobalSelection(LocalSelection):
-    """Every layout chosen together, as one PBQP problem solved by `solver` (`pbqp`: the
-    reductions and RN; `exact`: CP-SAT); `auto` only."""
+class DspLayoutProblem:
+    """
+    The DSP's `LayoutProblem` (`models/solvers.py`) over one quantized graph: a PBQP
+    problem whose nodes are the graph inputs and the operators in graph order (options: a
+    product's implementations, labelled `col4/vrmpy`, costing their cycles; a layout-only
+    operator's or input's layouts, labelled `col2`, costing 0; a relayout's target), then
+    the transformed copies. Its edges are tensors, costing `relayout_cost` where a product
+    or Add reads another layout than the writer's (inf where a max pool or a relayout would
+    need one). A tensor several products or Adds read is moved once per layout
+    (`add_shared_transform`), so a selection's cost is `LocalSelection.modelled_cost` of
+    the layouts it chooses, for every solver and for `local()`.
+    """
 
-    solver: str = "pbqp"
-    shared_copies: bool | None = None
-    """Model a tensor several readers move to one layout as one copy (exact, but the copy
-    nodes make every node of a fan-out degree 3 or more, where `solve_pbqp`'s RN guesses
-    badly), or charge each reader its own move (an upper bound, sparse). Default: copies
-    for `exact` only."""
-    solution: Solution | None = None
-    _relayout_costs: dict[tuple[int, SimdLayout, SimdLayout], int] = field(
-        default_factory=dict)
+    unit = "cycles"
 
-    def relayout_cost(self, tensor: QTensor, source: SimdLayout, target: SimdLayout) -> int:
-        key = (int(np.prod(tensor.image)), source, target)
-        if key not in self._relayout_costs:
-            self._relayout_costs[key] = super().relayout_cost(tensor, source, target)
-        return self._relayout_costs[key]
+    def __init__(self, function: func.FuncOp, graph: QuantGraph):
+        self.function, self.graph = function, graph
+        self.rules = LocalSelection(GraphGeometry(graph), "auto")
+        """Builds and costs the implementations, shared by every selection made here."""
+        self.problem = PBQPProblem()
+        self.index: dict[QTensor | QNode, int] = {}
+        """Each graph input's and node's index in `problem`."""
+        self.writes: dict[QTensor | QNode, list[SimdLayout]] = {}
+        """The layout each option of an input or node writes."""
+        self.shared: dict[QTensor, list[QNode]] = {}
+        """The products and Adds reading a tensor through transformed copies."""
+        self.copies: dict[tuple[QTensor, SimdLayout], int] = {}
+        """The copy node of a tensor moved to a layout (present: moved)."""
+        self._build()
 
-    def problem(self) -> tuple[PBQPProblem, dict, dict]:
-        """The PBQP problem; each graph input's and node's index in it, and the layout
-        each of its options writes."""
-        problem = PBQPProblem()
-        index: dict[object, int] = {}
-        writes: dict[object, list[SimdLayout]] = {}
-        producer: dict[int, object] = {}
+    def _add(self, key, costs, layouts, labels, name: str) -> None:
+        self.index[key] = self.problem.add_node(costs, name, labels)
+        self.writes[key] = layouts
+
+    def _build(self) -> None:
+        producer: dict[int, QTensor | QNode] = {}
+        every = list(MATRIX_LAYOUTS)
         for name, tensor, _ in self.graph.inputs:
-            index[tensor] = problem.add_node([0.0] * len(MATRIX_LAYOUTS), name)
-            writes[tensor] = list(MATRIX_LAYOUTS)
+            self._add(tensor, [0.0] * len(every), every, [str(x) for x in every], name)
             producer[id(tensor)] = tensor
         for node in self.graph.nodes:
             if isinstance(node, QConv):
-                found = self.conv_implementations(node)
-                costs, layouts = [i.cost.cycles for i in found], [i.layout for i in found]
+                found = self.rules.conv_implementations(node)
+                self._add(node, [i.cost.cycles for i in found], [i.layout for i in found],
+                          [f"{i.layout}/{i.instruction}" for i in found], node.label)
             elif isinstance(node, QRelayout):
-                costs, layouts = [0.0], [node.target]
+                self._add(node, [0.0], [node.target], [str(node.target)], node.label)
             else:
-                costs, layouts = [0.0] * len(MATRIX_LAYOUTS), list(MATRIX_LAYOUTS)
-            index[node] = problem.add_node(costs, node.label)
-            writes[node] = layouts
+                self._add(node, [0.0] * len(every), every, [str(x) for x in every],
+                          node.label)
             producer[id(node.y)] = node
         tensors = [t for _, t, _ in self.graph.inputs] + [n.y for n in self.graph.nodes]
         for tensor in tensors:
-            self._connect(problem, tensor, producer[id(tensor)], index, writes)
-        return problem, index, writes
+            self._connect(tensor, producer[id(tensor)])
 
-    def _connect(self, problem, tensor, source, index, writes) -> None:
-        out = writes[source]
+    def _connect(self, tensor: QTensor, source: QTensor | QNode) -> None:
+        problem, index, out = self.problem, self.index, self.writes[source]
         readers = []  # products and Adds: they read it in their own layout, moved if need be
         for reader in dict.fromkeys(self.graph.consumers(tensor)):
             if isinstance(reader, QConv | QAdd):
                 readers.append(reader)
             elif isinstance(reader, QMaxPool | QRelayout):  # these read it where it is
-                wanted = [reader.source] if isinstance(reader, QRelayout) else writes[reader]
+                wanted = [reader.source] if isinstance(reader, QRelayout) else \
+                    self.writes[reader]
                 problem.add_edge(index[source], index[reader], [
                     [0.0 if a is b else np.inf for b in wanted] for a in out])
-        if len(readers) == 1 or (readers and not self.shared_copies):
-            for reader in readers:
-                problem.add_edge(index[source], index[reader], [
-                    [self.relayout_cost(tensor, a, b) for b in writes[reader]] for a in out])
+        cost = self.rules.relayout_cost
+        if len(readers) == 1:
+            (reader,) = readers
+            problem.add_edge(index[source], index[reader], [
+                [cost(tensor, a, b) for b in self.writes[reader]] for a in out])
         elif readers:
-            add_shared_transform(
+            reads = [[MATRIX_LAYOUTS.index(b) for b in self.writes[r]] for r in readers]
+            copies = add_shared_transform(
                 problem, index[source], [index[r] for r in readers],
-                [[self.relayout_cost(tensor, a, b) for b in MATRIX_LAYOUTS] for a in out],
-                [[MATRIX_LAYOUTS.index(b) for b in writes[r]] for r in readers])
+                [[cost(tensor, a, b) for b in MATRIX_LAYOUTS] for a in out], reads)
+            needed = [x for i, x in enumerate(MATRIX_LAYOUTS) if any(i in r for r in reads)]
+            self.copies.update({(tensor, x): c for x, c in zip(needed, copies)})
+            self.shared[tensor] = readers
 
-    def choose(self) -> None:
-        if self.policy != "auto":
-            raise QuantGraphError(f"solver={self.solver} chooses layouts: it needs layout=auto")
-        if self.shared_copies is None:
-            self.shared_copies = self.solver == "exact"
-        problem, index, writes = self.problem()
-        solve = solve_exact if self.solver == "exact" else solve_pbqp
-        self.solution = solve(problem)
-        if not np.isfinite(self.solution.cost):
-            raise QuantGraphError(f"solver={self.solver}: no feasible choice of layouts")
-        for key, node in index.items():
-            layout = writes[key][self.solution.selection[node]]
+    def selection_of(self, selection: LocalSelection) -> tuple[int, ...]:
+        """The layouts `selection` chose as a selection of `problem`: each copy present
+        where a reader reads its layout."""
+        vector = [0] * len(self.problem.nodes)
+        for key, node in self.index.items():
+            layout = selection.layouts.get(key, SimdLayout.COL4) \
+                if isinstance(key, QTensor) else selection.chosen[key]
+            vector[node] = self.writes[key].index(layout)
+        for tensor, readers in self.shared.items():
+            for reader in readers:
+                vector[self.copies[(tensor, selection.chosen[reader])]] = 1
+        return tuple(vector)
+
+    def rules_selection(self, policy: str) -> tuple[int, ...]:
+        """The local rules' choice in `policy` (`auto`, or one layout for all)."""
+        if policy == "auto":
+            selection = self.rules
+            if not selection.chosen:
+                selection.choose()
+        else:
+            selection = LocalSelection(self.rules.geometry, policy)
+            selection.choose()
+        return self.selection_of(selection)
+
+    def local(self) -> tuple[int, ...]:
+        return self.rules_selection("auto")
+
+    def realise(self, selection) -> LocalSelection:
+        """Record `selection`'s layouts in the function as `select_dsp_layouts` records
+        the local rules': the relayouts made follow from the layouts (copies not needed
+        by any reader are not made)."""
+        if not np.isfinite(self.problem.cost(selection)):
+            raise QuantGraphError("select-layouts: no feasible choice of layouts")
+        chosen = LocalSelection(self.rules.geometry, "auto", self.rules.implementations,
+                                self.rules.infeasible)
+        chosen._relayout_costs = self.rules._relayout_costs
+        for key, node in self.index.items():
+            layout = self.writes[key][selection[node]]
             if isinstance(key, QTensor):
-                self.layouts[key] = layout
+                chosen.layouts[key] = layout
             else:
-                self.chosen[key] = layout
-                self.layouts[key.y] = layout
+                chosen.chosen[key] = layout
+                chosen.layouts[key.y] = layout
+        record_selection(self.function, self.graph, chosen)
+        return chosen
 
 
-def make_selection(graph: QuantGraph, policy: str, solver: str = "local") -> LocalSelection:
-    """A selection of `graph`'s layouts by `solver`, chosen."""
-    geometry = GraphGeometry(graph)
-    selection = LocalSelection(geometry, policy) if solver == "local" else \
-        GlobalSelection(geometry, policy, solver=solver)
+def dsp_layout_problem(function: func.FuncOp, graph: QuantGraph) -> DspLayoutProblem:
+    """`graph`'s layout selection problem, for `select-layouts{target=dsp}`."""
+    return DspLayoutProblem(function, graph)
+
+
+def select_dsp_layouts(function: func.FuncOp, graph: QuantGraph,
+                       policy: str) -> LocalSelection:
+    """Choose by the local rules in `policy` and record the choices in `function`."""
+    selection = LocalSelection(GraphGeometry(graph), policy)
     selection.choose()
+    record_selection(function, graph, selection)
     return selection
 
 
-def select_dsp_layouts(function: func.FuncOp, graph: QuantGraph, policy: str,
-                       solver: str = "local") -> LocalSelection:
-    """Choose by `solver` in `policy` and record the choices in `function`."""
-    selection = make_selection(graph, policy, solver)
+def record_selection(function: func.FuncOp, graph: QuantGraph,
+                     selection: LocalSelection) -> None:
+    """Record `selection`'s implementations, layouts and relayouts in `function`."""
     for node in graph.nodes:
         if isinstance(node, QConv):
             node.op.attributes[IMPLEMENTATIONS] = ArrayAttr(
@@ -342,7 +380,6 @@ def select_dsp_layouts(function: func.FuncOp, graph: QuantGraph, policy: str,
             Rewriter.insert_op(relayout, InsertPoint.before(reader.op))
             moved[key] = relayout.output
         _read_from(reader.op, tensor, moved[key], graph)
-    return selection
 
 
 def _read_from(op: Operation, tensor: QTensor, moved: SSAValue, graph: QuantGraph) -> None:
@@ -369,7 +406,3 @@ def _set_argument_attribute(function: func.FuncOp, index: int, key: str, value) 
     attrs = [dict(d) for d in attrs]
     attrs[index][key] = value
     function.arg_attrs = ArrayAttr([DictionaryAttr(d) for d in attrs])
-
-
-def dsp_layout_problem(function: func.FuncOp, graph: QuantGraph):
-    raise QuantGraphError("select-layouts: the DSP LayoutProblem is still to be built")

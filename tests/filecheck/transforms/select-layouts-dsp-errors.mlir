@@ -4,7 +4,7 @@
 // RUN: not mobile-opt %t.onnx -p 'select-layouts{target=dsp layout=col3}' 2>&1 | filecheck %s --check-prefix=LAYOUT
 // LAYOUT: mobile-opt: error: {{.*}}select-layouts: layout must be one of auto, col1, col2, col4, not 'col3'
 // RUN: not mobile-opt %t.onnx -p 'select-layouts{target=dsp solver=gcd3}' 2>&1 | filecheck %s --check-prefix=SOLVER
-// SOLVER: mobile-opt: error: {{.*}}select-layouts: solver must be one of local, pbqp, exact, not 'gcd3'
+// SOLVER: mobile-opt: error: {{.*}}select-layouts: solver must be one of local, chain, pbqp, gcd2, exact, not 'gcd3'
 // RUN: not mobile-opt %t.onnx -p 'select-layouts{target=npu}' 2>&1 | filecheck %s --check-prefix=TARGET
 // TARGET: mobile-opt: error: {{.*}}select-layouts: target must be one of gpu, dsp, not 'npu'
 

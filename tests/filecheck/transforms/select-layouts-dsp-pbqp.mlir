@@ -1,13 +1,14 @@
-// select-layouts{target=dsp solver=pbqp|exact}: every layout chosen together (one PBQP
-// problem), recorded as solver=local records: implementations, the chosen one, layouts
-// and relayouts.
+// select-layouts{target=dsp solver=pbqp|gcd2|exact}: every layout chosen together (one PBQP
+// problem, its shared tensors moved once per layout through transformed copies),
+// recorded as solver=local records: implementations, the chosen one, layouts and
+// relayouts.
 
 // x is read by a depthwise conv (fastest alone in col2) and a conv (fastest in col4);
 // the depthwise result by two more convs. Local takes col2 for the depthwise conv and
 // then pays two relayouts; the global choice runs it in col4 (376 cycles slower), so
 // nothing moves.
 // RUN: %python %inputs/make_model.py qdq_mixed_layouts %t.mixed.onnx
-// RUN: mobile-opt %t.mixed.onnx -p 'select-layouts{target=dsp solver=pbqp}' | filecheck %s --check-prefix=PBQP
+// RUN: mobile-opt %t.mixed.onnx -p 'select-layouts{target=dsp solver=gcd2}' | filecheck %s --check-prefix=PBQP
 // RUN: mobile-opt %t.mixed.onnx -p 'select-layouts{target=dsp solver=exact}' | filecheck %s --check-prefix=PBQP
 // RUN: mobile-opt %t.mixed.onnx -p 'select-layouts{target=dsp solver=local}' | filecheck %s --check-prefix=LOCAL
 // PBQP:      func.func @main_graph(%x: tensor<1x32x8x64xui8> {onnx.name = "x", hvx.layout = #hvx.layout<col4>})
