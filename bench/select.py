@@ -19,7 +19,7 @@ function to `TARGETS` (rows of the same form: measured = summed kernel ns).
 
 DSP rows: `local` (the local rules), `col4` (one layout for every op: `layout=col4`),
 `chain`, `pbqp`, `gcd2`, `exact`; QEMU runs `local`, `col4` and `gcd2` (`--measure`).
-Models: the issue-4 CNN (`tests/quant_models.py` `quantized_cnn`), `mixed_layout_model`,
+Models: the issue-4 CNN (`checking/quant_models.py` `quantized_cnn`), `mixed_layout_model`,
 and torchvision ResNet-18 and MobileNetV2 quantized QDQ int8 at `--size` (default 64:
 QEMU counts packets by logging every one, so a 224 input would log ~10^8 of them), made
 by `bench/zoo.py`'s `quantize_cached` into `--zoo-cache` (torch needed once: run this
@@ -52,7 +52,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
-sys.path.append(str(BENCH_DIR.parent / "tests"))  # quant_models: the quantized builders
 
 DSP_DEVICE = "qemu-hexagonv66"
 GLOBAL_SOLVERS = ("chain", "pbqp", "gcd2", "exact")
@@ -142,7 +141,7 @@ def modelled_rows(model: str, target: str, problem, rules: dict[str, Callable[[]
 def dsp_models(size: int, cache: Path) -> dict[str, Callable[[Path], Path]]:
     """name -> make(folder) -> the ONNX file."""
     import onnx
-    import quant_models
+    from mobile_opt.checking import quant_models
 
     def cnn(folder: Path) -> Path:
         path = folder / "cnn.onnx"
@@ -189,7 +188,7 @@ def dsp_compile_and_run(path: Path, feeds, expected, solver: str, layout: str = 
 
 def dsp_rows(name: str, path: Path, measure: Sequence[str], partition: int) -> list[Row]:
     import onnx
-    import quant_models
+    from mobile_opt.checking import quant_models
     from mobile_opt.frontend.onnx_import import import_onnx
     from mobile_opt.reference.qlinear import run_qlinear
     from mobile_opt.transforms.onnx_to_hvx.quant_graph import find_function, read_quant_graph

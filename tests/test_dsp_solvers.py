@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 import pytest
 
-import quant_models
+from mobile_opt.checking import quant_models
 from mobile_opt import pipelines
 from mobile_opt.backends.hexagon.runner import run_module
 from mobile_opt.dialects.hvx.ops import RelayoutOp

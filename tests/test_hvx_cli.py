@@ -7,7 +7,7 @@ import re
 import onnx
 import pytest
 
-import quant_models
+from mobile_opt.checking import quant_models
 from harness import assert_one_line_error, run_mobile_run
 
 

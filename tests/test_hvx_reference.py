@@ -12,7 +12,7 @@ import onnx
 import onnxruntime
 import pytest
 
-import quant_models
+from mobile_opt.checking import quant_models
 from mobile_opt.reference.qlinear import run_qlinear
 from mobile_opt.checking import compare_lsb
 from mobile_opt.frontend.onnx_import import OnnxImportError, import_onnx

@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 import pytest
 
-import quant_models
+from mobile_opt.checking import quant_models
 from harness import run_mobile_run
 from mobile_opt import pipelines
 from mobile_opt.backends.hexagon.runner import ports, run_module

@@ -208,7 +208,7 @@ def test_console_entry_point_reports_without_traceback(tmp_path: Path):
 def test_a_quantized_output_is_held_to_one_lsb(tmp_path: Path, capsys, monkeypatch,
                                                 lsbs, status, code):
     """A QDQ graph's float output: onnxruntime's integer kernels may round once the other way."""
-    import quant_models
+    from mobile_opt.checking import quant_models
 
     path = tmp_path / "qdq.onnx"
     save(quant_models.conv_model(4, 6, 6, 4, seed=3), path)

@@ -163,11 +163,8 @@ def unnamed_inner_dim() -> onnx.ModelProto:
 
 
 def _quantized_builders() -> dict:
-    """The DSP path's quantized models (tests/quant_models.py)."""
-    import os
-
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-    import quant_models as q
+    """The DSP path's quantized models (checking/quant_models.py)."""
+    from mobile_opt.checking import quant_models as q
 
     return {
         "qdq_conv": lambda: q.conv_model(3, 6, 6, 8, seed=1),
