@@ -24,7 +24,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.dialects import onnx, texture
 from mobile_opt.dialects.onnx.constants import OnnxConstantOp
-from mobile_opt.dialects.texture.value_layouts import forget_layouts
+from mobile_opt.dialects.texture.value_layouts import forget_layouts, is_view
 
 from .context import LoweringContext, LoweringError, is_integer, node_label
 from .rules import FUSES_EPILOGUE, INTEGER_OPS, RULES
@@ -94,7 +94,8 @@ def lower_graph(ctx: LoweringContext) -> None:
         if rule is None:
             raise LoweringError(f"{node_label(op)} has no GPU lowering")
         ctx.set_insertion_before(op)
-        epilogue = ctx.epilogue(op, order) if type(op) in FUSES_EPILOGUE else []
+        fuses = type(op) in FUSES_EPILOGUE and not is_view(op)  # a view has no kernel
+        epilogue = ctx.epilogue(op, order) if fuses else []
         rule(ctx, op, epilogue)
         lowered.append(op)
     ret = block.last_op

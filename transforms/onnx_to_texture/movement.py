@@ -39,16 +39,22 @@ from mobile_opt.reference.kernels import (
     source_coordinates,
 )
 from mobile_opt.dialects import onnx, texture
-from mobile_opt.dialects.onnx.base import UnknownShape, constant_array, is_none
+from mobile_opt.dialects.onnx.base import (
+    UnknownShape,
+    constant_array,
+    is_constant_expression,
+    is_none,
+)
 from mobile_opt.dialects.onnx.shapes import ShapeError, normalize_axis
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.layouts import pack
+from mobile_opt.dialects.texture.value_layouts import is_view, record_view, recorded_layout
 from xdsl.ir import Operation, SSAValue
 
 from .context import KernelContext, LoweringContext, LoweringError, Stored, node_label, shape
 from .kernel_builder import KernelBuilder, Val
 from .rules import lowers
-from .views import TensorView, delinearize, linearize
+from .views import MappedView, TensorView, delinearize, linearize
 
 Index = list[Val | int]
 """A logical element index, one entry per axis."""
@@ -544,6 +550,7 @@ def lower_map(ctx: LoweringContext, op: Operation, epilogue: list[Operation], im
         order[last] = order[op]  # the kernel runs where `op` was
         epilogue = ctx.epilogue(last, order)
     label = node_label(op)
+    imap = through_views(ctx, imap)
     stored = ctx.tensor(imap.source, label)
     if prod(shape(result)) == 0 or prod(stored.shape) == 0:
         raise LoweringError(f"{label}: empty tensors have no GPU storage")
@@ -680,10 +687,166 @@ def resized(op: onnx.ResizeOp) -> IndexMap:
 # rules --------------------------------------------------------------------------------------
 
 
+VIEW_OPS = (onnx.ReshapeOp, onnx.FlattenOp, onnx.SqueezeOp, onnx.UnsqueezeOp, onnx.IdentityOp,
+            onnx.TransposeOp, onnx.SliceOp, onnx.SplitOp)
+"""Movement ops that can be views: each result a reshape, transpose or strided slice."""
+
+FIRST_OPERAND_READERS = (onnx.ConvOp, onnx.FusedConvOp, onnx.ConvTransposeOp, *INDEX_MAPS,
+                         onnx.SplitOp)
+"""Readers that read only their first operand through `KernelContext.input` (the rest are
+weights packed by the host, or constants: shapes, indices, pads)."""
+
+
+def why_not_viewable(op: Operation) -> str | None:
+    """Why `op` cannot be a view (`viewable`), or None if it can."""
+    from .rules import RULES
+
+    if not isinstance(op, VIEW_OPS):
+        return "only reshapes, transposes, slices and splits can be views"
+    try:
+        copies = copy_maps(op)
+    except LoweringError as e:
+        return str(e).split(": ", 1)[-1]
+    if not copies:
+        return "none of its results is read"
+    source = copies[0][1].source
+    if is_constant_expression(source):
+        return "it is computed on the host"
+    if not shape(source) or prod(shape(source)) == 0:
+        return "only non-empty tensors of rank 1 or more can be views"
+    for result, imap in copies:
+        if not shape(result) or prod(shape(result)) == 0:
+            return "only non-empty tensors of rank 1 or more can be views"
+        if imap.fill is not None:
+            return "a view has no fill value"
+        for use in result.uses:
+            user = use.operation
+            if user.name == "func.return":
+                return "a graph output needs storage"
+            if type(user) not in RULES or isinstance(user, onnx.ShapeOp):
+                return f"its reader {node_label(user)} cannot read a view"
+            if isinstance(user, FIRST_OPERAND_READERS) and use.index != 0:
+                return f"its reader {node_label(user)} reads it as a weight or constant"
+    return None
+
+
 def viewable(op: Operation) -> bool:
-    """Whether `op` can be a view (`texture.view`): no kernel, its readers read its source
-    through its index map. None yet: issue 20 builds them."""
-    return False
+    """
+    Whether `op` can be a view (`texture.view`): a movement op of `VIEW_OPS` with static
+    parameters, not computed on the host, whose every reader is a kernel reading the
+    result through `KernelContext.input` (not a graph output, which needs storage).
+    """
+    return why_not_viewable(op) is None
+
+
+@dataclass
+class View:
+    """
+    A result of a movement op made a view: `imap` over `imap.source`, which is stored
+    (views of views compose into one map). `open` decides, per layout a kernel reads it
+    in, whether whole pixels of the source serve (`view_method`).
+    """
+
+    imap: IndexMap
+    layout: Layout | None
+    """The layout recorded for the result (the selection's wish), if any."""
+    _methods: dict[tuple[Layout, Layout], tuple[str, bool]] = field(default_factory=dict)
+
+    @property
+    def source(self) -> SSAValue:
+        return self.imap.source
+
+    def method(self, source: TensorView, layout: Layout) -> tuple[str, bool]:
+        key = (source.layout, layout)
+        if key not in self._methods:
+            self._methods[key] = view_method(source.layout, layout, self.imap)
+        return self._methods[key]
+
+    def open(self, k: KernelContext, source: TensorView, layout: Layout | None) -> TensorView:
+        """Read in `layout` if given, else in the first of the recorded layout, rows4,
+        cols4 and nc4hw4 whose pixels are whole source pixels (else the first)."""
+        rank = len(self.imap.shape)
+        candidates = [layout] if layout is not None else [
+            c for c in dict.fromkeys([self.layout, Layout.ROWS4, Layout.COLS4, Layout.NC4HW4])
+            if c is not None and c.check_rank(rank) is None]
+        chosen = next((c for c in candidates if self.method(source, c)[0] != LANES),
+                      candidates[0])
+        method, dirty = self.method(source, chosen)
+        imap = self.imap
+        return MappedView(k.kb, source.storage, chosen, imap.shape, source,
+                          lambda idx: imap.index(k, idx)[0], method != LANES, dirty)
+
+
+def view_method(source: Layout, layout: Layout, imap: IndexMap) -> tuple[str, bool]:
+    """
+    How a view of `imap` over a source stored in `source` reads a pixel in `layout`:
+    BLOCK (or ALIAS) when it is one whole source pixel, else LANES (four gathered
+    lanes); and whether such a source pixel may hold elements where the view has
+    padding lanes (they must read as 0).
+    """
+    shaped = Stored(None, source, imap.source_shape)  # type: ignore[arg-type]
+    method = copy_method(shaped, layout, imap)
+    if method == LANES:
+        return method, False
+    count = prod(imap.source_shape)
+    ids = imap.ids(np.arange(1, count + 1, dtype=np.int64).reshape(imap.source_shape))
+    out = pack(layout, ids).reshape(-1, 4)
+    src = pack(source, np.arange(1, count + 1, dtype=np.int64).reshape(imap.source_shape))
+    src = src.reshape(-1, 4)
+    # the source pixel each view pixel reads: the one holding its lane 0
+    row_of = np.zeros(count + 1, np.int64)
+    rows, lanes = np.nonzero(src > 0)
+    row_of[src[rows, lanes]] = rows
+    read = src[row_of[out[:, 0]]]
+    return method, bool(((out == 0) & (read != 0)).any())
+
+
+def view_reads_per_element(op: Operation, source: Layout, layout: Layout | None = None,
+                           result: int = 0) -> float:
+    """
+    The cost hook of a view for the layout selection (no device needed): about how many
+    texture reads a reader of `op`'s result `result` makes per element when `op` is a
+    view of a source stored in `source` and the reader reads it in `layout` (None: the
+    view's best layout, as `View.open` picks one): 1/4 where one source pixel serves
+    four elements (a reshape or transpose that keeps the packed axis, a split along
+    another axis or at a multiple of 4), 1 where each lane is gathered alone. A copy
+    kernel instead costs one write and 1/4 or 1 read per element once, and its readers
+    1/4 each; a view has no kernel and no storage but its readers pay these reads every
+    time they read it (a product reads its operands many times).
+    """
+    imap = dict(copy_maps(op))[op.results[result]]
+    rank = len(imap.shape)
+    candidates = [layout] if layout is not None else [
+        c for c in (Layout.ROWS4, Layout.COLS4, Layout.NC4HW4) if c.check_rank(rank) is None]
+    whole = any(view_method(source, c, imap)[0] != LANES for c in candidates)
+    return 0.25 if whole else 1.0
+
+
+def mark_views(module: Operation) -> int:
+    """Make every viewable op of `module` a view (`record_view`), after the layouts are
+    recorded: all views, the selection's other extreme from none. The count marked."""
+    marked = [op for op in module.walk() if isinstance(op, VIEW_OPS) and viewable(op)]
+    for op in marked:
+        record_view(op)
+    return len(marked)
+
+
+def lower_view(ctx: LoweringContext, op: Operation) -> None:
+    """A movement op made a view: no kernel and no storage; its readers read through it."""
+    why = why_not_viewable(op)
+    if why is not None:
+        raise LoweringError(f"{node_label(op)}: marked texture.view but cannot be a view: {why}")
+    for result, imap in copy_maps(op):
+        ctx.views[result] = View(through_views(ctx, imap), recorded_layout(result))
+
+
+def through_views(ctx: LoweringContext, imap: IndexMap) -> IndexMap:
+    """`imap` over a stored source: a view source's map composed in."""
+    view = ctx.views.get(imap.source)
+    if view is None:
+        return imap
+    inner = view.imap  # type: ignore[attr-defined]
+    return Chained(inner.source, imap.shape, (inner, imap))
 
 
 def copy_maps(op: Operation) -> list[tuple[SSAValue, IndexMap]]:
@@ -725,6 +888,9 @@ def lower_copies(ctx: LoweringContext, op: Operation, epilogue: list[Operation])
     A single-source movement op or a Split (one copy per used result), each copy with the
     chain after it: an alias or one kernel.
     """
+    if is_view(op):
+        lower_view(ctx, op)
+        return
     base = op.name.split(".", 1)[1].lower()
     for result, imap in copy_maps(op):
         lower_map(ctx, op, epilogue if result is op.results[0] else [], imap, result, base)
