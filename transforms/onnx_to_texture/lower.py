@@ -32,6 +32,7 @@ from .rules import FUSES_EPILOGUE, INTEGER_OPS, RULES
 # the op families register their rules on import
 from . import elementwise  # noqa: F401  isort: skip
 from . import families  # noqa: F401  isort: skip
+from .movement import lower_view  # isort: skip  (after elementwise: Identity is movement's)
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,10 @@ def lower_graph(ctx: LoweringContext) -> None:
     for op in ops:
         if isinstance(op, OnnxConstantOp | func.ReturnOp) or op in ctx.done:
             continue
+        if is_view(op):
+            lower_view(ctx, op)  # no kernel: its readers read through its index map
+            lowered.append(op)
+            continue
         if op.results and all(ctx.is_host_constant(r) for r in op.results):
             continue  # stays on the host
         if not op.name.startswith("onnx.") and not isinstance(op, texture.RelayoutOp):
@@ -94,8 +99,7 @@ def lower_graph(ctx: LoweringContext) -> None:
         if rule is None:
             raise LoweringError(f"{node_label(op)} has no GPU lowering")
         ctx.set_insertion_before(op)
-        fuses = type(op) in FUSES_EPILOGUE and not is_view(op)  # a view has no kernel
-        epilogue = ctx.epilogue(op, order) if fuses else []
+        epilogue = ctx.epilogue(op, order) if type(op) in FUSES_EPILOGUE else []
         rule(ctx, op, epilogue)
         lowered.append(op)
     ret = block.last_op

@@ -48,7 +48,7 @@ from mobile_opt.dialects.onnx.base import (
 from mobile_opt.dialects.onnx.shapes import ShapeError, normalize_axis
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.layouts import pack
-from mobile_opt.dialects.texture.value_layouts import is_view, record_view, recorded_layout
+from mobile_opt.dialects.texture.value_layouts import record_view, recorded_layout
 from xdsl.ir import Operation, SSAValue
 
 from .context import KernelContext, LoweringContext, LoweringError, Stored, node_label, shape
@@ -888,9 +888,6 @@ def lower_copies(ctx: LoweringContext, op: Operation, epilogue: list[Operation])
     A single-source movement op or a Split (one copy per used result), each copy with the
     chain after it: an alias or one kernel.
     """
-    if is_view(op):
-        lower_view(ctx, op)
-        return
     base = op.name.split(".", 1)[1].lower()
     for result, imap in copy_maps(op):
         lower_map(ctx, op, epilogue if result is op.results[0] else [], imap, result, base)
