@@ -15,6 +15,16 @@ method, `copy_method`):
   one pixel read per work-item.
 - `LANES`: otherwise each lane finds its own element (one scalar read a lane).
 
+A Reshape, Flatten, (Un)Squeeze, Identity, Transpose, or a Slice or Split with constant
+parameters that the layout selection marked `texture.view` (`viewable` says which can
+be: every reader reads it through `KernelContext.input`, none is a graph output) gets no
+kernel and no storage (`lower_view`): a reader's `KernelContext.input` returns a
+`MappedView` of the stored source through the op's index map (views of views compose;
+a copy kernel reading a view composes the view's map into its own). It reads whole
+source pixels where the map keeps each pixel's four lanes together and in place
+(`view_method`), else gathers lanes; `view_reads_per_element` is the cost of that for
+the selection.
+
 A Gather whose indices are computed at run time (an embedding lookup of token ids)
 reads each index in the kernel; its method follows from the layouts alone
 (`GatheredAtRunTime.method`), and it starts no chain.
