@@ -97,6 +97,17 @@ CASES = {
         [N("Transpose", ["x"], ["t"], perm=[1, 0]), N("Transpose", ["z"], ["u"], perm=[1, 0]),
          N("Concat", ["t", "u"], ["y"], axis=0)],
         {"x": [6, 5], "z": [6, 3]}, ["y"]),
+    # Concat views: whole pixels through a branch, then lanes at an unaligned boundary
+    "concat_view_rows": Case(
+        [N("Concat", ["x", "z"], ["c"], axis=1), N("Add", ["c", "b"], ["y"])],
+        {"x": [1, 1, 8], "z": [1, 5, 8]}, ["y"], {"b": weights(6, 8)}),
+    "concat_view_unaligned": Case(
+        [N("Concat", ["x", "z"], ["c"], axis=-1), N("MatMul", ["c", "w"], ["y"])],
+        {"x": [3, 5], "z": [3, 2]}, ["y"], {"w": weights(7, 4)}),
+    "concat_of_views_read_by_copy": Case(
+        [N("Transpose", ["x"], ["t"], perm=[1, 0]), N("Concat", ["t", "z"], ["c"], axis=0),
+         N("Transpose", ["c"], ["u"], perm=[1, 0]), N("Pad", ["u", "p"], ["y"])],
+        {"x": [4, 6], "z": [2, 4]}, ["y"], {"p": ints(1, 0, 0, 2)}),
     "reshape_layernorm": Case(
         [N("Reshape", ["x", "s"], ["r"]),
          N("LayerNormalization", ["r", "g", "b"], ["y"], axis=-1)],

@@ -71,14 +71,9 @@ class Stored:
 
 
 class View(Protocol):
-    """A value made a view (`texture.view`): read through an index map of `source`."""
+    """A value made a view (`texture.view`): read through its sources, no storage."""
 
-    @property
-    def source(self) -> SSAValue:
-        """The stored (or host-packed) tensor the view reads."""
-        ...
-
-    def open(self, k: KernelContext, source: TensorView, layout: Layout | None) -> TensorView:
+    def open(self, k: KernelContext, layout: Layout | None, hint: str) -> TensorView:
         """The view as kernel `k` reads it, in `layout` if given."""
         ...
 
@@ -306,7 +301,7 @@ class KernelContext:
         """An operand as this kernel reads it; a view reads its source through its map."""
         view = self.ctx.views.get(value)
         if view is not None:
-            return view.open(self, self.input(view.source, hint=hint), layout)
+            return view.open(self, layout, hint)
         return self._view(self.ctx.tensor(value, self.label, layout), hint)
 
     def weight(self, value: SSAValue, layout: Layout, hint: str = "weight") -> TensorView:

@@ -174,16 +174,22 @@ class MappedView(TensorView):
             at[sp] = at[sp] // 4
             value = self.source.read_block(at)
             return zero_padding_lanes(self, block, value) if self.dirty_padding else value
-        extent = self.dims[p]
-        lanes: list[Operand] = []
-        for lane in range(min(4, extent)):
-            idx = list(block)
-            element = block[p] * 4 + lane
-            idx[p] = kb.min(element, extent - 1) if extent % 4 and lane else element
-            value = self.read(idx)
-            lanes.append(kb.select(element < extent, value, 0.0) if extent % 4 and lane
-                         else value)
-        return kb.vec4(lanes + [0.0] * (4 - len(lanes)))
+        return gather_block(self, block)
+
+
+def gather_block(view: TensorView, block: Sequence[Val]) -> Val:
+    """The pixel of `view` at a block index, its lanes read one by one (padding as 0)."""
+    kb = view.kb
+    p = view.packed_axis
+    extent = view.dims[p]
+    lanes: list[Operand] = []
+    for lane in range(min(4, extent)):
+        idx = list(block)
+        element = block[p] * 4 + lane
+        idx[p] = kb.min(element, extent - 1) if extent % 4 and lane else element
+        value = view.read(idx)
+        lanes.append(kb.select(element < extent, value, 0.0) if extent % 4 and lane else value)
+    return kb.vec4(lanes + [0.0] * (4 - len(lanes)))
 
 
 @dataclass

@@ -84,8 +84,8 @@ builtin.module {
 
 // -----
 
-// Only reshapes, transposes, slices and splits can be views.
-// CHECK: node 'pad' (Pad): marked texture.view but cannot be a view: only reshapes, transposes, slices and splits can be views
+// Only reshapes, transposes, slices, splits and concats can be views.
+// CHECK: node 'pad' (Pad): marked texture.view but cannot be a view: only reshapes, transposes, slices, splits and concats can be views
 builtin.module {
   func.func @main_graph(%x: tensor<5x6xf32> {texture.layout = #texture.layout<rows4>}) -> tensor<8x8xf32> {
     %p = onnx.Constant {texture.layouts = [#texture.layout<rows4>], value = dense<[1, 2, 2, 0]> : tensor<4xi64>} : tensor<4xi64>
@@ -107,5 +107,24 @@ builtin.module {
     %r = onnx.Reshape %w, %s {texture.layouts = [#texture.layout<nc4hw4>], texture.view} : (tensor<2x36xf32>, tensor<4xi64>) -> tensor<2x4x3x3xf32> loc("r")
     %y = onnx.Conv %x, %r, %0 {texture.layouts = [#texture.layout<nc4hw4>]} : (tensor<1x4x5x5xf32>, tensor<2x4x3x3xf32>, none) -> tensor<1x2x3x3xf32> loc("conv")
     func.return %y : tensor<1x2x3x3xf32>
+  }
+}
+
+// -----
+
+// A Concat view: its reader (the Add) branches to the operand holding each pixel; no
+// concat kernel, no storage for %c.
+// CHECK:      ocl.kernel @eltwise_0(%out: !texture.image2d<2x6xf32>, %in00: !texture.image2d<2x1xf32>, %in01: !texture.image2d<2x5xf32>, %in1: !texture.image2d<2x6xf32>) attributes {onnx.node = "node 'add' (Add)"}
+// CHECK:        scf.if
+// CHECK-NOT:  ocl.kernel
+// CHECK:      func.func @main_graph
+// CHECK-NOT:    texture.alloc {{.*}}shape = array<i64: 1, 6, 8>} {{.*}}
+// CHECK:        %y = texture.alloc {layout = #texture.layout<rows4>, shape = array<i64: 1, 6, 8>}
+// CHECK-NEXT:   ocl.launch @eltwise_0(%y,
+builtin.module {
+  func.func @main_graph(%x: tensor<1x1x8xf32> {texture.layout = #texture.layout<rows4>}, %z: tensor<1x5x8xf32> {texture.layout = #texture.layout<rows4>}, %b: tensor<1x6x8xf32> {texture.layout = #texture.layout<rows4>}) -> tensor<1x6x8xf32> {
+    %c = onnx.Concat %x, %z {texture.layouts = [#texture.layout<rows4>], texture.view, axis = 1 : i64} : (tensor<1x1x8xf32>, tensor<1x5x8xf32>) -> tensor<1x6x8xf32> loc("concat")
+    %y = onnx.Add %c, %b {texture.layouts = [#texture.layout<rows4>]} : (tensor<1x6x8xf32>, tensor<1x6x8xf32>) -> tensor<1x6x8xf32> loc("add")
+    func.return %y : tensor<1x6x8xf32>
   }
 }
