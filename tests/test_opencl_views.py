@@ -154,12 +154,12 @@ def test_views_match_onnxruntime(name, gpu_run):
 
 
 def movement_ops(tmp_path: Path, cases: dict[str, Case]) -> dict[str, object]:
-    """The Transpose, Reshape and Split nodes of the cases imported, by node name."""
+    """The Transpose, Reshape, Split and Concat nodes of the cases imported, by node name."""
     path = tmp_path / "model.onnx"
     onnx.save(build_model(cases), str(path))
     module = import_onnx(str(path))
     return {node_label(op).split("'")[1]: op for op in module.walk()
-            if op.name in ("onnx.Transpose", "onnx.Reshape", "onnx.Split")}
+            if op.name in ("onnx.Transpose", "onnx.Reshape", "onnx.Split", "onnx.Concat")}
 
 
 def test_what_is_viewable(tmp_path):
@@ -184,6 +184,10 @@ def test_view_reads_per_element(tmp_path):
                      {"x": [3, 5, 8]}, ["y"]),
         "odd": Case([N("Split", ["x", "p"], ["a", "b"], axis=-1), N("Relu", ["a"], ["y"]),
                      N("Relu", ["b"], ["z"])], {"x": [3, 8]}, ["y", "z"], {"p": ints(3, 5)}),
+        "cat": Case([N("Concat", ["x", "z"], ["c"], axis=-1), N("Relu", ["c"], ["y"])],
+                    {"x": [3, 4], "z": [3, 3]}, ["y"]),
+        "cat3": Case([N("Concat", ["x", "z"], ["c"], axis=-1), N("Relu", ["c"], ["y"])],
+                     {"x": [3, 3], "z": [3, 4]}, ["y"]),
     })
     assert view_reads_per_element(ops["keep.0"], Layout.ROWS4) == 0.25
     # a transpose of the packed axis: whole pixels only when read in cols4
@@ -191,6 +195,9 @@ def test_view_reads_per_element(tmp_path):
     assert view_reads_per_element(ops["swap.0"], Layout.ROWS4, Layout.ROWS4) == 1.0
     assert view_reads_per_element(ops["odd.0"], Layout.ROWS4, result=0) == 0.25
     assert view_reads_per_element(ops["odd.0"], Layout.ROWS4, result=1) == 1.0
+    # a concat: whole pixels unless an operand boundary falls inside one
+    assert view_reads_per_element(ops["cat.0"], Layout.ROWS4) == 0.25
+    assert view_reads_per_element(ops["cat3.0"], Layout.ROWS4) == 1.0
 
 
 @pytest.mark.parametrize("model", ["gpt2_small", "vit_tiny"])

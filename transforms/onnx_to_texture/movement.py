@@ -15,15 +15,16 @@ method, `copy_method`):
   one pixel read per work-item.
 - `LANES`: otherwise each lane finds its own element (one scalar read a lane).
 
-A Reshape, Flatten, (Un)Squeeze, Identity, Transpose, or a Slice or Split with constant
-parameters that the layout selection marked `texture.view` (`viewable` says which can
+A Reshape, Flatten, (Un)Squeeze, Identity, Transpose, a Slice or Split with constant
+parameters, or a Concat, that the layout selection marked `texture.view` (`viewable` says which can
 be: every reader reads it through `KernelContext.input`, none is a graph output) gets no
 kernel and no storage (`lower_view`): a reader's `KernelContext.input` returns a
 `MappedView` of the stored source through the op's index map (views of views compose;
 a copy kernel reading a view composes the view's map into its own). It reads whole
 source pixels where the map keeps each pixel's four lanes together and in place
-(`view_method`), else gathers lanes; `view_reads_per_element` is the cost of that for
-the selection.
+(`view_method`), else gathers lanes; a Concat view (`ConcatView`) branches to the
+operand holding each pixel, or each lane where a boundary splits a pixel.
+`view_reads_per_element` is the cost of that for the selection.
 
 A Gather whose indices are computed at run time (an embedding lookup of token ids)
 reads each index in the kernel; its method follows from the layouts alone
@@ -705,8 +706,8 @@ VIEW_OPS = (onnx.ReshapeOp, onnx.FlattenOp, onnx.SqueezeOp, onnx.UnsqueezeOp, on
 """Movement ops that can be views: each result a reshape, transpose or strided slice of
 one source, or a concat of several."""
 
-FIRST_OPERAND_READERS = (onnx.ConvOp, onnx.FusedConvOp, onnx.ConvTransposeOp, *INDEX_MAPS,
-                         onnx.SplitOp)
+FIRST_OPERAND_READERS = (onnx.ConvOp, onnx.FusedConvOp, onnx.ConvTransposeOp, onnx.ClipOp,
+                         *INDEX_MAPS, onnx.SplitOp)
 """Readers that read only their first operand through `KernelContext.input` (the rest are
 weights packed by the host, or constants: shapes, indices, pads)."""
 
