@@ -7,11 +7,13 @@ the onnxruntime oracle, errors) is the package's `checking`.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from xdsl.passes import ModulePass
 
 from mobile_opt import pipelines
 from mobile_opt.checking import make_inputs, run_onnxruntime
@@ -84,3 +86,23 @@ def assert_one_line_error(status: int, err: str, message: str) -> None:
     assert status == 1
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith("mobile-run: error: ") and message in err, err
+
+
+@dataclasses.dataclass(frozen=True)
+class MarkViewsPass(ModulePass):
+    """Every viewable movement op made a view (`movement.mark_views`): tests of views."""
+
+    name = "test-mark-views"
+
+    def apply(self, ctx, op) -> None:
+        from mobile_opt.transforms.onnx_to_texture.movement import mark_views
+
+        mark_views(op)
+
+
+def with_views(passes: Sequence[ModulePass]) -> list[ModulePass]:
+    """`passes` (a GPU pipeline) with every viewable op made a view after select-layouts."""
+    from mobile_opt.transforms.select_layouts import SelectLayoutsPass
+
+    at = next(i for i, p in enumerate(passes) if isinstance(p, SelectLayoutsPass))
+    return [*passes[:at + 1], MarkViewsPass(), *passes[at + 1:]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -69,6 +70,14 @@ class Stored:
     shape: tuple[int, ...]
 
 
+class View(Protocol):
+    """A value made a view (`texture.view`): read through its sources, no storage."""
+
+    def open(self, k: KernelContext, layout: Layout | None, hint: str) -> TensorView:
+        """The view as kernel `k` reads it, in `layout` if given."""
+        ...
+
+
 @dataclass
 class LoweringContext:
     module: ModuleOp
@@ -80,6 +89,8 @@ class LoweringContext:
     stored: dict[SSAValue, Stored] = field(default_factory=dict)
     packed: dict[tuple[SSAValue, Layout], Stored] = field(default_factory=dict)
     done: set[Operation] = field(default_factory=set)
+    views: dict[SSAValue, View] = field(default_factory=dict)
+    """Values that have no storage: their readers read a source through an index map."""
     kernel_count: int = 0
     _host: Builder | None = None
     _anchor: Operation | None = None
@@ -185,6 +196,9 @@ class LoweringContext:
         """Storage of an operand: computed already, or packed now (inputs, constants)."""
         if value in self.stored and (layout is None or self.stored[value].layout == layout):
             return self.stored[value]
+        if value in self.views:
+            raise LoweringError(f"{label}: its operand '{value.name_hint or value}' is a view "
+                                "(texture.view), which has no storage to read here")
         if value in self.stored:
             raise LoweringError(f"{label}: operand in layout {self.stored[value].layout.value}, "
                                 f"{layout.value} needed")
@@ -284,6 +298,10 @@ class KernelContext:
         return TensorView(self.kb, self._arg(stored.storage, hint), stored.layout, stored.shape)
 
     def input(self, value: SSAValue, layout: Layout | None = None, hint: str = "in") -> TensorView:
+        """An operand as this kernel reads it; a view reads its source through its map."""
+        view = self.ctx.views.get(value)
+        if view is not None:
+            return view.open(self, layout, hint)
         return self._view(self.ctx.tensor(value, self.label, layout), hint)
 
     def weight(self, value: SSAValue, layout: Layout, hint: str = "weight") -> TensorView:

@@ -24,7 +24,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.dialects import onnx, texture
 from mobile_opt.dialects.onnx.constants import OnnxConstantOp
-from mobile_opt.dialects.texture.value_layouts import forget_layouts
+from mobile_opt.dialects.texture.value_layouts import forget_layouts, is_view
 
 from .context import LoweringContext, LoweringError, is_integer, node_label
 from .rules import FUSES_EPILOGUE, INTEGER_OPS, RULES
@@ -32,6 +32,7 @@ from .rules import FUSES_EPILOGUE, INTEGER_OPS, RULES
 # the op families register their rules on import
 from . import elementwise  # noqa: F401  isort: skip
 from . import families  # noqa: F401  isort: skip
+from .movement import lower_view  # isort: skip  (after elementwise: Identity is movement's)
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,10 @@ def lower_graph(ctx: LoweringContext) -> None:
     lowered: list[Operation] = []
     for op in ops:
         if isinstance(op, OnnxConstantOp | func.ReturnOp) or op in ctx.done:
+            continue
+        if is_view(op):
+            lower_view(ctx, op)  # no kernel: its readers read through its index map
+            lowered.append(op)
             continue
         if op.results and all(ctx.is_host_constant(r) for r in op.results):
             continue  # stays on the host

@@ -15,6 +15,17 @@ method, `copy_method`):
   one pixel read per work-item.
 - `LANES`: otherwise each lane finds its own element (one scalar read a lane).
 
+A Reshape, Flatten, (Un)Squeeze, Identity, Transpose, a Slice or Split with constant
+parameters, or a Concat, that the layout selection marked `texture.view` (`viewable` says which can
+be: every reader reads it through `KernelContext.input`, none is a graph output) gets no
+kernel and no storage (`lower_view`): a reader's `KernelContext.input` returns a
+`MappedView` of the stored source through the op's index map (views of views compose;
+a copy kernel reading a view composes the view's map into its own). It reads whole
+source pixels where the map keeps each pixel's four lanes together and in place
+(`view_method`), else gathers lanes; a Concat view (`ConcatView`) branches to the
+operand holding each pixel, or each lane where a boundary splits a pixel.
+`view_reads_per_element` is the cost of that for the selection.
+
 A Gather whose indices are computed at run time (an embedding lookup of token ids)
 reads each index in the kernel; its method follows from the layouts alone
 (`GatheredAtRunTime.method`), and it starts no chain.
@@ -39,16 +50,22 @@ from mobile_opt.reference.kernels import (
     source_coordinates,
 )
 from mobile_opt.dialects import onnx, texture
-from mobile_opt.dialects.onnx.base import UnknownShape, constant_array, is_none
+from mobile_opt.dialects.onnx.base import (
+    UnknownShape,
+    constant_array,
+    is_constant_expression,
+    is_none,
+)
 from mobile_opt.dialects.onnx.shapes import ShapeError, normalize_axis
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.layouts import pack
+from mobile_opt.dialects.texture.value_layouts import record_view, recorded_layout
 from xdsl.ir import Operation, SSAValue
 
 from .context import KernelContext, LoweringContext, LoweringError, Stored, node_label, shape
 from .kernel_builder import KernelBuilder, Val
 from .rules import lowers
-from .views import TensorView, delinearize, linearize
+from .views import MappedView, TensorView, delinearize, gather_block, linearize
 
 Index = list[Val | int]
 """A logical element index, one entry per axis."""
@@ -544,13 +561,17 @@ def lower_map(ctx: LoweringContext, op: Operation, epilogue: list[Operation], im
         order[last] = order[op]  # the kernel runs where `op` was
         epilogue = ctx.epilogue(last, order)
     label = node_label(op)
-    stored = ctx.tensor(imap.source, label)
-    if prod(shape(result)) == 0 or prod(stored.shape) == 0:
+    imap = through_views(ctx, imap)
+    if prod(shape(result)) == 0 or prod(shape(imap.source)) == 0:
         raise LoweringError(f"{label}: empty tensors have no GPU storage")
-    method = imap.method(stored, ctx.layout_for(result))
-    if method == ALIAS:
-        ctx.alias(result, stored)
-        return
+    if imap.source in ctx.views:
+        method = LANES  # a Concat view: each lane through its branch
+    else:
+        stored = ctx.tensor(imap.source, label)
+        method = imap.method(stored, ctx.layout_for(result))
+        if method == ALIAS:
+            ctx.alias(result, stored)
+            return
     k = KernelContext(ctx, op, base, epilogue, result=result)
     k.store(emit_copy(k, k.input(imap.source), imap, method))
     k.finish()
@@ -680,10 +701,263 @@ def resized(op: onnx.ResizeOp) -> IndexMap:
 # rules --------------------------------------------------------------------------------------
 
 
+VIEW_OPS = (onnx.ReshapeOp, onnx.FlattenOp, onnx.SqueezeOp, onnx.UnsqueezeOp, onnx.IdentityOp,
+            onnx.TransposeOp, onnx.SliceOp, onnx.SplitOp, onnx.ConcatOp)
+"""Movement ops that can be views: each result a reshape, transpose or strided slice of
+one source, or a concat of several."""
+
+FIRST_OPERAND_READERS = (onnx.ConvOp, onnx.FusedConvOp, onnx.ConvTransposeOp, onnx.ClipOp,
+                         *INDEX_MAPS, onnx.SplitOp)
+"""Readers that read only their first operand through `KernelContext.input` (the rest are
+weights packed by the host, or constants: shapes, indices, pads)."""
+
+
+def why_not_viewable(op: Operation) -> str | None:
+    """Why `op` cannot be a view (`viewable`), or None if it can."""
+    from .rules import RULES
+
+    if not isinstance(op, VIEW_OPS):
+        return "only reshapes, transposes, slices, splits and concats can be views"
+    if isinstance(op, onnx.ConcatOp):
+        sources = list(op.inputs)
+        copies = [(op.concat_result, None)]
+    else:
+        try:
+            copies = copy_maps(op)
+        except LoweringError as e:
+            return str(e).split(": ", 1)[-1]
+        if not copies:
+            return "none of its results is read"
+        sources = [copies[0][1].source]
+    if all(is_constant_expression(v) for v in sources):
+        return "it is computed on the host"
+    if any(not shape(v) or prod(shape(v)) == 0 for v in sources):
+        return "only non-empty tensors of rank 1 or more can be views"
+    for result, imap in copies:
+        if not shape(result) or prod(shape(result)) == 0:
+            return "only non-empty tensors of rank 1 or more can be views"
+        if imap is not None and imap.fill is not None:
+            return "a view has no fill value"
+        for use in result.uses:
+            user = use.operation
+            if user.name == "func.return":
+                return "a graph output needs storage"
+            if type(user) not in RULES or isinstance(user, onnx.ShapeOp):
+                return f"its reader {node_label(user)} cannot read a view"
+            if isinstance(user, FIRST_OPERAND_READERS) and use.index != 0:
+                return f"its reader {node_label(user)} reads it as a weight or constant"
+    return None
+
+
 def viewable(op: Operation) -> bool:
-    """Whether `op` can be a view (`texture.view`): no kernel, its readers read its source
-    through its index map. None yet: issue 20 builds them."""
-    return False
+    """
+    Whether `op` can be a view (`texture.view`): a movement op of `VIEW_OPS` with static
+    parameters, not computed on the host, whose every reader is a kernel reading the
+    result through `KernelContext.input` (not a graph output, which needs storage).
+    """
+    return why_not_viewable(op) is None
+
+
+@dataclass
+class View:
+    """
+    A result of a movement op made a view: `imap` over `imap.source`, which is stored
+    (views of views compose into one map). `open` decides, per layout a kernel reads it
+    in, whether whole pixels of the source serve (`view_method`).
+    """
+
+    imap: IndexMap
+    layout: Layout | None
+    """The layout recorded for the result (the selection's wish), if any."""
+    _methods: dict[tuple[Layout, Layout], tuple[str, bool]] = field(default_factory=dict)
+
+    @property
+    def source(self) -> SSAValue:
+        return self.imap.source
+
+    def method(self, source: TensorView, layout: Layout) -> tuple[str, bool]:
+        key = (source.layout, layout)
+        if key not in self._methods:
+            self._methods[key] = view_method(source.layout, layout, self.imap)
+        return self._methods[key]
+
+    def open(self, k: KernelContext, layout: Layout | None, hint: str) -> TensorView:
+        """Read in `layout` if given, else in the first of the recorded layout, rows4,
+        cols4 and nc4hw4 whose pixels are whole source pixels (else the first)."""
+        source = k.input(self.source, hint=hint)
+        candidates = view_layouts(layout, self.layout, len(self.imap.shape))
+        chosen = next((c for c in candidates if self.method(source, c)[0] != LANES),
+                      candidates[0])
+        method, dirty = self.method(source, chosen)
+        imap = self.imap
+        return MappedView(k.kb, source.storage, chosen, imap.shape, source,
+                          lambda idx: imap.index(k, idx)[0], method != LANES, dirty)
+
+
+def view_layouts(asked: Layout | None, recorded: Layout | None, rank: int) -> list[Layout]:
+    """The layouts a view may read in: the one asked for, else the recorded one, rows4,
+    cols4 and nc4hw4 (those the rank allows), best first."""
+    if asked is not None:
+        return [asked]
+    return [c for c in dict.fromkeys([recorded, Layout.ROWS4, Layout.COLS4, Layout.NC4HW4])
+            if c is not None and c.check_rank(rank) is None]
+
+
+@dataclass
+class ConcatSpec:
+    """A Concat made a view: each element read from the operand that holds it."""
+
+    inputs: list[SSAValue]
+    axis: int
+    shape: tuple[int, ...]
+    layout: Layout | None
+
+    def open(self, k: KernelContext, layout: Layout | None, hint: str) -> TensorView:
+        """Read in the first layout (`view_layouts`) whose packed axis all operands share
+        (whole pixels, when no operand boundary falls inside one), else the first."""
+        parts = [k.input(v, hint=f"{hint}{i}") for i, v in enumerate(self.inputs)]
+        starts = [0]
+        for v in self.inputs:
+            starts.append(starts[-1] + shape(v)[self.axis])
+        candidates = view_layouts(layout, self.layout, len(self.shape))
+
+        def view(c: Layout) -> ConcatView:
+            return ConcatView(k.kb, parts[0].storage, c, self.shape, parts, self.axis,
+                              tuple(starts))
+
+        return next((view(c) for c in candidates if view(c).whole), view(candidates[0]))
+
+
+@dataclass
+class ConcatView(TensorView):
+    """A Concat made a view, read as if stored in `layout`: a branch picks the operand."""
+
+    parts: list[TensorView] = field(default_factory=list)
+    axis: int = 0
+    starts: tuple[int, ...] = ()
+    """Where each operand starts along `axis`, then the end."""
+
+    @property
+    def whole(self) -> bool:
+        """Whether each pixel is one whole pixel of one operand."""
+        p = self.packed_axis
+        return all(v.packed_axis == p for v in self.parts) and (
+            self.axis != p or all(s % 4 == 0 for s in self.starts[1:-1]))
+
+    def pixel(self, block_idx: Sequence[Val | int]) -> tuple[Val, Val]:
+        raise AssertionError("a view has no pixels of its own")
+
+    def read(self, idx: Sequence[Val | int]) -> Val:
+        kb = self.kb
+        at = [kb.like(v, kb.int(0)) for v in (idx or [0])]
+
+        def part(i: int) -> list[Val]:
+            own = list(at)
+            own[self.axis] = at[self.axis] - self.starts[i]
+            return [self.parts[i].read(own)]
+
+        return branch(kb, at[self.axis], self.starts, part)[0]
+
+    def read_block(self, block_idx: Sequence[Val | int]) -> Val:
+        kb = self.kb
+        block = [kb.like(v, kb.int(0)) for v in (block_idx or [0])]
+        if not self.whole:
+            return gather_block(self, block)
+        unit = 4 if self.axis == self.packed_axis else 1
+
+        def part(i: int) -> list[Val]:
+            own = list(block)
+            own[self.axis] = block[self.axis] - self.starts[i] // unit
+            return [self.parts[i].read_block(own)]
+
+        return branch(kb, block[self.axis], [s // unit for s in self.starts], part)[0]
+
+
+def view_method(source: Layout, layout: Layout, imap: IndexMap) -> tuple[str, bool]:
+    """
+    How a view of `imap` over a source stored in `source` reads a pixel in `layout`:
+    BLOCK (or ALIAS) when it is one whole source pixel, else LANES (four gathered
+    lanes); and whether such a source pixel may hold elements where the view has
+    padding lanes (they must read as 0).
+    """
+    shaped = Stored(None, source, imap.source_shape)  # type: ignore[arg-type]
+    method = copy_method(shaped, layout, imap)
+    if method == LANES:
+        return method, False
+    count = prod(imap.source_shape)
+    ids = imap.ids(np.arange(1, count + 1, dtype=np.int64).reshape(imap.source_shape))
+    out = pack(layout, ids).reshape(-1, 4)
+    src = pack(source, np.arange(1, count + 1, dtype=np.int64).reshape(imap.source_shape))
+    src = src.reshape(-1, 4)
+    # the source pixel each view pixel reads: the one holding its lane 0
+    row_of = np.zeros(count + 1, np.int64)
+    rows, lanes = np.nonzero(src > 0)
+    row_of[src[rows, lanes]] = rows
+    read = src[row_of[out[:, 0]]]
+    return method, bool(((out == 0) & (read != 0)).any())
+
+
+def view_reads_per_element(op: Operation, source: Layout, layout: Layout | None = None,
+                           result: int = 0) -> float:
+    """
+    The cost hook of a view for the layout selection (no device needed): about how many
+    texture reads a reader of `op`'s result `result` makes per element when `op` is a
+    view of a source stored in `source` and the reader reads it in `layout` (None: the
+    view's best layout, as `View.open` picks one): 1/4 where one source pixel serves
+    four elements (a reshape or transpose that keeps the packed axis, a split along
+    another axis or at a multiple of 4), 1 where each lane is gathered alone. A copy
+    kernel instead costs one write and 1/4 or 1 read per element once, and its readers
+    1/4 each; a view has no kernel and no storage but its readers pay these reads every
+    time they read it (a product reads its operands many times). For a Concat, `source`
+    is its operands' layout: whole pixels (after a branch) where they share the packed
+    axis and no operand boundary falls inside a pixel.
+    """
+    rank = len(shape(op.results[result]))
+    candidates = view_layouts(layout, None, rank)
+    if isinstance(op, onnx.ConcatOp):
+        axis = normalize_axis(op.int_attr("axis"), rank)
+        ends = np.cumsum([shape(v)[axis] for v in op.inputs])[:-1]
+        p = source.packed_axis(rank)
+        whole = any(c.packed_axis(rank) == p for c in candidates) and (
+            axis != p or all(e % 4 == 0 for e in ends))
+        return 0.25 if whole else 1.0
+    imap = dict(copy_maps(op))[op.results[result]]
+    whole = any(view_method(source, c, imap)[0] != LANES for c in candidates)
+    return 0.25 if whole else 1.0
+
+
+def mark_views(module: Operation) -> int:
+    """Make every viewable op of `module` a view (`record_view`), after the layouts are
+    recorded: all views, the selection's other extreme from none. The count marked."""
+    marked = [op for op in module.walk() if isinstance(op, VIEW_OPS) and viewable(op)]
+    for op in marked:
+        record_view(op)
+    return len(marked)
+
+
+def lower_view(ctx: LoweringContext, op: Operation) -> None:
+    """A movement op made a view: no kernel and no storage; its readers read through it."""
+    why = why_not_viewable(op)
+    if why is not None:
+        raise LoweringError(f"{node_label(op)}: marked texture.view but cannot be a view: {why}")
+    if isinstance(op, onnx.ConcatOp):
+        out = shape(op.concat_result)
+        axis = normalize_axis(op.int_attr("axis"), len(out))
+        ctx.views[op.concat_result] = ConcatSpec(list(op.inputs), axis, out,
+                                                 recorded_layout(op.concat_result))
+        return
+    for result, imap in copy_maps(op):
+        ctx.views[result] = View(through_views(ctx, imap), recorded_layout(result))
+
+
+def through_views(ctx: LoweringContext, imap: IndexMap) -> IndexMap:
+    """`imap` over a stored source: a view source's map composed in (a Concat view's
+    cannot be: its readers read through it)."""
+    view = ctx.views.get(imap.source)
+    if not isinstance(view, View):
+        return imap
+    inner = view.imap
+    return Chained(inner.source, imap.shape, (inner, imap))
 
 
 def copy_maps(op: Operation) -> list[tuple[SSAValue, IndexMap]]:

@@ -9,7 +9,7 @@ counts pixels (element index // 4); elsewhere it counts elements.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import prod
 
@@ -136,6 +136,60 @@ class TensorView:
             idx[out_packed] = kb.min(kb.like(out_block[out_packed], kb.int(0)) * 4 + k, extent - 1)
             lanes.append(self.read(self.broadcast_index(idx, out_shape)))
         return kb.vec4(lanes)
+
+
+@dataclass
+class MappedView(TensorView):
+    """
+    A tensor of `shape` that has no storage: each element is an element of `source`, at
+    the index `index` maps it to (a data-movement op made a view, `texture.view`). It
+    reads as if stored in `layout`: `read_block` takes one pixel of `source` where
+    `whole` (the map keeps each pixel's four lanes together and in place), else it
+    gathers the four lanes one by one. `dirty_padding`: a whole source pixel may hold
+    elements where this view's padding lanes are, which read as 0 here.
+    """
+
+    source: TensorView | None = None
+    index: Callable[[list[Operand]], list[Operand]] | None = None
+    whole: bool = False
+    dirty_padding: bool = False
+
+    def pixel(self, block_idx: Sequence[Operand]) -> tuple[Val, Val]:
+        raise AssertionError("a view has no pixels of its own")
+
+    def read(self, idx: Sequence[Operand]) -> Val:
+        assert self.source is not None and self.index is not None
+        return self.source.read(self.index(list(idx) or [0]))
+
+    def read_block(self, block_idx: Sequence[Operand]) -> Val:
+        assert self.source is not None and self.index is not None
+        kb = self.kb
+        p = self.packed_axis
+        block = [kb.like(v, kb.int(0)) for v in (block_idx or [0])]
+        if self.whole:
+            first = list(block)
+            first[p] = block[p] * 4
+            at = [kb.like(v, kb.int(0)) for v in self.index(first)]
+            sp = self.source.packed_axis
+            at[sp] = at[sp] // 4
+            value = self.source.read_block(at)
+            return zero_padding_lanes(self, block, value) if self.dirty_padding else value
+        return gather_block(self, block)
+
+
+def gather_block(view: TensorView, block: Sequence[Val]) -> Val:
+    """The pixel of `view` at a block index, its lanes read one by one (padding as 0)."""
+    kb = view.kb
+    p = view.packed_axis
+    extent = view.dims[p]
+    lanes: list[Operand] = []
+    for lane in range(min(4, extent)):
+        idx = list(block)
+        element = block[p] * 4 + lane
+        idx[p] = kb.min(element, extent - 1) if extent % 4 and lane else element
+        value = view.read(idx)
+        lanes.append(kb.select(element < extent, value, 0.0) if extent % 4 and lane else value)
+    return kb.vec4(lanes + [0.0] * (4 - len(lanes)))
 
 
 @dataclass
