@@ -14,11 +14,21 @@ from mobile_opt.models.pbqp import PBQPProblem, Solution
 
 
 def _local_cost(problem: PBQPProblem, node: int, option: int, selection: Sequence[int],
-                neighbours: set[int]) -> float:
-    """`node`'s own cost under `option` plus its edges' to its neighbours' chosen options."""
+                neighbours: list[set[int]]) -> float:
+    """
+    `node`'s own cost under `option` plus its edges to its neighbours' chosen options. A
+    neighbouring transformed copy may change its mind (be made or dropped) with the
+    option, so it counts at its cheaper choice, with all its edges.
+    """
     total = float(problem.nodes[node].costs[option])
-    for other in neighbours:
-        total += float(problem.matrix(node, other)[option, selection[other]])
+    for other in neighbours[node]:
+        if other not in problem.copies:
+            total += float(problem.matrix(node, other)[option, selection[other]])
+            continue
+        total += min(
+            sum(float(problem.matrix(other, n)[c, option if n == node else selection[n]])
+                for n in neighbours[other])
+            for c in range(problem.options(other)))
     return total
 
 
@@ -29,10 +39,10 @@ def _number(x: float) -> str:
 def explain(problem: PBQPProblem, selection: Sequence[int],
             totals: Mapping[str, Solution | float | str], unit: str) -> list[str]:
     """
-    Lines explaining `selection`: per op (not the transformed copies, reported as transforms) the chosen option with its cost (own plus the edges to
-    its neighbours' choices) and the cheapest other option with its cost, the same
-    neighbours kept; then each edge the selection pays for; then `totals` (a solver's
-    `Solution`, its cost, or why it has none).
+    Lines explaining `selection`: per op (transformed copies are reported as transforms)
+    the chosen option with its cost (own plus its edges, `_local_cost`) and the cheapest
+    other option with its cost, the other ops' choices kept; then each edge the selection
+    pays for; then `totals` (a solver's `Solution`, its cost, or why it has none).
     """
     neighbours = problem.neighbours()
     copy = [n in problem.copies for n in range(len(problem.nodes))]
@@ -41,8 +51,8 @@ def explain(problem: PBQPProblem, selection: Sequence[int],
         if copy[node]:
             continue
         chosen = selection[node]
-        cost = _local_cost(problem, node, chosen, selection, neighbours[node])
-        others = [(o, _local_cost(problem, node, o, selection, neighbours[node]))
+        cost = _local_cost(problem, node, chosen, selection, neighbours)
+        others = [(o, _local_cost(problem, node, o, selection, neighbours))
                   for o in range(problem.options(node)) if o != chosen]
         runner = min(others, key=lambda oc: oc[1]) if others else None
         line = f"{spec.name:<28} {spec.label(chosen):<18} {_number(cost):>10}   "
@@ -55,7 +65,7 @@ def explain(problem: PBQPProblem, selection: Sequence[int],
             continue
         a, b = problem.nodes[u], problem.nodes[v]
         if copy[v]:
-            kept.append(f"  copy {b.name}: from {a.name} ({a.label(selection[u])}), {_number(cost)}")
+            kept.append(f"  copy {b.name} (from {a.label(selection[u])}): {_number(cost)}")
         else:
             kept.append(f"  {a.name} ({a.label(selection[u])}) -> {b.name} "
                         f"({b.label(selection[v])}): {_number(cost)}")

@@ -123,6 +123,7 @@ def add_shared_transform(
     consumers: Sequence[int],
     transform: Sequence[Sequence[float]] | np.ndarray,
     reads: Sequence[Sequence[int]],
+    layouts: Sequence[str] = (),
 ) -> list[int]:
     """
     Connect one tensor, read by several consumers, so that each layout it is needed in is
@@ -130,7 +131,8 @@ def add_shared_transform(
 
     `transform[a][l]` is the cost of turning the producer's output under its option `a`
     into layout `l` (0 where option `a` already writes `l`). `reads[i][b]` is the layout
-    that option `b` of `consumers[i]` reads this tensor in.
+    that option `b` of `consumers[i]` reads this tensor in; `layouts` names the layouts
+    (the copies are named after them).
 
     One transformed-copy node is added per layout `l` some consumer can read, with two
     options, absent (0) and present (1). Its edge from the producer costs `transform[a][l]`
@@ -150,7 +152,8 @@ def add_shared_transform(
         ]
         if not readers:
             continue
-        name = f"{problem.nodes[producer].name}.copy{layout}"
+        into = layouts[layout] if layout < len(layouts) else str(layout)
+        name = f"{problem.nodes[producer].name} in {into}"
         copy = problem.add_node([0.0, 0.0], name, ("absent", "present"))
         problem.add_edge(producer, copy, np.stack([np.zeros(t.shape[0]), t[:, layout]], 1))
         for consumer, row in readers:

@@ -42,12 +42,12 @@ def test_explain_reports_shared_copies_as_transforms():
     a = p.add_node([0, 9], "a", ("x", "y"))
     b = p.add_node([9, 0], "b", ("x", "y"))
     c = p.add_node([9, 0], "c", ("x", "y"))
-    add_shared_transform(p, a, [b, c], [[0, 2], [2, 0]], [[0, 1], [0, 1]])
+    add_shared_transform(p, a, [b, c], [[0, 2], [2, 0]], [[0, 1], [0, 1]], ["x", "y"])
     s = solve(p, "gcd2")
     assert s.cost == 2  # one copy of a into y serves both readers
     lines = explain(p, s.selection, {"gcd2": s}, "ns")
-    assert not any(line.startswith("a.copy") for line in lines)
-    assert "  copy a.copy1: from a (x), 2" in lines
+    assert not any(line.startswith("a in y") for line in lines)
+    assert "  copy a in y (from x): 2" in lines
 
 
 @pytest.mark.parametrize("solver", [s for s in SOLVERS if s != "local"])

@@ -111,14 +111,13 @@ class SelectLayoutsPass(ModulePass):
     def _solve(self, problem: LayoutProblem) -> Solution:
         """The chosen solver's solution; with `explain`, every solver's, explained."""
         names = SOLVERS if self.explain else (self.solver,)
-        totals: dict[str, Solution | str] = {}
+        totals: dict[str, Solution | float | str] = {}
         seconds: dict[str, float] = {}
         for name in names:
             start = time.perf_counter()
             try:
                 if name == "local":
-                    local = problem.local()
-                    totals[name] = Solution(tuple(local), problem.problem.cost(local), False)
+                    totals[name] = problem.problem.cost(problem.local())
                 else:
                     totals[name] = solve(problem.problem, name, self.partition)
             except ValueError as e:  # chain on a graph that is not one
@@ -127,7 +126,9 @@ class SelectLayoutsPass(ModulePass):
                 totals[name] = str(e)
             seconds[name] = time.perf_counter() - start
         chosen = totals[self.solver]
-        assert isinstance(chosen, Solution)
+        if not isinstance(chosen, Solution):  # local
+            local = tuple(problem.local())
+            chosen = Solution(local, problem.problem.cost(local), False)
         if self.explain:
             header = (f"select-layouts{{target={self.target} solver={self.solver}}}: "
                       f"{len(problem.problem.nodes)} nodes, costs in {problem.unit}")

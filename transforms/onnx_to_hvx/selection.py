@@ -128,7 +128,7 @@ class LocalSelection:
         if count not in self._relayout_costs:
             kernel = gather_kernel("cost", "a", "b", "t", count)
             allocate_registers(kernel)
-            self._relayout_costs[count] = kernel_cost(kernel).packets
+            self._relayout_costs[count] = kernel_cost(kernel).cycles
         return self._relayout_costs[count]
 
     def modelled_cost(self) -> int:
@@ -286,7 +286,8 @@ class DspLayoutProblem:
             reads = [[MATRIX_LAYOUTS.index(b) for b in self.writes[r]] for r in readers]
             copies = add_shared_transform(
                 problem, index[source], [index[r] for r in readers],
-                [[cost(tensor, a, b) for b in MATRIX_LAYOUTS] for a in out], reads)
+                [[cost(tensor, a, b) for b in MATRIX_LAYOUTS] for a in out], reads,
+                [str(x) for x in MATRIX_LAYOUTS])
             needed = [x for i, x in enumerate(MATRIX_LAYOUTS) if any(i in r for r in reads)]
             self.copies.update({(tensor, x): c for x, c in zip(needed, copies)})
             self.shared[tensor] = readers

@@ -4,22 +4,24 @@
 // relayouts.
 
 // x is read by a depthwise conv (fastest alone in col2) and a conv (fastest in col4);
-// the depthwise result by two more convs. Local takes col2 for the depthwise conv and
-// then pays two relayouts; the global choice runs it in col4 (376 cycles slower), so
-// nothing moves.
+// the depthwise result by two more convs. Local takes col2 for the depthwise conv, and
+// then, weighing each reader's relayout alone, col2 for the three convs too (twice as
+// slow as col4); the global choice runs the depthwise conv in col4 (376 cycles slower),
+// so nothing moves and the convs run in col4.
 // RUN: %python %inputs/make_model.py qdq_mixed_layouts %t.mixed.onnx
-// RUN: mobile-opt %t.mixed.onnx -p 'select-layouts{target=dsp solver=gcd2}' | filecheck %s --check-prefix=PBQP
-// RUN: mobile-opt %t.mixed.onnx -p 'select-layouts{target=dsp solver=exact}' | filecheck %s --check-prefix=PBQP
+// RUN: mobile-opt %t.mixed.onnx -p 'select-layouts{target=dsp solver=gcd2}' | filecheck %s --check-prefix=GLOBAL
+// RUN: mobile-opt %t.mixed.onnx -p 'select-layouts{target=dsp solver=exact}' | filecheck %s --check-prefix=GLOBAL
 // RUN: mobile-opt %t.mixed.onnx -p 'select-layouts{target=dsp solver=local}' | filecheck %s --check-prefix=LOCAL
-// PBQP:      func.func @main_graph(%x: tensor<1x32x8x64xui8> {onnx.name = "x", hvx.layout = #hvx.layout<col4>})
-// PBQP-NOT:  hvx.relayout
-// PBQP:      %dw_out = onnx.Conv %xf, {{.*}} {hvx.implementations = [#hvx.implementation<col1, vmpy, {{.*}}>, #hvx.implementation<col2, vmpy, {{.*}}>, #hvx.implementation<col4, vmpy, {{.*}}>], hvx.implementation = #hvx.implementation<col4, vmpy,
-// PBQP:      %conv1_out = onnx.Conv %hf, {{.*}} hvx.implementation = #hvx.implementation<col4, vrmpy,
-// PBQP:      %conv2_out = onnx.Conv %hf, {{.*}} hvx.implementation = #hvx.implementation<col4, vrmpy,
-// PBQP:      %conv3_out = onnx.Conv %xf, {{.*}} hvx.implementation = #hvx.implementation<col4, vrmpy,
-// PBQP-NOT:  hvx.relayout
+// GLOBAL:      func.func @main_graph(%x: tensor<1x32x8x64xui8> {onnx.name = "x", hvx.layout = #hvx.layout<col4>})
+// GLOBAL-NOT:  hvx.relayout
+// GLOBAL:      %dw_out = onnx.Conv %xf, {{.*}} {hvx.implementations = [#hvx.implementation<col1, vmpy, {{.*}}>, #hvx.implementation<col2, vmpy, {{.*}}>, #hvx.implementation<col4, vmpy, {{.*}}>], hvx.implementation = #hvx.implementation<col4, vmpy,
+// GLOBAL:      %conv1_out = onnx.Conv %hf, {{.*}} hvx.implementation = #hvx.implementation<col4, vrmpy,
+// GLOBAL:      %conv2_out = onnx.Conv %hf, {{.*}} hvx.implementation = #hvx.implementation<col4, vrmpy,
+// GLOBAL:      %conv3_out = onnx.Conv %xf, {{.*}} hvx.implementation = #hvx.implementation<col4, vrmpy,
+// GLOBAL-NOT:  hvx.relayout
 // LOCAL:     %dw_out = onnx.Conv %xf, {{.*}} hvx.implementation = #hvx.implementation<col2, vmpy,
-// LOCAL:     hvx.relayout %h from <col2> to <col4>
+// LOCAL:     %conv1_out = onnx.Conv %hf, {{.*}} hvx.implementation = #hvx.implementation<col2, vmpa,
+// LOCAL-NOT: hvx.relayout
 
 // A residual block: the Add's layout and the relayouts are recorded as local records
 // them; here both solvers agree with local.
