@@ -282,6 +282,8 @@ class _Builder:
         reads = sum(self._reads_of(o, k, option) for o in node.ops
                     for k, v in enumerate(o.operands) if isinstance(v.type, TensorType)
                     and self.node_of.get(v) != self.node_of.get(node.values[0]))
+        if isinstance(head, WINDOW_OPS) and option is not Layout.NC4HW4:
+            reads *= 4  # a channel block per lane: four evaluations per pixel
         return self.bandwidth.cost(StreamKernel(reads, out))
 
     def _reads_of(self, op: Operation, operand: int, option: Layout) -> float:
