@@ -162,3 +162,27 @@ def test_realise_local_selection_is_the_local_rules(tmp_path, device):
     problem.realise(problem.local())
     assert str(realised) == str(by_rules)
     assert not any(isinstance(op, texture.RelayoutOp) for op in realised.walk())
+
+
+def test_viewable_ops_get_a_view_option(tmp_path, device, monkeypatch):
+    """
+    Where `movement.viewable` accepts a data-movement op, the problem offers "view" (no
+    kernel: own cost 0) and `realise` records it (`texture.view`); the lowering of views
+    is not here, so nothing runs.
+    """
+    from mobile_opt.dialects.onnx import TransposeOp
+    from mobile_opt.dialects.texture.value_layouts import is_view
+    from mobile_opt.transforms.onnx_to_texture import movement
+
+    monkeypatch.setattr(movement, "viewable", lambda op: isinstance(op, TransposeOp))
+    module, _ = _prepared(residual(tmp_path), device)
+    problem = gpu_layout_problem(module)
+    nodes = problem.problem.nodes
+    views = [i for i, n in enumerate(nodes) if "view" in n.labels]
+    assert [nodes[i].name for i in views] == ["node 'tr' (Transpose)"]
+    (view,) = views
+    assert nodes[view].costs[nodes[view].labels.index("view")] == 0
+    selection = list(problem.local())
+    selection[view] = nodes[view].labels.index("view")
+    problem.realise(selection)
+    assert [op.name for op in module.walk() if is_view(op)] == ["onnx.Transpose"]

@@ -396,8 +396,9 @@ class _Builder:
                 shared.append((c, columns, op, k, wants))
         if not shared:
             return
-        transform = [[0.0 if have == l else copy.get(l, math.inf) for l in KERNEL_LAYOUTS]
-                     for have in producer]
+        # a view is read through, never copied (its lowering is the reader's)
+        transform = [[0.0 if have == l else math.inf if have == VIEW else copy.get(l, math.inf)
+                      for l in KERNEL_LAYOUTS] for have in producer]
         self.transforms.append((p, [s[0] for s in shared], transform, [s[1] for s in shared]))
         self.shared_reads += [_SharedRead(value, p, c, op, k, wants)
                               for c, _, op, k, wants in shared]
