@@ -10,7 +10,8 @@ The GPU half of `select-layouts` for the solvers that choose every layout togeth
   infeasible. An op whose kernel configuration `texture-tile` chose, a row op (products,
   softmax, layernorm: rows4 only) and an op whose results differ in rank keep the local
   rules' layout: one option.
-- A node's own cost is its kernel's time under that layout: TMModel's for a configured
+- A node's own cost is its kernel's time under that layout (plus `TIE_NS` off the local
+  rules' layout): TMModel's for a configured
   kernel (`models/texture_kernels.py`), launch plus bytes over the profile's bandwidths
   for the rest (`models/texture_costs.py`). A data-movement op's copy is on the edge from
   its source, since whether it is a free alias, a pixel copy or a lane gather depends on
@@ -58,6 +59,9 @@ from .layouts import ROW_OPS, select_local
 KERNEL_LAYOUTS = (Layout.NC4HW4, Layout.ROWS4)
 """The layouts a kernel stores (`texture.relayout` makes no other), in copy-node order."""
 VIEW = "view"
+TIE_NS = 1.0
+"""What a layout other than the local rules' costs more: ties go to the local choice, so a
+solver changes a layout only where the model says it gains."""
 DEFAULT_LIMITS = (16384, 16384)
 """`onnx-to-texture`'s default image limits."""
 
@@ -215,7 +219,8 @@ class _Builder:
         for node in self.nodes:
             self._options(node)
         for i, node in enumerate(self.nodes):
-            self.costs.append([self._own_cost(node, o) for o in node.options])
+            self.costs.append([self._own_cost(node, o) + (TIE_NS if k != node.local else 0.0)
+                               for k, o in enumerate(node.options)])
             self._mark_infeasible(i)
         self._reads()
         return self._problem()
