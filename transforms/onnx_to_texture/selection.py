@@ -59,9 +59,10 @@ from .layouts import ROW_OPS, select_local
 KERNEL_LAYOUTS = (Layout.NC4HW4, Layout.ROWS4)
 """The layouts a kernel stores (`texture.relayout` makes no other), in copy-node order."""
 VIEW = "view"
-TIE_NS = 1.0
-"""What a layout other than the local rules' costs more: ties go to the local choice, so a
-solver changes a layout only where the model says it gains."""
+TIE_NS = 1000.0
+"""What a layout other than the local rules' costs more: ties, and gains within the
+model's error (a few padding pixels), go to the local choice, so a solver changes a
+layout only where the model says it gains at least this much per kernel changed."""
 DEFAULT_LIMITS = (16384, 16384)
 """`onnx-to-texture`'s default image limits."""
 
