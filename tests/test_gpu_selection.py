@@ -10,8 +10,6 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
-
 from mobile_opt import pipelines
 from mobile_opt.backends.opencl.executor import CompiledModel
 from mobile_opt.checking import run_onnxruntime
@@ -20,6 +18,7 @@ from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.models.solvers import solve
 from mobile_opt.transforms.onnx_to_texture.selection import TIE_NS, gpu_layout_problem
 from mobile_opt.transforms.select_layouts import SelectLayoutsPass
+from onnx import TensorProto, helper, numpy_helper
 
 RNG = np.random.default_rng(20)
 

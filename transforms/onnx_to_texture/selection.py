@@ -33,10 +33,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-
 from mobile_opt.dialects import onnx
 from mobile_opt.dialects.onnx.base import UnknownShape, is_constant_expression
 from mobile_opt.dialects.onnx.shapes import ShapeError
@@ -51,6 +47,9 @@ from mobile_opt.models.device_profile import load_profile, texture_constants
 from mobile_opt.models.pbqp import PBQPProblem, add_shared_transform
 from mobile_opt.models.texture_costs import BandwidthModel, StreamKernel
 from mobile_opt.models.texture_kernels import TMModel
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from . import movement
 from .context import LoweringError, Stored, shape
