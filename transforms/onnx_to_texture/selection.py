@@ -275,7 +275,7 @@ class _Builder:
             if source in self.node_of:
                 return 0.0  # on the edge from its source
             layout = recorded_layout(source) or Layout.ROWS4
-            return self._movement_cost(head, layout, option)
+            return self._movement_cost(head, layout, option, _has_epilogue(node))
         config = TileConfig.of(head)
         if config is not None:
             from mobile_opt.transforms.prune_configs import kernel_of
@@ -312,8 +312,12 @@ class _Builder:
             return out * math.ceil(dims[-1] / 4)
         return max(own, out)
 
-    def _movement_cost(self, head: Operation, source: Layout, layout: Layout) -> float:
-        """The copy kernel(s) of a data-movement op from `source` into `layout`."""
+    def _movement_cost(self, head: Operation, source: Layout, layout: Layout,
+                       epilogue: bool) -> float:
+        """
+        The copy kernel(s) of a data-movement op from `source` into `layout`: none for a
+        free alias, unless elementwise ops fused after it then need a kernel of their own.
+        """
         total = 0.0
         for result, imap in _copy_maps(head):
             src = movement.data_of(head)
@@ -324,7 +328,7 @@ class _Builder:
                 method = imap.method(Stored(None, source, shape(src)), layout)
             except (LoweringError, ShapeError, UnknownShape, ValueError):
                 method = movement.LANES
-            if method != movement.ALIAS:
+            if method != movement.ALIAS or epilogue:
                 total += self.bandwidth.copy(pixels(layout, shape(end)),
                                              method == movement.LANES)
         return total
@@ -371,7 +375,8 @@ class _Builder:
                     end = _copy_maps(head)[0][0] if _copy_maps(head) else head.results[0]
                     matrix[a, b] = self.bandwidth.copy(pixels(layout, shape(end)))
                 else:
-                    matrix[a, b] = self._movement_cost(head, have, layout)
+                    matrix[a, b] = self._movement_cost(head, have, layout,
+                                                       _has_epilogue(self.nodes[c]))
         self.edges.append((p, c, matrix))
 
     def _value_edges(self, value: SSAValue, reads: list[tuple[int, Operation, int]]) -> None:
@@ -448,6 +453,11 @@ def _with_copies(problem: PBQPProblem, chosen: list[tuple[int, int]]) -> tuple[i
                      for c in neighbours[copy] if c not in problem.copies)
         selection[copy] = 1 if needed else 0
     return tuple(selection)
+
+
+def _has_epilogue(node: _Node) -> bool:
+    """Whether elementwise ops run in the node's kernel (not only folded data movement)."""
+    return any(not _copies(op) for op in node.ops[1:])
 
 
 def _root(value: SSAValue, kernels: dict[SSAValue, SSAValue]) -> SSAValue:
