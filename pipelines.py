@@ -3,7 +3,8 @@ The GPU and DSP pass pipelines, each built here and nowhere else: every tool, be
 script and test that compiles a model takes its passes from this module.
 
 - GPU: the graph passes (`GRAPH_PASSES`, or the `-p` spec), `texture-tile` (TMModel,
-  with the device's shipped profile, if it has one), `select-layouts{target=gpu}`,
+  with the device's shipped profile, if it has one), `select-layouts{target=gpu
+  solver=gcd2}` (every layout chosen together; `solver=local`: the rules op by op),
   `onnx-to-texture` within the device's image limits, `texture-to-ocl`, `ace` and `cse`.
 - DSP: `select-layouts{target=dsp}` (each operator's implementation, GCD²'s local
   choice), `onnx-to-hvx`, `hvx-unroll` (kernels unrolled by output shape, pointer steps
@@ -86,7 +87,7 @@ def apply(module: ModuleOp, passes: Sequence[ModulePass], ctx: Context | None = 
 
 def gpu_pipeline(
     spec: str, device, fp16: bool = False, of: Universe | None = None,
-    ace: bool = True, tile: bool = True,
+    ace: bool = True, tile: bool = True, solver: str = "gcd2", partition: int = 13,
 ) -> tuple[list[ModulePass], OnnxToTexturePass]:
     """
     The passes of a GPU compile for `device` (its `max_image_width/height`, `name` and
@@ -95,7 +96,8 @@ def gpu_pipeline(
     the lowering: `texture-tile`, `select-layouts`; after it: `texture-to-ocl`, `ace`,
     `cse`) replaces the default one. `fp16` stores every tensor as half. `ace=False`
     leaves out the default `ace`, `tile=False` the default `texture-tile` (the lowering
-    keeps its fixed kernel defaults): a stage `spec` names stays either way.
+    keeps its fixed kernel defaults): a stage `spec` names stays either way. `solver` and
+    `partition` are the default `select-layouts`' (`models/solvers.py`).
     """
     passes = parse_passes(spec, of)
     at = next((i for i, p in enumerate(passes) if isinstance(p, OnnxToTexturePass)), None)
@@ -124,7 +126,8 @@ def gpu_pipeline(
             before = [*before, TextureTilePass(device=profile)]
     if not any(isinstance(p, SelectLayoutsPass) for p in before):
         # the lowering obeys the recorded layouts and chooses none
-        before = [*before, SelectLayoutsPass(target="gpu")]
+        before = [*before, SelectLayoutsPass(target="gpu", solver=solver,
+                                             partition=partition)]
     if not any(isinstance(p, TextureToOclPass) for p in after):
         after = [TextureToOclPass(), *after]
     if ace and not any(isinstance(p, AddressCalculationEliminationPass) for p in after):

@@ -139,7 +139,7 @@ def test_the_default_gpu_pipeline_selects_layouts_before_lowering(pocl_device):
     assert names.index("texture-tile") < names.index("select-layouts") \
         < names.index("onnx-to-texture")
     chosen = next(p for p in passes if isinstance(p, SelectLayoutsPass))
-    assert (chosen.target, chosen.solver) == ("gpu", "local")
+    assert (chosen.target, chosen.solver) == ("gpu", "gcd2")
     # a spec that names select-layouts sets its options instead
     passes, _ = pipelines.gpu_pipeline("select-layouts{solver=local}", choose_device("pocl"))
     assert [p.name for p in passes].count("select-layouts") == 1
@@ -147,8 +147,7 @@ def test_the_default_gpu_pipeline_selects_layouts_before_lowering(pocl_device):
 
 @pytest.mark.parametrize("options, message", [
     ({"target": "npu"}, "target must be one of gpu, dsp, not 'npu'"),
-    ({"solver": "pbqp"}, "target=gpu has only solver=local, not 'pbqp'"),
-    ({"solver": "greedy"}, "solver must be one of local, pbqp, exact, not 'greedy'"),
+    ({"solver": "greedy"}, "solver must be one of local, chain, pbqp, gcd2, exact, not 'greedy'"),
     ({"layout": "col2"}, "layout is an option of target=dsp"),
 ])
 def test_bad_options_are_one_line(options, message):

@@ -56,8 +56,12 @@ def activation_layout(value: SSAValue) -> Layout:
     return Layout.NC4HW4
 
 
-def select_local(module: ModuleOp) -> None:
-    """Record the local rules' layout of every tensor value of every graph of `module`."""
+def select_local(module: ModuleOp, kernels: dict[SSAValue, SSAValue] | None = None) -> None:
+    """
+    Record the local rules' layout of every tensor value of every graph of `module`;
+    `kernels` (if given) gets each value a fused epilogue computes mapped to the value its
+    kernel starts from (the layouts a global selection must keep equal).
+    """
     for graph in [f for f in module.body.block.ops if isinstance(f, func.FuncOp)]:
         for arg in graph.args:
             if isinstance(arg.type, TensorType):
@@ -68,11 +72,15 @@ def select_local(module: ModuleOp) -> None:
                     isinstance(r.type, TensorType) for r in op.results):
                 for result in op.results:
                     record_layout(result, activation_layout(result))
-        _share_fused_layouts(ops)
+        _share_fused_layouts(ops, kernels)
 
 
-def _share_fused_layouts(ops: list[Operation]) -> None:
-    """Give each fused epilogue its kernel's layout, finding kernels as the lowering does."""
+def _share_fused_layouts(ops: list[Operation],
+                         kernels: dict[SSAValue, SSAValue] | None = None) -> None:
+    """
+    Give each fused epilogue its kernel's layout, finding kernels as the lowering does;
+    `kernels` (if given) gets each fused value mapped to the value its kernel starts from.
+    """
     order = {o: i for i, o in enumerate(ops)}
     taken: set[Operation] = set()  # ops that run in an earlier op's kernel
     for op in ops:
@@ -84,7 +92,7 @@ def _share_fused_layouts(ops: list[Operation]) -> None:
         except (LoweringError, ShapeError, UnknownShape):
             continue  # the lowering says what is wrong
         if not copies:
-            _share(op.results[0], op, order, taken)
+            _share(op.results[0], op, order, taken, kernels)
         for result, imap in copies:
             try:
                 imap, last, end = fold_chain(op, imap, result, True, taken)
@@ -93,20 +101,27 @@ def _share_fused_layouts(ops: list[Operation]) -> None:
             if _is_alias(imap, end):
                 continue  # no kernel: the ops after it make their own
             if last is not op:
-                _share(end, last, {**order, last: order[op]}, taken)
+                folded = result
+                while kernels is not None and folded is not end:  # movement ops folded in
+                    folded = next(iter(folded.uses)).operation.results[0]
+                    kernels[folded] = result
+                _share(end, last, {**order, last: order[op]}, taken, kernels)
             elif result is op.results[0]:
-                _share(end, op, order, taken)
+                _share(end, op, order, taken, kernels)
 
 
 def _share(value: SSAValue, head: Operation, order: dict[Operation, int],
-           taken: set[Operation]) -> None:
+           taken: set[Operation], kernels: dict[SSAValue, SSAValue] | None = None) -> None:
     """The layout of `value`, which `head`'s kernel computes, for the ops fused after it."""
     layout = recorded_layout(value)
     assert layout is not None
+    start = value
     while (user := fused_user(value, head, order)) is not None:
         taken.add(user)
         value = user.results[0]
         record_layout(value, layout)
+        if kernels is not None:
+            kernels[value] = start
 
 
 def _is_alias(imap: IndexMap, result: SSAValue) -> bool:

@@ -44,7 +44,7 @@
 // LOWERED-NOT:  texture.layouts
 
 // TARGET: mobile-opt: error: {{.*}}select-layouts: target must be one of gpu, dsp, not 'npu'
-// SOLVER: mobile-opt: error: {{.*}}select-layouts: solver must be one of local, pbqp, exact, not 'magic'
+// SOLVER: mobile-opt: error: {{.*}}select-layouts: solver must be one of local, chain, pbqp, gcd2, exact, not 'magic'
 // LAYOUT: mobile-opt: error: {{.*}}select-layouts: layout is an option of target=dsp
 
 builtin.module {
