@@ -208,7 +208,8 @@ def test_models_with_views(model, pocl_device):
     for views in (False, True):
         module = import_onnx(str(path))
         feeds = make_inputs(find_function(module, "main_graph"), {}, 0)
-        passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, POCL_LIMITS, tile=False)
+        passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, POCL_LIMITS, tile=False,
+                                           solver="local")
         pipelines.apply(module, with_views(passes) if views else passes)
         result = CompiledModel(module, pocl_device).run(feeds)
         expected = run_onnxruntime(path, feeds)

@@ -139,8 +139,8 @@ class GpuLayoutProblem:
             if node.fixed:
                 continue
             if choice == VIEW:
-                assert node.head is not None
-                record_view(node.head)
+                for op in node.ops:
+                    record_view(op)
                 continue
             for value in node.values:
                 if choice.check_rank(len(shape(value))) is None:
@@ -149,7 +149,7 @@ class GpuLayoutProblem:
         for read in self.shared:
             want = read.wants[selection[self.index[read.reader]]]
             have = self.layout(read.producer, selection)
-            if want is None or want == have:
+            if want is None or have in (want, VIEW):
                 continue
             key = (read.value, want)
             if key not in relayouts:
@@ -245,8 +245,9 @@ class _Builder:
         options: list[Layout | str] = (
             [local[0]] if node.fixed else [Layout.NC4HW4, Layout.ROWS4] if ranks == {4}
             else [Layout.ROWS4])
-        if head is not None and not node.fixed and movement.viewable(head):
-            options.append(VIEW)
+        if head is not None and not node.fixed and all(
+                _copies(op) and movement.viewable(op) for op in node.ops):
+            options.append(VIEW)  # the whole chain folded into its readers
         node.options = options
         node.local = options.index(local[0]) if local[0] in options else 0
 
@@ -362,6 +363,23 @@ class _Builder:
         for value, reads in readers.items():
             self._value_edges(value, reads)
 
+    def _view_whole(self, p: int, value: SSAValue, want: Layout | None) -> bool:
+        """Whether a reader asking for `want` reads `value`, the end of node `p`'s movement
+        chain made a view, by whole source pixels (else it gathers lanes)."""
+        head = self.nodes[p].head
+        assert head is not None
+        source = movement.data_of(head)
+        layout = recorded_layout(source) or Layout.ROWS4
+        for result, imap in _copy_maps(head):
+            try:
+                imap, _, end = movement.fold_chain(head, imap, result, True, set())
+            except (LoweringError, ShapeError, UnknownShape):
+                return False
+            if end is value:
+                return any(movement.view_method(layout, c, imap)[0] != movement.LANES
+                           for c in movement.view_layouts(want, None, len(shape(value))))
+        return False
+
     def _movement_edge(self, p: int, c: int) -> None:
         head = self.nodes[c].head
         assert head is not None
@@ -391,12 +409,18 @@ class _Builder:
             wants = [self._wants(op, k, o) for o in options]
             gathers = [self.bandwidth.gathers(self._reads_of(op, k, o))
                        if isinstance(o, Layout) else 0.0 for o in options]
-            mismatch = [(a, b) for a, have in enumerate(producer)
+            if VIEW in producer:
+                matrix = np.zeros((len(producer), len(options)))
+                a = producer.index(VIEW)
+                asked = [_view_asks(op, k, w) for w in wants]
+                matrix[a] = [0.0 if self._view_whole(p, value, want) else gathers[b]
+                             for b, want in enumerate(asked)]
+                self.edges.append((p, c, matrix))
+            mismatch = [(a, b) for a, have in enumerate(producer) if have != VIEW
                         for b, want in enumerate(wants) if want is not None and want != have]
             if not mismatch:
                 continue
-            if all(have == VIEW or gathers[b] <= copy[wants[b]] for a, b in mismatch
-                   for have in [producer[a]]):
+            if all(gathers[b] <= copy[wants[b]] for a, b in mismatch):
                 matrix = np.zeros((len(producer), len(options)))
                 for a, b in mismatch:
                     matrix[a, b] = gathers[b]
@@ -406,8 +430,8 @@ class _Builder:
                 shared.append((c, columns, op, k, wants))
         if not shared:
             return
-        # a view is read through, never copied (its lowering is the reader's)
-        transform = [[0.0 if have == l else math.inf if have == VIEW else copy.get(l, math.inf)
+        # a view is read through, never copied: its readers' reads are on the view's edge
+        transform = [[0.0 if have in (l, VIEW) else copy.get(l, math.inf)
                       for l in KERNEL_LAYOUTS] for have in producer]
         self.transforms.append((p, [s[0] for s in shared], transform, [s[1] for s in shared]))
         self.shared_reads += [_SharedRead(value, p, c, op, k, wants)
@@ -424,7 +448,8 @@ class _Builder:
         after: dict[int, list[int]] = {}
         for p, consumers, transform, reads in self.transforms:
             after.setdefault(p, []).extend(
-                add_shared_transform(draft, p, consumers, transform, reads))
+                add_shared_transform(draft, p, consumers, transform, reads,
+                                     [str(x) for x in KERNEL_LAYOUTS]))
         order = [j for i in range(len(self.nodes)) for j in (i, *after.get(i, []))]
         position = {j: i for i, j in enumerate(order)}
         problem = PBQPProblem()
@@ -440,6 +465,15 @@ class _Builder:
         result.local_selection = _with_copies(problem, [
             (index[i], node.local) for i, node in enumerate(self.nodes)])
         return result
+
+
+def _view_asks(op: Operation, operand: int, want: Layout | None) -> Layout | None:
+    """The layout `op` opens a view operand in: a product its A in any (the view's best)
+    and its B in its tile configuration's layout, if it has one; other ops what they want."""
+    if isinstance(op, PRODUCTS) and operand < 2:
+        config = TileConfig.of(op)
+        return config.layout if operand == 1 and config is not None else None
+    return want
 
 
 def _with_copies(problem: PBQPProblem, chosen: list[tuple[int, int]]) -> tuple[int, ...]:

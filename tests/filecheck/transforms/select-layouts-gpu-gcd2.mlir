@@ -20,7 +20,7 @@
 // conv ties with the choice above), one transform, and local's cost above it.
 // EXPLAIN:      select-layouts{target=gpu solver=exact}: 6 nodes, costs in ns
 // EXPLAIN:      transforms kept: 1
-// EXPLAIN:      total ns: local {{[0-9]+}} (heuristic), {{.*}}, pbqp [[BEST:[0-9]+]] (optimal), gcd2 [[BEST]] (optimal), exact [[BEST]] (optimal)
+// EXPLAIN:      total ns: local {{[0-9]+}}, {{.*}}, pbqp [[BEST:[0-9]+]] (optimal), gcd2 [[BEST]] (optimal), exact [[BEST]] (optimal)
 // EXPLAIN:      texture.relayout
 
 // LOCAL:        %r = onnx.Relu %x {texture.layouts = [#texture.layout<rows4>]}
