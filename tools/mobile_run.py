@@ -53,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from mobile_opt.models.solvers import SOLVERS
 from mobile_opt.reference.interpreter import find_function, run_reference
 from mobile_opt.checking import (
     FAIL,
@@ -120,6 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("auto", "col1", "col2", "col4"),
         default="auto",
         help="hexagon: SIMD layout of every operator, or auto (the cheapest per operator)",
+    )
+    parser.add_argument(
+        "--solver",
+        choices=SOLVERS,
+        default="gcd2",
+        help="how select-layouts chooses every layout (default gcd2: GCD²'s partitioned "
+        "global choice; local: each op by itself, the baseline; see README)",
     )
     parser.add_argument(
         "--packets",
@@ -404,7 +412,8 @@ def compile_for_device(
         )
     spec = pipelines.GRAPH_PASSES if args.passes is None else args.passes
     try:
-        passes, lowering = pipelines.gpu_pipeline(spec, device, args.fp16)
+        passes, lowering = pipelines.gpu_pipeline(spec, device, args.fp16,
+                                                  solver=args.solver)
     except pipelines.PipelineError as e:
         raise UserError(str(e)) from None
     pipelines.apply(module, passes, ctx)
@@ -508,7 +517,7 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         passes = pipelines.dsp_pipeline(args.passes or "", args.layout, args.function,
-                                        args.packing)
+                                        args.packing, solver=args.solver)
         pipelines.apply(module, passes, ctx)
     except pipelines.PipelineError as e:
         raise UserError(str(e)) from None
