@@ -174,7 +174,7 @@ def solve_gcd2(
     """
     order = elimination_order(problem)
     if order != list(range(len(problem.nodes))):
-        inner = _solve(_reordered(problem, order), partition, max_states)
+        inner = _solve(problem.reordered(order), partition, max_states)
         selection = [0] * len(order)
         for position, node in enumerate(order):
             selection[node] = inner.selection[position]
@@ -205,19 +205,6 @@ def elimination_order(problem: PBQPProblem) -> list[int]:
             order += before.get(node, [])
             order.append(node)
     return order + late
-
-
-def _reordered(problem: PBQPProblem, order: list[int]) -> PBQPProblem:
-    """`problem` with node `order[i]` as node i."""
-    position = {node: i for i, node in enumerate(order)}
-    result = PBQPProblem()
-    for node in order:
-        spec = problem.nodes[node]
-        result.add_node(spec.costs, spec.name, spec.labels)
-    for (u, v), matrix in problem.edges.items():
-        result.add_edge(position[u], position[v], matrix)
-    result.copies = {position[c] for c in problem.copies}
-    return result
 
 
 def _solve(problem: PBQPProblem, partition: int, max_states: int) -> Solution:

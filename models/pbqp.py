@@ -100,6 +100,18 @@ class PBQPProblem:
             return m if m is not None else np.zeros((self.options(u), self.options(v)))
         return self.matrix(v, u).T
 
+    def reordered(self, order: Sequence[int]) -> PBQPProblem:
+        """The same problem with node `order[i]` as node i."""
+        position = {node: i for i, node in enumerate(order)}
+        result = PBQPProblem()
+        for node in order:
+            spec = self.nodes[node]
+            result.add_node(spec.costs, spec.name, spec.labels)
+        for (u, v), matrix in self.edges.items():
+            result.add_edge(position[u], position[v], matrix)
+        result.copies = {position[c] for c in self.copies}
+        return result
+
     def neighbours(self) -> list[set[int]]:
         """Each node's neighbours, edge direction forgotten."""
         result: list[set[int]] = [set() for _ in self.nodes]

@@ -62,6 +62,27 @@ def run_on_device(path: Path, device, fp16: bool = False, seed: int = 0):
     return CompiledModel(module, device).run(feeds).outputs, run_onnxruntime(path, feeds)
 
 
+def run_against_onnxruntime(path: Path, module, device):
+    """
+    (our outputs, onnxruntime's, each launched kernel's node label) for the lowered
+    `module` of the model file `path`, built for `device`, on standard normal inputs.
+    """
+    import numpy as np
+    import onnxruntime as ort
+
+    from mobile_opt.backends.opencl.executor import CompiledModel
+
+    compiled = CompiledModel(module, device)
+    session = ort.InferenceSession(str(path))
+    rng = np.random.default_rng(0)
+    feeds = {i.name: rng.standard_normal(i.shape).astype(np.float32)
+             for i in session.get_inputs()}
+    names = [o.name for o in session.get_outputs()]
+    expected = dict(zip(names, session.run(None, feeds), strict=True))
+    result = compiled.run(feeds)
+    return result.outputs, expected, [k.node for k in result.kernel_times]
+
+
 def prefixed_nodes(prefix: str, nodes) -> list:
     """Copies of `nodes` whose names and values are prefixed `prefix.`: cases side by side."""
     renamed = []

@@ -12,11 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
-from harness import lower_for_pocl, prefixed_nodes
+from harness import lower_for_pocl, prefixed_nodes, run_against_onnxruntime
 
-from mobile_opt.backends.opencl.executor import CompiledModel
 from mobile_opt.checking import relative_error
 from mobile_opt.dialects.onnx import ONNX
 from mobile_opt.dialects.texture import Layout
@@ -181,15 +179,7 @@ def gpu_run(tmp_path_factory, pocl_device):
     """(GPU outputs, ONNX Runtime outputs, kernels' node labels) for random inputs."""
     path = tmp_path_factory.mktemp("movement") / "model.onnx"
     onnx.save(build_model(CASES), str(path))  # one OpenCL build
-    compiled = CompiledModel(lower_for_pocl(path), pocl_device)
-    session = ort.InferenceSession(str(path))
-    rng = np.random.default_rng(0)
-    feeds = {i.name: rng.standard_normal(i.shape).astype(np.float32)
-             for i in session.get_inputs()}
-    names = [o.name for o in session.get_outputs()]
-    expected = dict(zip(names, session.run(None, feeds), strict=True))
-    result = compiled.run(feeds)
-    return result.outputs, expected, [k.node for k in result.kernel_times]
+    return run_against_onnxruntime(path, lower_for_pocl(path), pocl_device)
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
-from harness import POCL_LIMITS, REPO, with_views
+from harness import POCL_LIMITS, REPO, run_against_onnxruntime, with_views
 from test_opencl_movement import Case, build_model, ints
 
 from mobile_opt import pipelines
@@ -131,15 +130,7 @@ def gpu_run(tmp_path_factory, pocl_device):
     """(GPU outputs, ONNX Runtime outputs, kernels' node labels) with every view made."""
     path = tmp_path_factory.mktemp("views") / "model.onnx"
     onnx.save(build_model(CASES), str(path))
-    compiled = CompiledModel(lower_with_views(path, True), pocl_device)
-    session = ort.InferenceSession(str(path))
-    rng = np.random.default_rng(0)
-    feeds = {i.name: rng.standard_normal(i.shape).astype(np.float32)
-             for i in session.get_inputs()}
-    names = [o.name for o in session.get_outputs()]
-    expected = dict(zip(names, session.run(None, feeds), strict=True))
-    result = compiled.run(feeds)
-    return result.outputs, expected, [k.node for k in result.kernel_times]
+    return run_against_onnxruntime(path, lower_with_views(path, True), pocl_device)
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -452,13 +452,7 @@ class _Builder:
                                      [str(x) for x in KERNEL_LAYOUTS]))
         order = [j for i in range(len(self.nodes)) for j in (i, *after.get(i, []))]
         position = {j: i for i, j in enumerate(order)}
-        problem = PBQPProblem()
-        for j in order:
-            n = draft.nodes[j]
-            problem.add_node(n.costs, n.name, n.labels)
-        for (u, v), matrix in draft.edges.items():
-            problem.add_edge(position[u], position[v], matrix)
-        problem.copies = {position[j] for j in draft.copies}
+        problem = draft.reordered(order)
         index = [position[i] for i in range(len(self.nodes))]
         result = GpuLayoutProblem(self.module, problem, self.nodes, index,
                                   self.shared_reads)
