@@ -5,17 +5,20 @@ Global layout selection benchmark (issue 20): every solver of `select-layouts` o
 One row per (model, solver):
 
 - cost: the selection's cost in the problem (`problem.cost`), in the target's unit
-  (DSP: the cycle model's cycles of each product plus each relayout made once);
+  (DSP: the cycle model's cycles of each product plus each relayout made once; GPU:
+  TMModel's ns of each kernel plus each copy kernel made once);
 - solve s: the solver's wall time on this machine (`local`, `col4`: the rules);
 - gap: the proven gap to `exact` (CP-SAT, 60 s): cost / exact's cost - 1 where CP-SAT
   proved optimality, else cost / its lower bound - 1 (an upper bound on the gap);
 - pred x: local's cost / this cost (> 1: predicted better than local);
 - the realised measurement and meas x, local's / this one. DSP: the packets QEMU executes
   for the whole compiled model (`pipelines.dsp_pipeline`, SDA packing), its outputs
-  checked bit for bit against the integer reference (`reference/qlinear.py`).
+  checked bit for bit against the integer reference (`reference/qlinear.py`). GPU: the
+  summed kernel time OpenCL profiling reports for the whole compiled model
+  (`pipelines.gpu_pipeline`), in ns, with noise, kernels and transform kernels (below);
+- ops: the ONNX graph's nodes (what the issue's solve-time targets count).
 
-Targets (`--target`): `dsp` today; a `gpu` part adds its model list and a measure
-function to `TARGETS` (rows of the same form: measured = summed kernel ns).
+Targets (`--target`), each an entry of `TARGETS`:
 
 DSP rows: `local` (the local rules), `col4` (one layout for every op: `layout=col4`),
 `chain`, `pbqp`, `gcd2`, `exact`; QEMU runs `local`, `col4` and `gcd2` (`--measure`).
@@ -25,10 +28,29 @@ QEMU counts packets by logging every one, so a 224 input would log ~10^8 of them
 by `bench/zoo.py`'s `quantize_cached` into `--zoo-cache` (torch needed once: run this
 with /opt/zoo/bin/python's packages, or make them first with `bench/zoo.py`).
 
+GPU rows: `local`, `chain`, `pbqp`, `gcd2`, `exact` on `gpu_layout_problem` of the module
+as the default pipeline has it just before `select-layouts` (graph passes, `texture-tile`),
+costed with the device's shipped profile (else PoCL's). The OpenCL device is chosen as
+bench/e2e.py chooses it (`--device pocl|gpu|NAME`). Models: the 12 benchmark models of
+bench/e2e.py (`bench12`, random weights as e2e runs them), torchvision's MobileNetV2/V3,
+EfficientNet-B0, ResNet-18/50 at 224 (`torchvision`), and two large graphs for the solve
+times (`large`): DenseNet-201 and a 24-layer GPT-2 (`Gpt2Small(tokens=128, dim=1024,
+heads=16, depth=24)`, 1200 ONNX nodes), all read from `--zoo-cache` or exported there
+when torch is at hand; a model neither cached nor exportable is a row note. The models
+`--measure` names (default `bench12`) are compiled with `local` and `gcd2` (the default),
+warmed up once and run `--repeat` times each, interleaved: measured = the median summed
+kernel ns; noise = (p75 - p25) / median of the solver's own runs; kern = kernels a run
+launches; xfm = transform kernels among them (relayout copies and data-movement kernels,
+by name: `TRANSFORM_KERNELS`); ok = `checking.worst_relative_error` against onnxruntime
+within `--tol` (1e-3).
+
     python3 bench/select.py --target dsp
     python3 bench/select.py --target dsp --only cnn,mixed
+    python3 bench/select.py --target gpu --device pocl --repeat 3
+    python3 bench/select.py --target gpu --device gpu --measure bench12,torchvision
 
-Results: `bench/results/select-qemu-hexagonv66.json` and a plot `.png` beside it.
+Results: `bench/results/select-qemu-hexagonv66.json`, `select-<OpenCL device>.json` (the
+device named as bench/e2e.py names it) and a plot `.png` beside each.
 """
 
 from __future__ import annotations
