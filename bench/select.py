@@ -475,17 +475,18 @@ def _f(x, spec: str) -> str:
 
 
 def table(rows: list[Row]) -> str:
-    lines = [(f"{'model':<18} {'ops':>5} {'solver':<6} {'cost':>12} {'solve s':>8} {'gap':>8} "
-              f"{'pred x':>7} {'measured':>11} {'meas x':>7} {'noise':>6} {'kern':>5} "
-              f"{'xfm':>4} {'exact':>5} {'ok':>3}")]
+    lines = [(f"{'model':<18} {'ops':>5} {'nodes':>5} {'solver':<6} {'cost':>12} "
+              f"{'solve s':>8} {'gap':>8} {'pred x':>7} {'measured':>11} {'meas x':>7} "
+              f"{'noise':>6} {'kern':>5} {'xfm':>4} {'exact':>5} {'ok':>3}")]
     for r in rows:
         gap = "-" if r.gap is None else f"{100 * r.gap:.2f}%"
         noise = "-" if r.noise is None else f"{100 * r.noise:.1f}%"
         ok = "-" if r.correct is None else ("yes" if r.correct else "NO")
         lines.append(
-            f"{r.model:<18} {_f(r.onnx_nodes, '5d')} {r.solver:<6} {_f(r.cost, '12.0f')} "
-            f"{_f(r.solve_s, '8.3f')} {gap:>8} {_f(r.predicted_vs_local, '7.3f')} "
-            f"{_f(r.measured, '11.0f')} {_f(r.measured_vs_local, '7.3f')} {noise:>6} "
+            f"{r.model:<18} {_f(r.onnx_nodes, '5d')} {r.nodes:>5} {r.solver:<6} "
+            f"{_f(r.cost, '12.0f')} {_f(r.solve_s, '8.3f')} {gap:>8} "
+            f"{_f(r.predicted_vs_local, '7.3f')} {_f(r.measured, '11.0f')} "
+            f"{_f(r.measured_vs_local, '7.3f')} {noise:>6} "
             f"{_f(r.kernels, '5d')} {_f(r.transforms, '4d')} "
             f"{'opt' if r.exact_optimal else 'bound':>5} {ok:>3}"
             + (f"  ({r.note})" if r.note else ""))
