@@ -143,7 +143,7 @@ def modelled_rows(model: str, target: str, problem, rules: dict[str, Callable[[]
         start = time.perf_counter()
         try:
             solution = solve(pbqp, name, partition)
-        except ValueError as e:  # chain on a graph that is not one
+        except (ValueError, ImportError) as e:  # chain on a graph that is not one; no ortools
             rows.append(Row(model, target, name, len(pbqp.nodes), problem.unit, None, None,
                             False, note=str(e)))
             continue
@@ -155,13 +155,15 @@ def modelled_rows(model: str, target: str, problem, rules: dict[str, Callable[[]
             exact = solution
     local = next(r.cost for r in rows if r.solver == "local")
     for row in rows:
-        row.exact_cost, row.exact_optimal = exact.cost, exact.optimal
-        row.exact_bound = exact.lower_bound
         if row.cost is None:
             continue
+        row.predicted_vs_local = local / row.cost if row.cost else None
+        if exact is None:
+            continue
+        row.exact_cost, row.exact_optimal = exact.cost, exact.optimal
+        row.exact_bound = exact.lower_bound
         reference = exact.cost if exact.optimal else exact.lower_bound
         row.gap = row.cost / reference - 1 if reference else 0.0
-        row.predicted_vs_local = local / row.cost if row.cost else None
     return rows, selections
 
 
@@ -567,7 +569,11 @@ def save(out: Path, device: str, settings: dict, rows: list[Row]) -> None:
         "summary": summary(rows),
         "rows": [asdict(r) for r in rows],
     }, indent=1) + "\n")
-    plot(rows, out.with_suffix(".png"))
+    try:
+        plot(rows, out.with_suffix(".png"))
+    except ImportError as e:  # a machine without matplotlib still gets its table and JSON
+        print(f"wrote {out}; no plot ({e})")
+        return
     print(f"wrote {out} and {out.with_suffix('.png')}")
 
 
