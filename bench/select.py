@@ -512,6 +512,8 @@ def summary(rows: list[Row], solver: str = "gcd2") -> dict:
         "max_gap_to_exact": max((r.gap for r in rows if r.solver == solver
                                  and r.gap is not None), default=None),
         "all_correct": all(r.correct for r in rows if r.correct is not None),
+        "transforms_total": [sum(of[(r.model, "local")].transforms or 0 for r in chosen),
+                             sum(r.transforms or 0 for r in chosen)],
         "models": {model: {
             "onnx_nodes": of[(model, solver)].onnx_nodes,
             "problem_nodes": of[(model, solver)].nodes,
