@@ -1,0 +1,41 @@
+"""
+`bench/select.py --target gpu` run as a program (tests import no bench script): every
+solver's row on one model, local and gcd2 compiled, run on PoCL and checked against
+onnxruntime.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_gpu_rows_measured_on_pocl(pocl_device, tmp_path: Path):
+    out = tmp_path / "select.json"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "select.py"), "--target", "gpu", "--device",
+         "pocl", "--only", "gpt2_small", "--measure", "gpt2_small", "--repeat", "2",
+         "--zoo-cache", str(tmp_path / "cache"), "--out", str(out)],
+        capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    rows = {r["solver"]: r for r in report["rows"]}
+    assert set(rows) == {"local", "chain", "pbqp", "gcd2", "exact"}
+    assert all(r["model"] == "gpt2_small" and r["onnx_nodes"] == 92 for r in rows.values())
+    exact = rows["exact"]["cost"]
+    for name in ("local", "pbqp", "gcd2"):
+        assert rows[name]["cost"] >= exact - 1e-6 * exact
+    for name in ("local", "gcd2"):
+        row = rows[name]
+        assert row["measured"] > 0 and row["measured_unit"] == "kernel ns"
+        assert row["correct"] and row["rel_err"] <= 1e-3
+        assert 0 <= row["transforms"] <= row["kernels"]
+        assert row["noise"] >= 0
+    assert rows["pbqp"]["measured"] is None
+    assert rows["local"]["measured_vs_local"] == 1.0
+    assert (tmp_path / "select.png").is_file()
+    assert "gpt2_small" in done.stdout
