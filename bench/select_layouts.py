@@ -44,10 +44,10 @@ launches; xfm = transform kernels among them (relayout copies and data-movement 
 by name: `TRANSFORM_KERNELS`); ok = `checking.worst_relative_error` against onnxruntime
 within `--tol` (1e-3).
 
-    python3 bench/select.py --target dsp
-    python3 bench/select.py --target dsp --only cnn,mixed
-    python3 bench/select.py --target gpu --device pocl --repeat 3
-    python3 bench/select.py --target gpu --device gpu --measure bench12,torchvision
+    python3 bench/select_layouts.py --target dsp
+    python3 bench/select_layouts.py --target dsp --only cnn,mixed
+    python3 bench/select_layouts.py --target gpu --device pocl --repeat 3
+    python3 bench/select_layouts.py --target gpu --device gpu --measure bench12,torchvision
 
 Results: `bench/results/select-qemu-hexagonv66.json`, `select-<OpenCL device>.json` (the
 device named as bench/e2e.py names it) and a plot `.png` beside each.
@@ -55,18 +55,11 @@ device named as bench/e2e.py names it) and a plot `.png` beside each.
 
 from __future__ import annotations
 
-import os
-import sys
-
-# Run as a script, this file's folder comes first on sys.path, where its name would hide
-# the standard library's `select` (which socket, and so tqdm, import): put it last.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE] + [_HERE]
-
 import argparse
 import datetime
 import json
 import platform
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence

@@ -1,5 +1,5 @@
 """
-`bench/select.py --target gpu` run as a program (tests import no bench script): every
+`bench/select_layouts.py --target gpu` run as a program (tests import no bench script): every
 solver's row on one model, local and gcd2 compiled, run on PoCL and checked against
 onnxruntime.
 """
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 def test_gpu_rows_measured_on_pocl(pocl_device, tmp_path: Path):
     out = tmp_path / "select.json"
     done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "select.py"), "--target", "gpu", "--device",
+        [sys.executable, str(REPO / "bench" / "select_layouts.py"), "--target", "gpu", "--device",
          "pocl", "--only", "gpt2_small", "--measure", "gpt2_small", "--repeat", "2",
          "--zoo-cache", str(tmp_path / "cache"), "--out", str(out)],
         capture_output=True, text=True, timeout=600, check=False)
