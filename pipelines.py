@@ -119,15 +119,17 @@ def gpu_pipeline(
         storage="f16" if fp16 else lowering.storage,
         remarks=False,  # the host plan says which storage falls back to a buffer, once each
     )
-    if tile and not any(isinstance(p, TextureTilePass) for p in before):
-        # kernel configurations by TMModel, from the device's shipped profile if it has one
-        profile = profile_for_device(device.name, device.platform)
-        if profile is not None:
-            before = [*before, TextureTilePass(device=profile)]
+    profile = profile_for_device(device.name, device.platform)
+    if tile and profile is not None and not any(isinstance(p, TextureTilePass) for p in before):
+        # kernel configurations by TMModel, from the device's shipped profile
+        before = [*before, TextureTilePass(device=profile)]
     if not any(isinstance(p, SelectLayoutsPass) for p in before):
-        # the lowering obeys the recorded layouts and chooses none
-        before = [*before, SelectLayoutsPass(target="gpu", solver=solver,
-                                             partition=partition)]
+        # the lowering obeys the recorded layouts and chooses none; costs from the
+        # device's profile (PoCL's where it ships none) and its image limits
+        before = [*before, SelectLayoutsPass(
+            target="gpu", solver=solver, partition=partition, device=profile or "pocl",
+            max_image_width=lowering.max_image_width,
+            max_image_height=lowering.max_image_height)]
     if not any(isinstance(p, TextureToOclPass) for p in after):
         after = [TextureToOclPass(), *after]
     if ace and not any(isinstance(p, AddressCalculationEliminationPass) for p in after):

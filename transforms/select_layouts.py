@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from mobile_opt.models.device_profile import ProfileError
 from mobile_opt.models.explain import explain
 from mobile_opt.models.pbqp import Solution
 from mobile_opt.models.solvers import SOLVERS, LayoutProblem, solve
@@ -67,6 +68,12 @@ class SelectLayoutsPass(ModulePass):
     """The function holding the graph (`dsp`; `gpu` selects in every function)."""
     explain: bool = False
     """Print why each op got its choice, and every solver's total, to stderr."""
+    device: str = "pocl"
+    """`gpu`: the device profile (a shipped name or a path) the costs come from."""
+    max_image_width: int = 16384
+    """`gpu`: the widest image the device holds (a layout over it is infeasible)."""
+    max_image_height: int = 16384
+    """`gpu`: the tallest image the device holds."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         _check("target", self.target, TARGETS)
@@ -81,7 +88,11 @@ class SelectLayoutsPass(ModulePass):
                 f"select-layouts: solver={self.solver} chooses the layouts: it needs layout=auto")
         if self.target == "gpu":
             def build() -> LayoutProblem:
-                return gpu_layout_problem(op)
+                try:
+                    return gpu_layout_problem(op, self.device, (self.max_image_width,
+                                                                self.max_image_height))
+                except ProfileError as e:
+                    raise DiagnosticException(f"select-layouts: {e}") from None
 
             def select_by_rules() -> None:
                 select_local(op)

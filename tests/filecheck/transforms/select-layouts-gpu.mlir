@@ -4,6 +4,8 @@
 // RUN: not mobile-opt %s -p 'select-layouts{target=npu}' 2>&1 | filecheck %s --check-prefix=TARGET
 // RUN: not mobile-opt %s -p 'select-layouts{solver=magic}' 2>&1 | filecheck %s --check-prefix=SOLVER
 // RUN: not mobile-opt %s -p 'select-layouts{layout=col2}' 2>&1 | filecheck %s --check-prefix=LAYOUT
+// RUN: not mobile-opt %s -p 'select-layouts{solver=gcd2 device=nonesuch}' 2>&1 | filecheck %s --check-prefix=PROFILE
+// PROFILE: mobile-opt: error: {{.*}}: select-layouts: nonesuch: no such device profile (shipped: {{.*}})
 
 // select-layouts{target=gpu solver=local} records the texture layout of every value: on
 // each graph argument (`texture.layout`) and on each op, one per result (`texture.layouts`).
