@@ -3,9 +3,13 @@
 # onnx and onnxruntime; pyopencl, xdsl and their pure-Python dependencies come as wheels
 # carried in .gpu_wheels/, and the OpenCL ICD loader may need to be shown the driver.
 python3 -m pip install -q --no-index --no-deps .gpu_wheels/*.whl
-# the plots and progress bars of the benchmarks, where the machine lacks them
-python3 -c "import matplotlib, tqdm" 2>/dev/null ||
-    python3 -m pip install -q --no-index --find-links .gpu_wheels/plot matplotlib tqdm
+# the benchmarks' progress bars where the machine lacks them (and their plots, if their wheels
+# are carried in .gpu_wheels/plot; otherwise the JSON comes back and is drawn at home)
+for module in tqdm matplotlib; do
+    python3 -c "import $module" 2>/dev/null ||
+        python3 -m pip install -q --no-index --find-links .gpu_wheels/plot "$module" 2>/dev/null ||
+        echo "gpu_env: no $module here" >&2
+done
 if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
     mkdir -p /tmp/opencl-vendors
     echo libnvidia-opencl.so.1 > /tmp/opencl-vendors/nvidia.icd
