@@ -246,7 +246,8 @@ class _Builder:
             [local[0]] if node.fixed else [Layout.NC4HW4, Layout.ROWS4] if ranks == {4}
             else [Layout.ROWS4])
         if head is not None and not node.fixed and all(
-                _copies(op) and movement.viewable(op) for op in node.ops):
+                (_copies(op) or isinstance(op, onnx.ConcatOp)) and movement.viewable(op)
+                for op in node.ops):
             options.append(VIEW)  # the whole chain folded into its readers
         node.options = options
         node.local = options.index(local[0]) if local[0] in options else 0
@@ -368,6 +369,10 @@ class _Builder:
         chain made a view, by whole source pixels (else it gathers lanes)."""
         head = self.nodes[p].head
         assert head is not None
+        if isinstance(head, onnx.ConcatOp):  # whole pixels where its operands agree
+            layouts = {recorded_layout(v) for v in head.inputs}
+            return len(layouts) == 1 and None not in layouts and value is head.results[0] \
+                and movement.view_reads_per_element(head, layouts.pop(), want) < 1
         source = movement.data_of(head)
         layout = recorded_layout(source) or Layout.ROWS4
         for result, imap in _copy_maps(head):
