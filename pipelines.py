@@ -119,7 +119,7 @@ def gpu_pipeline(
         storage="f16" if fp16 else lowering.storage,
         remarks=False,  # the host plan says which storage falls back to a buffer, once each
     )
-    profile = profile_for_device(device.name, device.platform)
+    profile = profile_for_device(getattr(device, "name", ""), getattr(device, "platform", ""))
     if tile and profile is not None and not any(isinstance(p, TextureTilePass) for p in before):
         # kernel configurations by TMModel, from the device's shipped profile
         before = [*before, TextureTilePass(device=profile)]
