@@ -45,7 +45,10 @@ from mobile_opt.transforms.onnx_to_hvx.selection import (
     select_dsp_layouts,
 )
 from mobile_opt.transforms.onnx_to_texture.layouts import select_local
-from mobile_opt.transforms.onnx_to_texture.selection import gpu_layout_problem
+from mobile_opt.transforms.onnx_to_texture.selection import (
+    DEFAULT_LIMITS,
+    gpu_layout_problem,
+)
 
 TARGETS = ("gpu", "dsp")
 
@@ -70,9 +73,9 @@ class SelectLayoutsPass(ModulePass):
     """Print why each op got its choice, and every solver's total, to stderr."""
     device: str = "pocl"
     """`gpu`: the device profile (a shipped name or a path) the costs come from."""
-    max_image_width: int = 16384
+    max_image_width: int = DEFAULT_LIMITS[0]
     """`gpu`: the widest image the device holds (a layout over it is infeasible)."""
-    max_image_height: int = 16384
+    max_image_height: int = DEFAULT_LIMITS[1]
     """`gpu`: the tallest image the device holds."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -128,7 +131,8 @@ class SelectLayoutsPass(ModulePass):
             start = time.perf_counter()
             try:
                 if name == "local":
-                    totals[name] = problem.problem.cost(problem.local())
+                    local = tuple(problem.local())
+                    totals[name] = problem.problem.cost(local)
                 else:
                     totals[name] = solve(problem.problem, name, self.partition)
             except ValueError as e:  # chain on a graph that is not one
@@ -137,9 +141,8 @@ class SelectLayoutsPass(ModulePass):
                 totals[name] = str(e)
             seconds[name] = time.perf_counter() - start
         chosen = totals[self.solver]
-        if not isinstance(chosen, Solution):  # local
-            local = tuple(problem.local())
-            chosen = Solution(local, problem.problem.cost(local), False)
+        if not isinstance(chosen, Solution):  # local: its cost, and the selection above
+            chosen = Solution(local, float(chosen), False)
         if self.explain:
             header = (f"select-layouts{{target={self.target} solver={self.solver}}}: "
                       f"{len(problem.problem.nodes)} nodes, costs in {problem.unit}")

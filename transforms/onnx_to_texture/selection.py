@@ -54,6 +54,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from . import movement
 from .context import LoweringError, Stored, shape
 from .layouts import ROW_OPS, select_local
+from .lower import OnnxToTexturePass
 
 KERNEL_LAYOUTS = (Layout.NC4HW4, Layout.ROWS4)
 """The layouts a kernel stores (`texture.relayout` makes no other), in copy-node order."""
@@ -62,7 +63,7 @@ TIE_NS = 1000.0
 """What a layout other than the local rules' costs more: ties, and gains within the
 model's error (a few padding pixels), go to the local choice, so a solver changes a
 layout only where the model says it gains at least this much per kernel changed."""
-DEFAULT_LIMITS = (16384, 16384)
+DEFAULT_LIMITS = (OnnxToTexturePass.max_image_width, OnnxToTexturePass.max_image_height)
 """`onnx-to-texture`'s default image limits."""
 
 WINDOW_OPS = (onnx.ConvOp, onnx.FusedConvOp, onnx.ConvTransposeOp, onnx.MaxPoolOp,
@@ -135,9 +136,9 @@ class GpuLayoutProblem:
     def realise(self, selection: Sequence[int]) -> None:
         select_local(self.module)  # every value (constants too) gets a layout first
         for i, node in enumerate(self.nodes):
-            choice = self.layout(i, selection)
             if node.fixed:
                 continue
+            choice = self.layout(i, selection)
             if choice == VIEW:
                 for op in node.ops:
                     record_view(op)
