@@ -226,3 +226,10 @@ def test_a_quantized_output_is_held_to_one_lsb(tmp_path: Path, capsys, monkeypat
     code_, out, _ = run(["--reference", str(path)], capsys)
     row = next(line for line in out.splitlines() if line.startswith("y "))
     assert code_ == code and row.endswith(status) and f"{lsbs} LSB" in row
+
+
+def test_a_solver_that_does_not_apply_is_one_line_naming_the_file(pocl_device, capsys):
+    """`--solver chain` on a graph that is not a chain: the pass's diagnostic, with the file."""
+    model = str(Path(__file__).parent / "models" / "gpt2_small.onnx")
+    status, _, err = run_mobile_run([model, "--solver", "chain"], capsys)
+    assert_one_line_error(status, err, f"{model}: select-layouts: solver=chain: not a chain")

@@ -458,8 +458,13 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
     from mobile_opt.backends.opencl.plan import PlanError, build_plan, memory_line, plan_comment
     from mobile_opt.backends.opencl.printer import OpenCLPrintError
 
+    from xdsl.utils.exceptions import DiagnosticException
+
     path, ctx, module, feeds, lsbs = load_with_inputs(args)
-    fp16 = compile_for_device(module, args, device, ctx)
+    try:
+        fp16 = compile_for_device(module, args, device, ctx)
+    except DiagnosticException as e:  # a pass diagnostic names the node: add the file
+        raise UserError(f"{path}: {one_line(e)}") from None
     try:
         plan = build_plan(module, args.function)
         for remark in plan.remarks:
