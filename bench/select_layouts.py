@@ -38,11 +38,14 @@ times (`large`): DenseNet-201 and a 24-layer GPT-2 (`Gpt2Small(tokens=128, dim=1
 heads=16, depth=24)`, 1200 ONNX nodes), all read from `--zoo-cache` or exported there
 when torch is at hand; a model neither cached nor exportable is a row note. The models
 `--measure` names (default `bench12`) are compiled with `local` and `gcd2` (the default),
-warmed up once and run `--repeat` times each, interleaved: measured = the median summed
-kernel ns; noise = (p75 - p25) / median of the solver's own runs; kern = kernels a run
-launches; xfm = transform kernels among them (relayout copies and data-movement kernels,
-by name: `TRANSFORM_KERNELS`); ok = `checking.worst_relative_error` against onnxruntime
-within `--tol` (1e-3).
+warmed up once and run `--repeat` times each, interleaved, the order rotating every round:
+measured = the median summed kernel ns; noise = (p75 - p25) / median of the solver's own
+runs; a/a = a second, separately built `local` measured in the same rounds, its median over
+local's minus 1 (two builds of one program differ by this much, so a gap within it is no
+gap); xfm = transform kernels among the kernels a run launches (relayout copies and
+data-movement kernels, by name: `TRANSFORM_KERNELS`), xfm% their share of the measured
+time (removing them all, for free, could gain at most 1 / (1 - xfm%)); ok =
+`checking.worst_relative_error` against onnxruntime within `--tol` (1e-3).
 
     python3 bench/select_layouts.py --target dsp
     python3 bench/select_layouts.py --target dsp --only cnn,mixed
@@ -101,6 +104,11 @@ class Row:
     """GPU: kernels one run of the compiled model launches."""
     noise: float | None = None
     """GPU: the spread of this solver's own runs, (p75 - p25) / median of the measured."""
+    aa: float | None = None
+    """GPU, local's row: a second compile of local measured in the same rounds, its median
+    over local's minus 1: what two builds of one program differ by (the A/A floor)."""
+    transform_share: float | None = None
+    """GPU: the share of the measured kernel time spent in transform kernels."""
     rel_err: float | None = None
     """GPU: `checking.worst_relative_error` against onnxruntime."""
     onnx_nodes: int | None = None
@@ -255,6 +263,8 @@ def dsp_device(args) -> tuple[str, str]:
 
 GPU_MEASURED = ("local", "gcd2")
 """The solvers whose compiled model runs on the device (gcd2: the default pipeline's)."""
+AA = "local'"
+"""A second build of local, measured beside it for the A/A floor (`Row.aa`)."""
 
 TORCHVISION = ("mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
                "resnet18", "resnet50")
@@ -352,8 +362,8 @@ def gpu_measured(args) -> set[str]:
     return names
 
 
-def transform_kernels(kernel_times) -> int:
-    return sum(k.kernel.rsplit("_", 1)[0] in TRANSFORM_KERNELS for k in kernel_times)
+def is_transform(kernel_time) -> bool:
+    return kernel_time.kernel.rsplit("_", 1)[0] in TRANSFORM_KERNELS
 
 
 def gpu_compile(path: Path, device, solver: str):
@@ -379,25 +389,37 @@ def gpu_measure(rows: list[Row], path: Path, args) -> None:
 
     _, feeds = e2e.import_model(path, args.seed)
     expected = checking.session_outputs(checking.onnxruntime_session(str(path)), feeds)
-    compiled = {solver: gpu_compile(path, args.cl_device, solver) for solver in GPU_MEASURED}
+    solvers = {**{s: s for s in GPU_MEASURED}, AA: "local"}
+    builds = tuple(solvers)
+    compiled = {name: gpu_compile(path, args.cl_device, s) for name, s in solvers.items()}
     for model in compiled.values():
         model.run(feeds)
-    runs: dict[str, list] = {solver: [] for solver in compiled}
-    for _ in range(args.repeat):
-        for solver, model in compiled.items():
-            runs[solver].append(model.run(feeds))
+    runs: dict[str, list] = {name: [] for name in compiled}
+    for round_ in range(args.repeat):
+        for i in range(len(builds)):
+            name = builds[(round_ + i) % len(builds)]
+            runs[name].append(compiled[name].run(feeds))
+
+    def summed_ns(results) -> list[float]:
+        return [sum(k.seconds for k in r.kernel_times) * 1e9 for r in results]
+
     for row in rows:
-        if row.solver not in runs:
+        if row.solver not in GPU_MEASURED:
             continue
         results = runs[row.solver]
-        ns = [sum(k.seconds for k in r.kernel_times) * 1e9 for r in results]
+        ns = summed_ns(results)
         row.measured, row.measured_unit = statistics.median(ns), "kernel ns"
         low, _, high = statistics.quantiles(ns, n=4) if len(ns) > 1 else (ns[0],) * 3
         row.noise = (high - low) / row.measured if row.measured else None
-        row.kernels = len(results[-1].kernel_times)
-        row.transforms = transform_kernels(results[-1].kernel_times)
+        last = results[-1].kernel_times
+        row.kernels = len(last)
+        row.transforms = sum(map(is_transform, last))
+        total = sum(k.seconds for k in last)
+        row.transform_share = sum(k.seconds for k in last if is_transform(k)) / total
         row.rel_err = checking.worst_relative_error(results[-1].outputs, expected)
         row.correct = bool(row.rel_err <= args.tol)
+        if row.solver == "local":
+            row.aa = statistics.median(summed_ns(runs[AA])) / row.measured - 1
 
 
 def gpu_rows(name: str, path: Path, args) -> list[Row]:
@@ -472,17 +494,20 @@ def _f(x, spec: str) -> str:
 def table(rows: list[Row]) -> str:
     lines = [(f"{'model':<18} {'ops':>5} {'nodes':>5} {'solver':<6} {'cost':>12} "
               f"{'solve s':>8} {'gap':>8} {'pred x':>7} {'measured':>11} {'meas x':>7} "
-              f"{'noise':>6} {'kern':>5} {'xfm':>4} {'exact':>5} {'ok':>3}")]
+              f"{'noise':>6} {'a/a':>6} {'kern':>5} {'xfm':>4} {'xfm%':>5} {'exact':>5} "
+              f"{'ok':>3}")]
     for r in rows:
         gap = "-" if r.gap is None else f"{100 * r.gap:.2f}%"
         noise = "-" if r.noise is None else f"{100 * r.noise:.1f}%"
+        aa = "-" if r.aa is None else f"{100 * r.aa:+.1f}%"
+        share = "-" if r.transform_share is None else f"{100 * r.transform_share:.0f}%"
         ok = "-" if r.correct is None else ("yes" if r.correct else "NO")
         lines.append(
             f"{r.model:<18} {_f(r.onnx_nodes, '5d')} {r.nodes:>5} {r.solver:<6} "
             f"{_f(r.cost, '12.0f')} {_f(r.solve_s, '8.3f')} {gap:>8} "
             f"{_f(r.predicted_vs_local, '7.3f')} {_f(r.measured, '11.0f')} "
-            f"{_f(r.measured_vs_local, '7.3f')} {noise:>6} "
-            f"{_f(r.kernels, '5d')} {_f(r.transforms, '4d')} "
+            f"{_f(r.measured_vs_local, '7.3f')} {noise:>6} {aa:>6} "
+            f"{_f(r.kernels, '5d')} {_f(r.transforms, '4d')} {share:>5} "
             f"{'opt' if r.exact_optimal else 'bound':>5} {ok:>3}"
             + (f"  ({r.note})" if r.note else ""))
     return "\n".join(lines)
@@ -493,8 +518,9 @@ def summary(rows: list[Row], solver: str = "gcd2") -> dict:
     of = {(r.model, r.solver): r for r in rows}
 
     def noise(row: Row) -> float:
+        """The larger of either solver's spread and the A/A floor."""
         local = of[(row.model, "local")]
-        return max(local.noise or 0.0, row.noise or 0.0)
+        return max(local.noise or 0.0, row.noise or 0.0, abs(local.aa or 0.0))
 
     return {
         "solver": solver,
@@ -515,6 +541,9 @@ def summary(rows: list[Row], solver: str = "gcd2") -> dict:
             "exact_optimal": of[(model, solver)].exact_optimal,
             "gap": of[(model, solver)].gap,
             "measured_vs_local": of[(model, solver)].measured_vs_local,
+            "noise": (noise(of[(model, solver)])
+                      if of[(model, solver)].measured_vs_local is not None else None),
+            "local_transform_share": of[(model, "local")].transform_share,
             "transforms": [of[(model, "local")].transforms, of[(model, solver)].transforms],
         } for model in dict.fromkeys(r.model for r in rows) if (model, solver) in of},
     }
@@ -572,6 +601,22 @@ def save(out: Path, device: str, settings: dict, rows: list[Row]) -> None:
     print(f"wrote {out} and {out.with_suffix('.png')}")
 
 
+def merge(parts: list[Path], out: Path | None) -> int:
+    """`--merge`: the parts' rows under the first part's device and settings."""
+    reports = [json.loads(p.read_text()) for p in parts]
+    devices = {r["device"] for r in reports}
+    if len(devices) != 1:
+        print(f"select_layouts: --merge: the parts ran on {len(devices)} devices", file=sys.stderr)
+        return 1
+    rows = [Row(**row) for r in reports for row in r["rows"]]
+    settings = reports[0]["settings"] | {"merged": [p.name for p in parts]}
+    if isinstance(settings.get("measure"), list):  # gpu: models; dsp: one string of solvers
+        settings["measure"] = sorted({m for r in reports for m in r["settings"]["measure"]})
+    save(out or parts[0], devices.pop(), settings, rows)
+    print(table(rows))
+    return 0 if summary(rows)["all_correct"] else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -592,7 +637,12 @@ def main() -> int:
     parser.add_argument("--tol", type=float, default=1e-3, help="gpu: rel err for ok")
     parser.add_argument("--out", type=Path, help="JSON path (default "
                         "bench/results/select-<device>.json)")
+    parser.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
+                        help="join the rows of earlier runs on one device (a run split over "
+                        "several device calls) into --out, with their summary and plot")
     args = parser.parse_args()
+    if args.merge:
+        return merge(args.merge, args.out)
     from tqdm import tqdm
 
     device_of, models, rows_of = TARGETS[args.target]

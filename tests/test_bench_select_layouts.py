@@ -35,6 +35,9 @@ def test_gpu_rows_measured_on_pocl(pocl_device, tmp_path: Path):
         assert row["correct"] and row["rel_err"] <= 1e-3
         assert 0 <= row["transforms"] <= row["kernels"]
         assert row["noise"] >= 0
+        assert 0 <= row["transform_share"] <= 1
+        assert (row["transform_share"] > 0) == (row["transforms"] > 0)
+    assert abs(rows["local"]["aa"]) < 1 and rows["gcd2"]["aa"] is None
     assert rows["pbqp"]["measured"] is None
     assert rows["local"]["measured_vs_local"] == 1.0
     assert (tmp_path / "select.png").is_file()

@@ -148,3 +148,37 @@ def test_small_resnet_compiled_by_a_global_solver_runs_bit_exact(solver, tmp_pat
     for name, want in expected.items():
         assert np.unique(want).size > 1
         assert np.array_equal(got[name], want), name
+
+
+def _float_chain() -> onnx.ModelProto:
+    """conv 3x3 + relu, depthwise 3x3 + relu, conv 1x1: a chain, as `solver=chain` needs."""
+    rng = np.random.default_rng(3)
+    nodes, inits, x = [], [], "x"
+    for i, (cin, cout, k, group) in enumerate([(8, 16, 3, 1), (16, 16, 3, 16), (16, 8, 1, 1)]):
+        w = rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2.0 / (cin // group * k * k))
+        inits.append(onnx.numpy_helper.from_array(w.astype(np.float32), f"w{i}"))
+        nodes.append(onnx.helper.make_node("Conv", [x, f"w{i}"], [f"c{i}"], name=f"conv{i}",
+                                           pads=[k // 2] * 4, group=group))
+        nodes.append(onnx.helper.make_node("Relu", [f"c{i}"], [f"r{i}"], name=f"relu{i}"))
+        x = f"r{i}"
+    graph = onnx.helper.make_graph(
+        nodes, "chain", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT,
+                                                            [1, 8, 12, 12])],
+        [onnx.helper.make_tensor_value_info(x, onnx.TensorProto.FLOAT, [1, 8, 12, 12])], inits)
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+
+
+@pytest.mark.usefixtures("hexagon_toolchain")
+def test_chain_solver_on_a_chain_costs_what_exact_does_and_runs_bit_exact(tmp_path):
+    path = tmp_path / "chain.onnx"
+    quant_models.quantized_cnn(str(path), seed=3, reduce_range=False, model=_float_chain())
+    problem = _problem(path).problem
+    assert solve(problem, "chain").cost == solve(problem, "exact").cost
+    feeds = quant_models.random_inputs(onnx.load(path), 0)
+    expected = run_qlinear(import_onnx(str(path)), feeds)
+    module = import_onnx(str(path))
+    pipelines.apply(module, pipelines.dsp_pipeline(packing="sda", solver="chain"))
+    got, _ = run_module(module, feeds)
+    for name, want in expected.items():
+        assert np.unique(want).size > 1
+        assert np.array_equal(got[name], want), name

@@ -80,7 +80,18 @@ def attention(tmp_path) -> str:
     ], [("x", [1, 6, 16])], [("y", [1, 6, 16])], [("wq", [16, 16])])
 
 
-GRAPHS = [two_readers, residual, attention]
+def chain(tmp_path) -> str:
+    """A chain (what `solver=chain` takes): conv, transpose, MatMul, softmax."""
+    return _save(tmp_path, "chain", [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Transpose", ["r"], ["t"], name="tr", perm=[0, 2, 3, 1]),
+        helper.make_node("MatMul", ["t", "b"], ["m"], name="mm"),
+        helper.make_node("Softmax", ["m"], ["y"], name="softmax", axis=-1),
+    ], [("x", [1, 8, 6, 6])], [("y", [1, 6, 6, 8])], [("w", [8, 8, 3, 3]), ("b", [8, 8])])
+
+
+GRAPHS = [two_readers, residual, attention, chain]
 
 
 @pytest.fixture(scope="module")
@@ -146,9 +157,18 @@ def test_relayout_is_chosen_where_two_readers_want_two_layouts(tmp_path, device)
 
 
 @pytest.mark.parametrize("graph", GRAPHS, ids=lambda g: g.__name__)
-@pytest.mark.parametrize("solver", ["gcd2", "pbqp"])
+@pytest.mark.parametrize("solver", ["local", "pbqp", "gcd2", "exact"])
 def test_outputs_match_onnxruntime(graph, solver, tmp_path, device):
     _run_checked(graph(tmp_path), solver, device)
+
+
+def test_chain_solver_outputs_match_onnxruntime_and_cost_what_exact_does(tmp_path, device):
+    """`chain` solves a chain exactly (eq. 2 with the nodes' own costs) and its layouts run."""
+    path = chain(tmp_path)
+    module, _ = _prepared(path, device)
+    problem = gpu_layout_problem(module).problem
+    assert solve(problem, "chain").cost == pytest.approx(solve(problem, "exact").cost)
+    _run_checked(path, "chain", device)
 
 
 def test_realise_local_selection_is_the_local_rules(tmp_path, device):
