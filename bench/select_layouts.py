@@ -513,14 +513,21 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def summary(rows: list[Row], solver: str = "gcd2") -> dict:
-    chosen = [r for r in rows if r.solver == solver and r.measured_vs_local is not None]
+def summary_noise(rows: list[Row]) -> Callable[[Row], float]:
+    """A measured row's noise: the larger of its and local's spread and the A/A floor."""
     of = {(r.model, r.solver): r for r in rows}
 
     def noise(row: Row) -> float:
-        """The larger of either solver's spread and the A/A floor."""
         local = of[(row.model, "local")]
         return max(local.noise or 0.0, row.noise or 0.0, abs(local.aa or 0.0))
+
+    return noise
+
+
+def summary(rows: list[Row], solver: str = "gcd2") -> dict:
+    chosen = [r for r in rows if r.solver == solver and r.measured_vs_local is not None]
+    of = {(r.model, r.solver): r for r in rows}
+    noise = summary_noise(rows)
 
     return {
         "solver": solver,
@@ -561,18 +568,26 @@ def plot(rows: list[Row], out: Path) -> None:
                if s != "local"]
     fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(models), 4))
     width = 0.8 / (2 * max(len(solvers), 1))
+    noise = summary_noise(rows)
+    shown = [1.0]
     for i, solver in enumerate(solvers):
         for j, kind in enumerate(("predicted", "measured")):
-            values = []
+            values, errors = [], []
             for model in models:
                 row = next((r for r in rows if r.model == model and r.solver == solver), None)
                 value = None if row is None else (
                     row.predicted_vs_local if kind == "predicted" else row.measured_vs_local)
                 values.append(value or 0)
+                errors.append(noise(row) * (value or 0)
+                              if kind == "measured" and row is not None and value else 0)
+            shown += [v for v in values if v]
             offset = (2 * i + j) * width - 0.4 + width / 2
             ax.bar([m + offset for m in range(len(models))], values, width,
-                   label=f"{solver} {kind}", hatch="" if kind == "predicted" else "//")
+                   yerr=errors if any(errors) else None, capsize=3,
+                   label=f"{solver} {kind}" + (" (bar: noise floor)" if any(errors) else ""),
+                   hatch="" if kind == "predicted" else "//")
     ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_ylim(min(0.9, min(shown) - 0.05), max(shown) + 0.05)
     ax.set_xticks(range(len(models)), models)
     ax.set_ylabel("local / solver (> 1: better than local)")
     units = ", ".join(dict.fromkeys(r.measured_unit for r in rows if r.measured_unit))
