@@ -83,6 +83,21 @@ def run_against_onnxruntime(path: Path, module, device):
     return result.outputs, expected, [k.node for k in result.kernel_times]
 
 
+def check_case(name: str, case, run) -> None:
+    """Case `name` of a side-by-side model (`prefixed_nodes`) against onnxruntime: each of
+    its outputs within 1e-3 of the output's scale, and `case.kernels` kernels launched.
+    `run` is `run_against_onnxruntime`'s result."""
+    from mobile_opt.checking import relative_error
+
+    outputs, expected, kernel_nodes = run
+    for output in case.outputs:
+        got, want = outputs[f"{name}.{output}"], expected[f"{name}.{output}"]
+        assert got.shape == want.shape
+        assert relative_error(got, want) <= 1e-3, output
+    launched = [node for node in kernel_nodes if f"'{name}." in node]
+    assert len(launched) == case.kernels, launched
+
+
 def prefixed_nodes(prefix: str, nodes) -> list:
     """Copies of `nodes` whose names and values are prefixed `prefix.`: cases side by side."""
     renamed = []

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 import pytest
-from harness import lower_for_pocl, prefixed_nodes, run_against_onnxruntime
+from harness import check_case, lower_for_pocl, prefixed_nodes, run_against_onnxruntime
 
-from mobile_opt.checking import relative_error
 from mobile_opt.dialects.onnx import ONNX
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
@@ -184,13 +183,7 @@ def gpu_run(tmp_path_factory, pocl_device):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_movement_matches_onnxruntime(name, gpu_run):
-    outputs, expected, kernel_nodes = gpu_run
-    for output in CASES[name].outputs:
-        got, want = outputs[f"{name}.{output}"], expected[f"{name}.{output}"]
-        assert got.shape == want.shape
-        assert relative_error(got, want) <= 1e-3
-    launched = [node for node in kernel_nodes if f"'{name}." in node]
-    assert len(launched) == CASES[name].kernels, launched
+    check_case(name, CASES[name], gpu_run)
 
 
 def test_copy_methods():

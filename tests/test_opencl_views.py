@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from harness import POCL_LIMITS, REPO, run_against_onnxruntime, with_views
+from harness import POCL_LIMITS, REPO, check_case, run_against_onnxruntime, with_views
 from test_opencl_movement import Case, build_model, ints
 
 from mobile_opt import pipelines
@@ -135,13 +135,7 @@ def gpu_run(tmp_path_factory, pocl_device):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_views_match_onnxruntime(name, gpu_run):
-    outputs, expected, kernel_nodes = gpu_run
-    for output in CASES[name].outputs:
-        got, want = outputs[f"{name}.{output}"], expected[f"{name}.{output}"]
-        assert got.shape == want.shape
-        assert relative_error(got, want) <= 1e-3, output
-    launched = [node for node in kernel_nodes if f"'{name}." in node]
-    assert len(launched) == CASES[name].kernels, launched
+    check_case(name, CASES[name], gpu_run)
 
 
 def movement_ops(tmp_path: Path, cases: dict[str, Case]) -> dict[str, object]:
