@@ -275,3 +275,20 @@ def test_intel_cpu_runtime_when_installed(chain: Path):
     assert result.returncode == 0, result.stdout + result.stderr
     first = result.stdout.splitlines()[0]
     assert "Intel(R) OpenCL" in first and "; cl_khr_fp16)" in first and "[fp16 storage]" in first
+
+
+def test_a_platform_name_wins_over_a_device_name(monkeypatch):
+    """On an Intel host PoCL's CPU device is called "...Intel(R) Xeon(R)...": `--device
+    intel` still means Intel's runtime, listed after it or not."""
+    from mobile_opt.backends.opencl import devices
+
+    def info(platform, name):
+        return devices.DeviceInfo(None, platform, name, "CPU", 16384, 16384, False)
+
+    pocl = info(devices.POCL_PLATFORM, "pthread-skylake-avx512-Intel(R) Xeon(R) Processor")
+    intel = info("Intel(R) OpenCL", "Intel(R) Xeon(R) Processor")
+    monkeypatch.setattr(devices, "available_devices", lambda: [pocl, intel])
+    monkeypatch.setattr(devices, "build_problem", lambda _: None)
+    assert devices.choose_device("intel") is intel
+    assert devices.choose_device("xeon") is pocl  # only device names match: the first
+    assert devices.choose_device("pocl") is pocl

@@ -220,11 +220,14 @@ def matches(info: DeviceInfo, spec: str) -> bool:
 
 def choose_device(spec: str = "pocl") -> DeviceInfo:
     """
-    The first device `spec` names whose compiler works on this host; a one-line
-    `DeviceError` listing the devices otherwise.
+    The first device `spec` names whose compiler works on this host, those whose
+    platform it names first (on an Intel host PoCL's CPU device is named "...Intel(R)
+    Xeon(R)...", but `intel` means Intel's runtime); a one-line `DeviceError` listing
+    the devices otherwise.
     """
     devices = available_devices()
-    named = [info for info in devices if matches(info, spec)]
+    named = sorted((info for info in devices if matches(info, spec)),
+                   key=lambda info: spec.strip().lower() not in info.platform.lower())
     for info in named:
         if build_problem(info) is None:
             return info
