@@ -43,6 +43,12 @@ def _vliw() -> Dialect:
     return VLIW
 
 
+def _stream() -> Dialect:
+    from mobile_opt.dialects.stream import STREAM
+
+    return STREAM
+
+
 def _onnx_to_texture() -> type[ModulePass]:
     from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
 
@@ -133,6 +139,7 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "ocl": _ocl,
     "hvx": _hvx,
     "vliw": _vliw,
+    "stream": _stream,
 }
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
