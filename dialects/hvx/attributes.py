@@ -18,6 +18,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from mobile_opt.dialects.enum_syntax import AngleBracketEnum
+
 from .layouts import SimdLayout
 
 IMPLEMENTATION = "hvx.implementation"
@@ -32,18 +34,10 @@ the result (the input)."""
 
 
 @irdl_attr_definition
-class LayoutAttr(EnumAttribute[SimdLayout]):
+class LayoutAttr(AngleBracketEnum, EnumAttribute[SimdLayout]):
     """A SIMD layout: `#hvx.layout<col4>`; see `layouts.SimdLayout`."""
 
     name = "hvx.layout"
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> SimdLayout:
-        with parser.in_angle_brackets():
-            return parser.parse_str_enum(SimdLayout)
-
-    def print_parameter(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.data.value}>")
 
 
 @irdl_attr_definition

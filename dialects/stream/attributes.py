@@ -43,6 +43,8 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from mobile_opt.dialects.enum_syntax import AngleBracketEnum
+
 PLAN = "stream.plan"
 """The module's attribute: the overlap plan's `#stream.plan`."""
 WEIGHT_PLAN = "stream.weight_plan"
@@ -134,33 +136,17 @@ class StagingType(ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_attr_definition
-class DecisionAttr(EnumAttribute[Decision]):
+class DecisionAttr(AngleBracketEnum, EnumAttribute[Decision]):
     """A weight's decision on its own: `#stream.decision<stream>`."""
 
     name = "stream.decision"
 
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> Decision:
-        with parser.in_angle_brackets():
-            return parser.parse_str_enum(Decision)
-
-    def print_parameter(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.data.value}>")
-
 
 @irdl_attr_definition
-class StatusAttr(EnumAttribute[SolverStatus]):
+class StatusAttr(AngleBracketEnum, EnumAttribute[SolverStatus]):
     """A planner's end on its own: `#stream.status<optimal>`."""
 
     name = "stream.status"
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> SolverStatus:
-        with parser.in_angle_brackets():
-            return parser.parse_str_enum(SolverStatus)
-
-    def print_parameter(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.data.value}>")
 
 
 @irdl_attr_definition

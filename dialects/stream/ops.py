@@ -37,12 +37,13 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from mobile_opt.dialects.texture.layouts import Layout, image_size
+from mobile_opt.dialects.texture.layouts import Layout
 from mobile_opt.dialects.texture.ops import (
     Image2DType,
     LayoutAttr,
     PixelBufferType,
     PixelStorageType,
+    check_storage_size,
     check_tensor_element,
 )
 
@@ -139,14 +140,7 @@ class TransformOp(ChunkOp):
         weight, layout = self.chunks.weight, self.layout.data
         storage = self.dest.type
         assert isinstance(storage, PixelStorageType)
-        shape = tuple(weight.get_shape())
-        if (why := layout.check_rank(len(shape))) is not None:
-            raise VerifyException(f"{self.name}: {why}")
-        want = image_size(layout, shape)
-        if storage.size != want:
-            raise VerifyException(
-                f"{self.name}: a {list(shape)} weight in {layout.value} takes "
-                f"{want[0]}x{want[1]} pixels, not {storage.size[0]}x{storage.size[1]}")
+        check_storage_size(self, layout, weight.get_shape(), storage, "weight")
         check_tensor_element(self, weight, storage)
         load = self.staging.owner
         if isinstance(load, LoadOp) and load.chunks != self.chunks:

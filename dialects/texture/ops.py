@@ -13,6 +13,7 @@ the image an `alloc` made.
 from __future__ import annotations
 
 from abc import ABC
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
@@ -22,8 +23,8 @@ from xdsl.dialects.builtin import (
     Float32Type,
     IntAttr,
     IntegerType,
-    StringAttr,
     ModuleOp,
+    StringAttr,
     TensorType,
     VectorType,
     f16,
@@ -48,6 +49,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
+
+from mobile_opt.dialects.enum_syntax import AngleBracketEnum
 
 from .layouts import ACTIVATION_LAYOUTS, Layout, image_size
 
@@ -110,18 +113,10 @@ class PixelBufferType(PixelStorageType):
 
 
 @irdl_attr_definition
-class LayoutAttr(EnumAttribute[Layout]):
+class LayoutAttr(AngleBracketEnum, EnumAttribute[Layout]):
     """How a tensor's elements map to pixels; see `layouts.Layout`."""
 
     name = "texture.layout"
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> Layout:
-        with parser.in_angle_brackets():
-            return parser.parse_str_enum(Layout)
-
-    def print_parameter(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.data.value}>")
 
 
 @irdl_attr_definition
@@ -185,22 +180,25 @@ class StorageOp(IRDLOperation, ABC):
 
     def verify_(self) -> None:
         storage = self.storage_type()
-        shape = self.tensor_shape()
-        layout = self.layout.data
-        if (why := layout.check_rank(len(shape))) is not None:
-            raise VerifyException(f"{self.name}: {why}")
-        want = image_size(layout, shape)
-        if storage.size != want:
-            raise VerifyException(
-                f"{self.name}: a {list(shape)} tensor in {layout.value} takes "
-                f"{want[0]}x{want[1]} pixels, not {storage.size[0]}x{storage.size[1]}"
-            )
+        check_storage_size(self, self.layout.data, self.tensor_shape(), storage)
         limits = device_limits(self)
         if isinstance(storage, Image2DType) and limits is not None and not limits.admits(storage):
             raise VerifyException(
                 f"{self.name}: image {storage.size[0]}x{storage.size[1]} exceeds the device "
                 f"limit {limits.max_width.data}x{limits.max_height.data}; use a texture.buffer2d"
             )
+
+
+def check_storage_size(op: Operation, layout: Layout, shape: Sequence[int],
+                       storage: PixelStorageType, what: str = "tensor") -> None:
+    """`storage` has the pixels a `shape` tensor takes in `layout`, a layout of its rank."""
+    if (why := layout.check_rank(len(shape))) is not None:
+        raise VerifyException(f"{op.name}: {why}")
+    want = image_size(layout, tuple(shape))
+    if storage.size != want:
+        raise VerifyException(
+            f"{op.name}: a {list(shape)} {what} in {layout.value} takes "
+            f"{want[0]}x{want[1]} pixels, not {storage.size[0]}x{storage.size[1]}")
 
 
 def check_tensor_element(op: Operation, t: TensorType, storage: PixelStorageType) -> None:
