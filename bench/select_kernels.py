@@ -26,10 +26,7 @@ import tempfile
 from pathlib import Path
 
 import e2e
-from select_layouts import AA, gpu_compile
-
-BUILDS = {"local": "local", "gcd2": "gcd2", AA: "local"}
-"""Build name -> solver; `AA` is the A/A control."""
+from select_layouts import AA, run_builds
 
 
 def kernel_key(kernel_time, seen: dict[str, int]) -> str:
@@ -45,17 +42,14 @@ def measure(name: str, device, repeat: int, seed: int) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         (source,) = e2e.resolve_models([name], Path(folder))
         _, feeds = e2e.import_model(source.path, seed)
-        builds = {b: gpu_compile(source.path, device, s) for b, s in BUILDS.items()}
-        for model in builds.values():
-            model.run(feeds)
-        samples: dict[str, dict[str, list[float]]] = {b: {} for b in builds}
-        order = list(builds)
-        for round_ in range(repeat):
-            for build in order[round_ % 3:] + order[:round_ % 3]:
-                seen: dict[str, int] = {}
-                for k in builds[build].run(feeds).kernel_times:
-                    key = kernel_key(k, seen)
-                    samples[build].setdefault(key, []).append(k.seconds * 1e6)
+        runs = run_builds(source.path, device, feeds, repeat)
+    samples: dict[str, dict[str, list[float]]] = {b: {} for b in runs}
+    for build, results in runs.items():
+        for result in results:
+            seen: dict[str, int] = {}
+            for k in result.kernel_times:
+                samples[build].setdefault(kernel_key(k, seen), []).append(k.seconds * 1e6)
+    builds = list(runs)
     medians = {b: {k: statistics.median(v) for k, v in s.items()} for b, s in samples.items()}
     kernels = list(dict.fromkeys(k for m in medians.values() for k in m))
     rows = [{"kernel": k, **{b: medians[b].get(k) for b in builds}} for k in kernels]
@@ -75,7 +69,8 @@ def table(name: str, result: dict, top: int) -> str:
     for r in result["kernels"][:top]:
         lines.append(f"{r['kernel'][:40]:<40} {f(r['local'])} {f(r['gcd2'])} {f(r[AA])} "
                      f"{(r['gcd2'] or 0) - (r['local'] or 0):+11.2f}")
-    for label, key in (("all kernels", "total_us"), ("kernels only one solver launches", "changed_us")):
+    for label, key in (("all kernels", "total_us"),
+                       ("kernels only one solver launches", "changed_us")):
         t = result[key]
         lines.append(f"{label}: local {t['local']:.1f}, gcd2 {t['gcd2']:.1f}, "
                      f"{AA} {t[AA]:.1f} µs")

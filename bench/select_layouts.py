@@ -265,6 +265,8 @@ GPU_MEASURED = ("local", "gcd2")
 """The solvers whose compiled model runs on the device (gcd2: the default pipeline's)."""
 AA = "local'"
 """A second build of local, measured beside it for the A/A floor (`Row.aa`)."""
+BUILDS = {**{s: s for s in GPU_MEASURED}, AA: "local"}
+"""The builds run side by side -> the solver each is compiled with."""
 
 TORCHVISION = ("mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
                "resnet18", "resnet50")
@@ -378,6 +380,21 @@ def gpu_compile(path: Path, device, solver: str):
     return CompiledModel(module, device)
 
 
+def run_builds(path: Path, device, feeds, repeat: int) -> dict[str, list]:
+    """Each of `BUILDS` compiled by the default pipeline and warmed up once, then run
+    `repeat` rounds, the order rotating every round: each build's runs (`RunResult`s)."""
+    compiled = {name: gpu_compile(path, device, s) for name, s in BUILDS.items()}
+    for model in compiled.values():
+        model.run(feeds)
+    names = list(compiled)
+    runs: dict[str, list] = {name: [] for name in names}
+    for round_ in range(repeat):
+        turn = round_ % len(names)
+        for name in names[turn:] + names[:turn]:
+            runs[name].append(compiled[name].run(feeds))
+    return runs
+
+
 def gpu_measure(rows: list[Row], path: Path, args) -> None:
     """Each of `GPU_MEASURED`'s rows gets the summed kernel time of its compiled model
     (median over `--repeat` runs, the solvers' runs interleaved after one warm-up each),
@@ -389,16 +406,7 @@ def gpu_measure(rows: list[Row], path: Path, args) -> None:
 
     _, feeds = e2e.import_model(path, args.seed)
     expected = checking.session_outputs(checking.onnxruntime_session(str(path)), feeds)
-    solvers = {**{s: s for s in GPU_MEASURED}, AA: "local"}
-    builds = tuple(solvers)
-    compiled = {name: gpu_compile(path, args.cl_device, s) for name, s in solvers.items()}
-    for model in compiled.values():
-        model.run(feeds)
-    runs: dict[str, list] = {name: [] for name in compiled}
-    for round_ in range(args.repeat):
-        for i in range(len(builds)):
-            name = builds[(round_ + i) % len(builds)]
-            runs[name].append(compiled[name].run(feeds))
+    runs = run_builds(path, args.cl_device, feeds, args.repeat)
 
     def summed_ns(results) -> list[float]:
         return [sum(k.seconds for k in r.kernel_times) * 1e9 for r in results]
