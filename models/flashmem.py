@@ -67,6 +67,7 @@ from mobile_opt.dialects.stream.attributes import (
     PlanAttr,
     SolverStatus,
     WeightPlanAttr,
+    chunks_of,
 )
 
 MB = 1 << 20
@@ -195,7 +196,7 @@ class Problem:
 
     def chunks(self, w: Weight) -> int:
         """T(w)."""
-        return -(-w.bytes // self.chunk_bytes)
+        return chunks_of(w.bytes, self.chunk_bytes)
 
     def layer_name(self, layer: int) -> str:
         return "preload" if layer == PRELOAD_LAYER else self.layers[layer - 1].name

@@ -14,6 +14,7 @@ from .attributes import (
     TokenType,
     WeightPlanAttr,
     chunk_count,
+    chunks_of,
     layer_chunks,
     module_plan,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "WaitOp",
     "WeightPlanAttr",
     "chunk_count",
+    "chunks_of",
     "layer_chunks",
     "module_plan",
 ]

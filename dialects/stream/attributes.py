@@ -88,12 +88,18 @@ def element_bytes(weight: TensorType) -> int | None:
     return None
 
 
+def chunks_of(nbytes: int, chunk: int) -> int:
+    """T(w): the number of `chunk`-byte chunks that hold `nbytes` (the last may be short);
+    the planner (`models/flashmem.py`) and the verifiers count with this one function."""
+    return -(-nbytes // chunk)
+
+
 def chunk_count(weight: TensorType, chunk: int) -> int:
-    """T(w): the number of `chunk`-byte chunks that hold `weight` (the last may be short)."""
+    """`chunks_of` the bytes of `weight`."""
     size = element_bytes(weight)
     if size is None:
         raise ValueError(f"{weight} has no element size")
-    return -(-prod(weight.get_shape()) * size // chunk)
+    return chunks_of(prod(weight.get_shape()) * size, chunk)
 
 
 @irdl_attr_definition
