@@ -96,7 +96,11 @@ def main() -> int:
     from tqdm import tqdm
 
     for name in tqdm(args.models, file=sys.stderr, unit="model"):
-        result = measure(name, device, args.repeat, args.seed)
+        try:
+            result = measure(name, device, args.repeat, args.seed)
+        except Exception as e:  # noqa: BLE001 - one line naming the model; nothing written
+            print(f"select_kernels: {name}: {e2e.one_line(e)}", file=sys.stderr)
+            return 1
         print(table(name, result, args.top))
         report["models"][name] = result
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -626,12 +626,19 @@ def save(out: Path, device: str, settings: dict, rows: list[Row]) -> None:
 
 def merge(parts: list[Path], out: Path | None) -> int:
     """`--merge`: the parts' rows under the first part's device and settings."""
-    reports = [json.loads(p.read_text()) for p in parts]
-    devices = {r["device"] for r in reports}
+    try:
+        reports = [json.loads(p.read_text()) for p in parts]
+        devices = {r["device"] for r in reports}
+        rows = [Row(**row) for r in reports for row in r["rows"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        import e2e
+
+        print(f"select_layouts: --merge: not a result of this script: {e2e.one_line(e)}",
+              file=sys.stderr)
+        return 1
     if len(devices) != 1:
         print(f"select_layouts: --merge: the parts ran on {len(devices)} devices", file=sys.stderr)
         return 1
-    rows = [Row(**row) for r in reports for row in r["rows"]]
     settings = reports[0]["settings"] | {"merged": [p.name for p in parts]}
     if isinstance(settings.get("measure"), list):  # gpu: models; dsp: one string of solvers
         settings["measure"] = sorted({m for r in reports for m in r["settings"]["measure"]})

@@ -42,3 +42,16 @@ def test_gpu_rows_measured_on_pocl(pocl_device, tmp_path: Path):
     assert rows["local"]["measured_vs_local"] == 1.0
     assert (tmp_path / "select.png").is_file()
     assert "gpt2_small" in done.stdout
+
+
+def test_merge_of_a_file_that_is_no_result_is_one_line(tmp_path: Path):
+    (tmp_path / "other.json").write_text('{"rows": []}')
+    for part in ("missing.json", "other.json"):
+        done = subprocess.run(
+            [sys.executable, str(REPO / "bench" / "select_layouts.py"), "--merge",
+             str(tmp_path / part), "--out", str(tmp_path / "merged.json")],
+            capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 1
+        assert done.stderr.startswith("select_layouts: --merge: not a result of this script")
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert not (tmp_path / "merged.json").exists()
