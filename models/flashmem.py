@@ -17,9 +17,11 @@ Memory. The replay (`replay`, `check`) and the CP-SAT model count the same bytes
 - the layer's activations (`Layer.activation_bytes`; none at layer 0);
 - every weight from z_w to e_w, whole: a weight's texture is one image, allocated whole when
   its load starts, so a weight with half its chunks moved already takes all its bytes;
-- staging: S bytes per chunk moved while layer l runs (that layer's loads are issued before
-  its launch and are in flight together during it); at layer 0 no kernel runs and the
-  chunks move one at a time through one S-byte buffer, so S if W is not empty.
+- staging: the runtime's ring of S-byte staging buffers, held from the first load to the
+  end of the run. A layer's chunks are in flight together while it runs, each in a buffer
+  of its own, so the ring has R = max_l x_l buffers (x_l: the chunks moved at layer l >= 1),
+  and at least one where any weight exists (the preload phase moves chunks one at a time).
+  Every layer holds the R · S bytes.
 The budget bounds the peak of that sum over layers 0..N (C2). The paper's C2 bounds only the
 bytes in flight, with W's weights beside them (§3.2, "Hyperparameters"); here the budget is
 all the memory the run holds, which a counting allocator can check.
@@ -252,6 +254,8 @@ class Replay:
     staging: tuple[int, ...]
     moved: tuple[int, ...]
     """Chunks moved at each layer."""
+    ring: int = 0
+    """R, the staging buffers the run holds (`ring_size`)."""
     over_capacity: Mapping[int, int] = field(default_factory=dict)
     """Chunks moved beyond C_l, by layer."""
 
@@ -262,6 +266,14 @@ class Replay:
     @property
     def peak_layer(self) -> int:
         return self.resident.index(self.peak)
+
+
+def ring_size(problem: Problem, moved: Sequence[int]) -> int:
+    """R: the most chunks moved at one layer 1..N (`moved[l]`), and one for the preload
+    phase's one-at-a-time moves; none without weights."""
+    if not problem.weights:
+        return 0
+    return max(1, max(moved[1:], default=0))
 
 
 def _check_weight(problem: Problem, w: Weight, wp: WeightPlan) -> None:
@@ -316,15 +328,15 @@ def replay(problem: Problem, plan: Plan | Mapping[str, WeightPlan]) -> Replay:
             held[layer] += w.bytes
         for layer, c in wp.moves.items():
             moved[layer] += c
-    staging = [s * c for c in moved]
-    staging[PRELOAD_LAYER] = s if moved[PRELOAD_LAYER] else 0
+    ring = ring_size(problem, moved)
+    staging = [s * ring] * (n + 1)
     over = {}
     for layer in range(1, n + 1):
         cap = problem.capacity(layer)
         if cap is not None and moved[layer] > cap:
             over[layer] = moved[layer] - cap
     return Replay(tuple(h + st for h, st in zip(held, staging)), tuple(staging), tuple(moved),
-                  over)
+                  ring, over)
 
 
 def check(problem: Problem, plan: Plan) -> Replay:
@@ -447,12 +459,11 @@ def greedy(problem: Problem, window: int | None = None) -> Plan:
                    dtype=np.int64)
     held = np.array([problem.activations(layer) for layer in range(n + 1)], dtype=np.int64)
     moved = np.zeros(n + 1, dtype=np.int64)
+    ring = 1 if problem.weights else 0
     weights: dict[str, WeightPlan] = {}
 
     def preload(w: Weight):
         held[: w.last_use + 1] += w.bytes
-        if not moved[0]:
-            held[0] += s
         moved[0] += problem.chunks(w)
         weights[w.name] = WeightPlan(PRELOAD_LAYER, {PRELOAD_LAYER: problem.chunks(w)})
 
@@ -466,8 +477,7 @@ def greedy(problem: Problem, window: int | None = None) -> Plan:
         chunks, i, e = problem.chunks(w), w.first_use, w.last_use
         add = np.zeros(n + 1, dtype=np.int64)
         add[: e + 1] = w.bytes
-        add[0] += 0 if moved[0] else s
-        after = held + add
+        after = held + add + s * ring
         best = ((max(0, int(after.max()) - problem.budget_bytes), 0, int(after.max()),
                  int(after[: e + 1].max()), w.bytes * i), None)
         most = min(i - 1, window or i)
@@ -478,18 +488,18 @@ def greedy(problem: Problem, window: int | None = None) -> Plan:
             load = z + int(np.flatnonzero(x)[0])
             add = np.zeros(n + 1, dtype=np.int64)
             add[load : e + 1] = w.bytes
-            add[z:i] += s * x
-            after = held + add
+            grown = max(ring, int((moved[z:i] + x).max()))
+            after = held + add + s * grown
             over = int((np.maximum(moved[z:i] + x - cap[z:i], 0)
                         - np.maximum(moved[z:i] - cap[z:i], 0)).sum())
             key = (max(0, int(after.max()) - problem.budget_bytes), over, int(after.max()),
                    int(after[load : e + 1].max()), w.bytes * (i - load))
             if key < best[0]:
-                best = (key, (load, z, x, add))
+                best = (key, (load, z, x, add, grown))
         if best[1] is None:
             preload(w)
             continue
-        load, z, x, add = best[1]
+        load, z, x, add, ring = best[1]
         held += add
         moved[z:i] += x
         weights[w.name] = WeightPlan(load, {z + j: int(c) for j, c in enumerate(x) if c})
@@ -531,7 +541,6 @@ class _Model:
         terms: list[list] = [[] for _ in range(n + 1)]
         moving: list[list] = [[] for _ in range(n + 1)]
         waiting: list[list] = [[] for _ in range(n + 2)]
-        preloads: list = []
         lam, mu = round(problem.lambda_ * SCALE), round(problem.mu * SCALE)
         cost_vars, cost_coeffs, cost_const = [], [], 0
         self.a: dict[str, list] = {}
@@ -544,7 +553,6 @@ class _Model:
                 for layer in range(i):
                     held[layer] += w.bytes
                 cost_const += lam * n * w.bytes + mu * w.bytes * i
-                preloads.append(1)
                 continue
             first = max(1, i - window) if window else 1
             a0 = m.new_bool_var(f"a_{w.name}_0")
@@ -566,13 +574,11 @@ class _Model:
                 moving[layer].append(x[layer])
             m.add(cp_model.LinearExpr.sum(list(x.values())) + chunks * a0 == chunks)
             waiting[first].append((a0, w.bytes))
-            preloads.append(a0)
             cost_vars += [a0, *a[first:]]
             cost_coeffs += [(lam * n + mu * first) * w.bytes] + [mu * w.bytes] * (i - first)
             self.a[w.name], self.x[w.name] = a, x
-        any_preload = m.new_bool_var("any_preload")
-        m.add_max_equality(any_preload, preloads or [0])
-        terms[PRELOAD_LAYER].append((any_preload, s))
+        # R, the staging ring: at least one buffer, and one per chunk a layer moves
+        self.ring = m.new_int_var(1 if problem.weights else 0, max(1, total), "ring")
         # at layer l, the preloaded weights whose window starts after l
         later: list = [0] * (n + 1)
         most = 0
@@ -590,7 +596,9 @@ class _Model:
             row = cp_model.LinearExpr.weighted_sum([v for v, _ in terms[layer]],
                                                    [c for _, c in terms[layer]])
             chunks_here = cp_model.LinearExpr.sum(moving[layer])
-            m.add(row + later[layer] + s * chunks_here + held[layer] <= self.peak)
+            m.add(row + later[layer] + s * self.ring + held[layer] <= self.peak)
+            if moving[layer]:
+                m.add(chunks_here <= self.ring)
             cap = problem.capacity(layer)
             if layer == PRELOAD_LAYER or cap is None or not moving[layer]:
                 continue
@@ -671,18 +679,17 @@ def _solve(problem: Problem, relaxed: bool, forced: Sequence[str], limit: float,
 
 def _needs(problem: Problem) -> list[int]:
     """
-    What each layer 0..N holds under every plan: its activations and the weights read at it
-    or live across it (read before and after); the preload phase, the weights that layer 1
-    reads and one staging chunk.
+    What each layer 0..N holds under every plan: its activations, one staging buffer, and
+    the weights read at it or live across it (read before and after); the preload phase,
+    the weights that layer 1 reads.
     """
-    needs = [problem.activations(layer) for layer in range(problem.n + 1)]
+    ring = problem.chunk_bytes if problem.weights else 0
+    needs = [problem.activations(layer) + ring for layer in range(problem.n + 1)]
     for w in problem.weights:
         for layer in range(w.first_use, w.last_use + 1):
             needs[layer] += w.bytes
         if w.first_use == 1:
             needs[0] += w.bytes
-    if any(w.first_use == 1 for w in problem.weights):
-        needs[0] += problem.chunk_bytes
     return needs
 
 
