@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from harness import assert_one_line_error, run_mobile_run
-from mobile_opt.backends.opencl.plan import Storage, assign_slots, parse_plan_comment
+from mobile_opt.backends.opencl.plan import parse_plan_comment
+from mobile_opt.models.storage import Storage, assign_slots
 from mobile_opt.tools import mobile_opt
 from onnx import TensorProto, helper, numpy_helper, save
 

@@ -34,9 +34,17 @@ from mobile_opt.dialects import ocl, texture
 from mobile_opt.dialects.onnx.base import is_constant_expression
 from mobile_opt.dialects.onnx.constants import ConstantOp, WeightOp
 from mobile_opt.dialects.onnx.graph import graph_io_names
+from mobile_opt.models.storage import (
+    IR_LINK,
+    Slot,
+    Storage,
+    assign_slots,
+    host_steps,
+)
+from mobile_opt.models.storage import new_storage as storage_of
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float16Type, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.traits import SymbolTable
 from xdsl.utils.target import Target
@@ -49,8 +57,6 @@ class PlanError(Exception):
     """The module has no host function a plan can describe."""
 
 
-IR_LINK = {"ir": True}
-"""Field metadata: the field links a record to the IR and never goes into the JSON."""
 OPTIONAL = {"optional": True}
 """Field metadata: the field is left out of the JSON while it is None."""
 
@@ -62,42 +68,6 @@ def _record_json(record: Any) -> dict[str, Any]:
         if not f.metadata.get("ir")
         and not (f.metadata.get("optional") and getattr(record, f.name) is None)
     }
-
-
-@dataclass
-class Storage:
-    """One `texture.pack`/`texture.alloc` result: its pixel grid and where it lives."""
-
-    value: str
-    kind: str  # "image" or "buffer"
-    width: int
-    height: int
-    element_type: str  # "f32" or "f16"
-    layout: str
-    shape: list[int]
-    defined: int  # step of the pack or alloc
-    last_use: int  # step of the last launch or unpack that names it
-    permanent: bool  # a weight: packed once, never freed
-    slot: int = -1
-    ssa: SSAValue | None = field(default=None, repr=False, compare=False, metadata=IR_LINK)
-
-    @property
-    def nbytes(self) -> int:
-        return self.width * self.height * 4 * (2 if self.element_type == "f16" else 4)
-
-
-@dataclass
-class Slot:
-    """A device memory object that storage values take in turn."""
-
-    index: int
-    kind: str
-    width: int
-    height: int
-    element_type: str
-    nbytes: int
-    permanent: bool
-    values: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -286,14 +256,6 @@ def host_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
     raise PlanError("the module has no func.func")
 
 
-def _storage_kind(t: texture.PixelStorageType) -> str:
-    return "image" if isinstance(t, texture.Image2DType) else "buffer"
-
-
-def _element(t: texture.PixelStorageType) -> str:
-    return "f16" if isinstance(t.element_type, Float16Type) else "f32"
-
-
 def _dtype(t: TensorType) -> str:
     from mobile_opt.dialects.onnx.types import dtype_of
 
@@ -350,25 +312,10 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
         else ""
     )
 
-    def new_storage(
-        op: texture.PackOp | texture.AllocOp, step: int, permanent: bool, hint: str | None
-    ) -> Storage:
-        t = op.result.type
-        width, height = t.size
-        s = Storage(
-            name(op.result, hint),
-            _storage_kind(t),
-            width,
-            height,
-            _element(t),
-            op.layout.data.value,
-            list(op.tensor_shape()),
-            step,
-            step,
-            permanent,
-            ssa=op.result,
-        )
+    def new_storage(op: texture.PackOp | texture.AllocOp, step: int, hint: str | None) -> Storage:
+        s = storage_of(op, step, name(op.result, hint))
         storages[op.result] = s
+        width, height = s.width, s.height
         if s.kind == "buffer":
             remark = getattr(op, "remark", None)
             text = getattr(remark, "data", None) if remark is not None else None
@@ -389,8 +336,7 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
         s.last_use = max(s.last_use, step)
         return s
 
-    step = 0
-    for op in graph.body.block.ops:
+    for step, op in host_steps(graph):
         match op:
             case texture.PackOp():
                 source = op.source
@@ -399,7 +345,7 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
                 if label is None and isinstance(source.owner, WeightOp):
                     label = source.owner.key.data
                 hint = f"{label or name(source)}@{op.layout.data.value}"
-                s = new_storage(op, step, permanent, hint)
+                s = new_storage(op, step, hint)
                 record = PackRecord(
                     step,
                     s.value,
@@ -417,7 +363,7 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
                 )
                 packs.append((record, s))
             case texture.AllocOp():
-                s = new_storage(op, step, False, None)
+                s = new_storage(op, step, None)
                 allocs.append(
                     (
                         AllocRecord(
@@ -477,10 +423,8 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
                         plan.outputs.append(
                             OutputRecord(step, out_name, shape, dtype, source_value=value)
                         )
-                continue
             case _:
-                continue  # host onnx ops: evaluated where a pack or an output needs them
-        step += 1
+                pass  # host onnx ops: evaluated where a pack or an output needs them
 
     plan.storage = list(storages.values())
     plan.slots = assign_slots(plan.storage)
@@ -497,50 +441,6 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
         if out.slot is not None:
             out.slot = storages[out.source_value].slot
     return plan
-
-
-def assign_slots(storage: list[Storage]) -> list[Slot]:
-    """
-    Give each storage value a slot by a linear scan in definition order: a slot is
-    free once its transient value's last use lies before the new value's definition;
-    an image takes a free image slot of the same size and format, a buffer the
-    smallest free buffer slot with enough bytes; otherwise a new slot.
-    """
-    slots: list[Slot] = []
-    free: list[Slot] = []
-    active: list[Storage] = []
-    for s in sorted(storage, key=lambda s: s.defined):
-        for gone in [a for a in active if a.last_use < s.defined]:
-            active.remove(gone)
-            free.append(slots[gone.slot])
-        slot = None if s.permanent else _reusable(free, s)
-        if slot is None:
-            slot = Slot(
-                len(slots), s.kind, s.width, s.height, s.element_type, s.nbytes, s.permanent
-            )
-            slots.append(slot)
-        else:
-            free.remove(slot)
-        slot.values.append(s.value)
-        s.slot = slot.index
-        if not s.permanent:
-            active.append(s)
-    return slots
-
-
-def _reusable(free: list[Slot], s: Storage) -> Slot | None:
-    if s.kind == "image":
-        return next(
-            (
-                f
-                for f in free
-                if f.kind == "image"
-                and (f.width, f.height, f.element_type) == (s.width, s.height, s.element_type)
-            ),
-            None,
-        )
-    fits = [f for f in free if f.kind == "buffer" and f.nbytes >= s.nbytes]
-    return min(fits, key=lambda f: f.nbytes, default=None)
 
 
 def steps(plan: Plan) -> Iterator[tuple[str, Any]]:

@@ -1,0 +1,165 @@
+"""
+The device storage of a lowered host function (after `onnx-to-texture`): each
+`texture.pack`/`texture.alloc` result's pixel grid and lifetime, and the slots (memory
+objects) that values whose lifetimes do not overlap share. The host plan
+(`backends/opencl/plan.py`) allocates these slots; FlashMem's planner
+(`transforms/flashmem_plan.py`) counts the same bytes, so that a plan's budget holds at
+run time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float16Type
+from xdsl.ir import Operation, SSAValue
+
+from mobile_opt.dialects import ocl, texture
+from mobile_opt.dialects.onnx.base import is_constant_expression
+
+IR_LINK = {"ir": True}
+"""Field metadata: the field links a record to the IR and never goes into the JSON."""
+
+
+@dataclass
+class Storage:
+    """One `texture.pack`/`texture.alloc` result: its pixel grid and where it lives."""
+
+    value: str
+    kind: str  # "image" or "buffer"
+    width: int
+    height: int
+    element_type: str  # "f32" or "f16"
+    layout: str
+    shape: list[int]
+    defined: int  # step of the pack or alloc
+    last_use: int  # step of the last launch or unpack that names it
+    permanent: bool  # a weight: packed once, never freed
+    slot: int = -1
+    ssa: SSAValue | None = field(default=None, repr=False, compare=False, metadata=IR_LINK)
+
+    @property
+    def nbytes(self) -> int:
+        return self.width * self.height * 4 * (2 if self.element_type == "f16" else 4)
+
+
+@dataclass
+class Slot:
+    """A device memory object that storage values take in turn."""
+
+    index: int
+    kind: str
+    width: int
+    height: int
+    element_type: str
+    nbytes: int
+    permanent: bool
+    values: list[str] = field(default_factory=list)
+
+
+def assign_slots(storage: list[Storage]) -> list[Slot]:
+    """
+    Give each storage value a slot by a linear scan in definition order: a slot is
+    free once its transient value's last use lies before the new value's definition;
+    an image takes a free image slot of the same size and format, a buffer the
+    smallest free buffer slot with enough bytes; otherwise a new slot.
+    """
+    slots: list[Slot] = []
+    free: list[Slot] = []
+    active: list[Storage] = []
+    for s in sorted(storage, key=lambda s: s.defined):
+        for gone in [a for a in active if a.last_use < s.defined]:
+            active.remove(gone)
+            free.append(slots[gone.slot])
+        slot = None if s.permanent else _reusable(free, s)
+        if slot is None:
+            slot = Slot(
+                len(slots), s.kind, s.width, s.height, s.element_type, s.nbytes, s.permanent
+            )
+            slots.append(slot)
+        else:
+            free.remove(slot)
+        slot.values.append(s.value)
+        s.slot = slot.index
+        if not s.permanent:
+            active.append(s)
+    return slots
+
+
+def _reusable(free: list[Slot], s: Storage) -> Slot | None:
+    if s.kind == "image":
+        return next(
+            (
+                f
+                for f in free
+                if f.kind == "image"
+                and (f.width, f.height, f.element_type) == (s.width, s.height, s.element_type)
+            ),
+            None,
+        )
+    fits = [f for f in free if f.kind == "buffer" and f.nbytes >= s.nbytes]
+    return min(fits, key=lambda f: f.nbytes, default=None)
+
+
+STEP_OPS = (texture.PackOp, texture.AllocOp, ocl.LaunchOp, texture.UnpackOp)
+"""The host ops that take a step: the device work, in the order the host issues it."""
+
+
+def host_steps(function: func.FuncOp) -> Iterator[tuple[int, Operation]]:
+    """The function's ops, each with its step: the number of `STEP_OPS` before it."""
+    step = 0
+    for op in function.body.block.ops:
+        yield step, op
+        if isinstance(op, STEP_OPS):
+            step += 1
+
+
+def storage_kind(t: texture.PixelStorageType) -> str:
+    return "image" if isinstance(t, texture.Image2DType) else "buffer"
+
+
+def storage_element(t: texture.PixelStorageType) -> str:
+    return "f16" if isinstance(t.element_type, Float16Type) else "f32"
+
+
+def new_storage(op: texture.PackOp | texture.AllocOp, step: int, name: str) -> Storage:
+    """The storage `op` makes at `step`; a pack of a constant expression is a weight."""
+    t = op.result.type
+    width, height = t.size
+    permanent = isinstance(op, texture.PackOp) and is_constant_expression(op.source)
+    return Storage(name, storage_kind(t), width, height, storage_element(t),
+                   op.layout.data.value, list(op.tensor_shape()), step, step, permanent,
+                   ssa=op.result)
+
+
+@dataclass
+class HostStorage:
+    """The storage of a host function, and its launches in order."""
+
+    values: dict[SSAValue, Storage]
+    launches: list[tuple[int, ocl.LaunchOp]]
+    steps: int
+
+    def arena_bytes(self) -> int:
+        """The transient slots' bytes: the activations and inputs that a run holds."""
+        return sum(s.nbytes for s in assign_slots(list(self.values.values()))
+                   if not s.permanent)
+
+
+def host_storage(function: func.FuncOp) -> HostStorage:
+    """Every storage value of `function` with its lifetime (a weight's last use included)."""
+    values: dict[SSAValue, Storage] = {}
+    launches: list[tuple[int, ocl.LaunchOp]] = []
+    step = 0
+    for step, op in host_steps(function):
+        if isinstance(op, texture.PackOp | texture.AllocOp):
+            values[op.result] = new_storage(op, step, f"%{len(values)}")
+        elif isinstance(op, ocl.LaunchOp | texture.UnpackOp):
+            for v in op.args if isinstance(op, ocl.LaunchOp) else [op.source]:
+                if v in values:
+                    values[v].last_use = max(values[v].last_use, step)
+            if isinstance(op, ocl.LaunchOp):
+                launches.append((step, op))
+    return HostStorage(values, launches, step)
