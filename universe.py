@@ -133,6 +133,12 @@ def _vliw_pack() -> type[ModulePass]:
     return VliwPackPass
 
 
+def _flashmem_plan() -> type[ModulePass]:
+    from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
+
+    return FlashMemPlanPass
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "onnx": _onnx,
     "texture": _texture,
@@ -157,6 +163,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "onnx-to-hvx": _onnx_to_hvx,
     "hvx-unroll": _hvx_unroll,
     "vliw-pack": _vliw_pack,
+    "flashmem-plan": _flashmem_plan,
 }
 
 def _opencl() -> type[Target]:

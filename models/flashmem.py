@@ -15,8 +15,10 @@ is read from layer i_w (its first use) to e_w (its last use). A plan chooses
 
 Memory. The replay (`replay`, `check`) and the CP-SAT model count the same bytes: at layer l
 - the layer's activations (`Layer.activation_bytes`; none at layer 0);
-- every weight from z_w to e_w, whole: a weight's texture is one image, allocated whole when
-  its load starts, so a weight with half its chunks moved already takes all its bytes;
+- every streamed weight from z_w to e_w, whole: a weight's texture is one image, allocated
+  whole when its load starts, so a weight with half its chunks moved already takes all its
+  bytes; it is freed after its last reader, and streamed again by the next run;
+- every weight of W, at every layer: it is loaded once and stays for the runs that follow;
 - staging: the runtime's ring of S-byte staging buffers, held from the first load to the
   end of the run. A layer's chunks are in flight together while it runs, each in a buffer
   of its own, so the ring has R = max_l x_l buffers (x_l: the chunks moved at layer l >= 1),
@@ -105,7 +107,7 @@ class OpClass(StrEnum):
 LOAD_RATIO = {OpClass.ELEMENTAL: 3.0, OpClass.REUSABLE: 0.2, OpClass.HIERARCHICAL: 0.0}
 """§4.2's thresholds: the extra bytes a layer may move, as a share of its own input bytes."""
 
-_REUSABLE = {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MatMul", "MatMulInteger",
+_REUSABLE = {"Conv", "FusedConv", "FusedMatMul", "FusedGemm", "ConvTranspose", "ConvInteger", "QLinearConv", "MatMul", "MatMulInteger",
              "QLinearMatMul", "Gemm", "Einsum", "Attention"}
 _HIERARCHICAL = {"Softmax", "LogSoftmax", "LayerNormalization", "GroupNormalization",
                  "InstanceNormalization", "SkipLayerNormalization", "SimplifiedLayerNormalization",
@@ -115,7 +117,8 @@ _ELEMENTAL = {"Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "A
               "Clip", "Min", "Max", "Where", "Cast", "Equal", "Less", "Greater", "Not", "And",
               "Or", "BatchNormalization", "Reshape", "Transpose", "Concat", "Split", "Slice",
               "Gather", "Expand", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Pad",
-              "Resize", "MaxPool", "AveragePool", "QuantizeLinear", "DequantizeLinear"}
+              "Resize", "MaxPool", "AveragePool", "QuantizeLinear", "DequantizeLinear",
+               "Reciprocal", "Sign", "Mod", "Dropout", "Shrink", "Trilu"}
 
 
 def op_class(op_type: str) -> OpClass:
@@ -126,6 +129,16 @@ def op_class(op_type: str) -> OpClass:
     if op_type in _ELEMENTAL:
         return OpClass.ELEMENTAL
     return OpClass.HIERARCHICAL
+
+
+def kernel_class(op_types: Sequence[str]) -> OpClass:
+    """
+    The class of a kernel that computes `op_types` (fused): the part that tolerates least,
+    as a fused kernel's capacity is about the least of its parts' (§4.3); hierarchical for
+    a kernel of no known op.
+    """
+    classes = [op_class(t) for t in op_types] or [OpClass.HIERARCHICAL]
+    return min(classes, key=lambda c: LOAD_RATIO[c])
 
 
 def load_capacity(cls: OpClass, input_bytes: int, chunk_bytes: int) -> int:
@@ -324,7 +337,7 @@ def replay(problem: Problem, plan: Plan | Mapping[str, WeightPlan]) -> Replay:
             raise PlanError(f"the plan has no entry for weight '{w.name}'")
         wp = weights[w.name]
         _check_weight(problem, w, wp)
-        for layer in range(wp.load, w.last_use + 1):
+        for layer in range(wp.load, n + 1 if wp.preloaded else w.last_use + 1):
             held[layer] += w.bytes
         for layer, c in wp.moves.items():
             moved[layer] += c
@@ -463,7 +476,7 @@ def greedy(problem: Problem, window: int | None = None) -> Plan:
     weights: dict[str, WeightPlan] = {}
 
     def preload(w: Weight):
-        held[: w.last_use + 1] += w.bytes
+        held[:] += w.bytes
         moved[0] += problem.chunks(w)
         weights[w.name] = WeightPlan(PRELOAD_LAYER, {PRELOAD_LAYER: problem.chunks(w)})
 
@@ -476,10 +489,10 @@ def greedy(problem: Problem, window: int | None = None) -> Plan:
     for w in sorted(streamed, key=lambda w: (-w.bytes, w.first_use, w.name)):
         chunks, i, e = problem.chunks(w), w.first_use, w.last_use
         add = np.zeros(n + 1, dtype=np.int64)
-        add[: e + 1] = w.bytes
+        add[:] = w.bytes
         after = held + add + s * ring
         best = ((max(0, int(after.max()) - problem.budget_bytes), 0, int(after.max()),
-                 int(after[: e + 1].max()), w.bytes * i), None)
+                 int(after.max()), w.bytes * i), None)
         most = min(i - 1, window or i)
         spans = sorted({1 << j for j in range(most.bit_length()) if 1 << j <= most} | {most})
         for k in spans:
@@ -541,6 +554,7 @@ class _Model:
         terms: list[list] = [[] for _ in range(n + 1)]
         moving: list[list] = [[] for _ in range(n + 1)]
         waiting: list[list] = [[] for _ in range(n + 2)]
+        ended: list[list] = [[] for _ in range(n + 1)]
         lam, mu = round(problem.lambda_ * SCALE), round(problem.mu * SCALE)
         cost_vars, cost_coeffs, cost_const = [], [], 0
         self.a: dict[str, list] = {}
@@ -550,7 +564,7 @@ class _Model:
             for layer in range(i, e + 1):
                 held[layer] += w.bytes
             if i == 1 or w.name in forced:
-                for layer in range(i):
+                for layer in [*range(i), *range(e + 1, n + 1)]:
                     held[layer] += w.bytes
                 cost_const += lam * n * w.bytes + mu * w.bytes * i
                 continue
@@ -574,6 +588,8 @@ class _Model:
                 moving[layer].append(x[layer])
             m.add(cp_model.LinearExpr.sum(list(x.values())) + chunks * a0 == chunks)
             waiting[first].append((a0, w.bytes))
+            if e < n:
+                ended[e + 1].append((a0, w.bytes))
             cost_vars += [a0, *a[first:]]
             cost_coeffs += [(lam * n + mu * first) * w.bytes] + [mu * w.bytes] * (i - first)
             self.a[w.name], self.x[w.name] = a, x
@@ -590,13 +606,24 @@ class _Model:
                 m.add(v == later[layer + 1] + cp_model.LinearExpr.weighted_sum(
                     [b for b, _ in waiting[layer + 1]], [c for _, c in waiting[layer + 1]]))
                 later[layer] = v
+        # at layer l, the preloaded weights whose last use is before l: W stays resident
+        kept: list = [0] * (n + 1)
+        most = 0
+        for layer in range(1, n + 1):
+            kept[layer] = kept[layer - 1]
+            if ended[layer]:
+                most += sum(c for _, c in ended[layer])
+                v = m.new_int_var(0, most, f"kept_{layer}")
+                m.add(v == kept[layer - 1] + cp_model.LinearExpr.weighted_sum(
+                    [b for b, _ in ended[layer]], [c for _, c in ended[layer]]))
+                kept[layer] = v
         self.peak = m.new_int_var(0, peak_cap, "peak")
         self.excess = []
         for layer in range(n + 1):
             row = cp_model.LinearExpr.weighted_sum([v for v, _ in terms[layer]],
                                                    [c for _, c in terms[layer]])
             chunks_here = cp_model.LinearExpr.sum(moving[layer])
-            m.add(row + later[layer] + s * self.ring + held[layer] <= self.peak)
+            m.add(row + later[layer] + kept[layer] + s * self.ring + held[layer] <= self.peak)
             if moving[layer]:
                 m.add(chunks_here <= self.ring)
             cap = problem.capacity(layer)
@@ -686,10 +713,9 @@ def _needs(problem: Problem) -> list[int]:
     ring = problem.chunk_bytes if problem.weights else 0
     needs = [problem.activations(layer) + ring for layer in range(problem.n + 1)]
     for w in problem.weights:
-        for layer in range(w.first_use, w.last_use + 1):
+        for layer in (range(problem.n + 1) if w.first_use == 1
+                      else range(w.first_use, w.last_use + 1)):
             needs[layer] += w.bytes
-        if w.first_use == 1:
-            needs[0] += w.bytes
     return needs
 
 
