@@ -25,19 +25,64 @@ from mobile_opt.backends.opencl.plan import (
     build_plan,
     steps,
 )
+from mobile_opt.backends.opencl.host_pack import (
+    OpenCLRunError,
+    host_value,
+    pack_pixels,
+    pixel_dtype,
+)
 from mobile_opt.backends.opencl.printer import opencl_source
+from mobile_opt.backends.opencl.weight_store import WeightStore
 from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.reference.interpreter import _checked_input, find_function
-from mobile_opt.reference.kernels import evaluate
 from mobile_opt.dialects import texture
-from mobile_opt.dialects.onnx.base import OnnxOp
 from mobile_opt.dialects.onnx.graph import graph_io_names
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 
-class OpenCLRunError(Exception):
-    """Building or running the generated program failed; the message says where."""
+class DeviceMemory:
+    """
+    The one allocator every device allocation of a run goes through (DESIGN.md): images,
+    buffers and staging buffers. It counts the bytes resident, their peak, and the
+    resident bytes at each mark (a layer), so that a run can report what it held.
+    """
+
+    def __init__(self, context: cl.Context):
+        self.context = context
+        self.resident = 0
+        self.peak = 0
+        self.sizes: dict[int, int] = {}
+        self.marks: list[tuple[str, int]] = []
+
+    def _count(self, obj: cl.MemoryObject, nbytes: int) -> cl.MemoryObject:
+        self.sizes[id(obj)] = nbytes
+        self.resident += nbytes
+        self.peak = max(self.peak, self.resident)
+        return obj
+
+    def buffer(self, nbytes: int, flags=cl.mem_flags.READ_WRITE) -> cl.Buffer:
+        return self._count(cl.Buffer(self.context, flags, nbytes), nbytes)
+
+    def image(self, width: int, height: int, element_type: str) -> cl.Image:
+        channel = cl.channel_type.HALF_FLOAT if element_type == "f16" else cl.channel_type.FLOAT
+        fmt = cl.ImageFormat(cl.channel_order.RGBA, channel)
+        image = cl.create_image(self.context, cl.mem_flags.READ_WRITE, fmt, shape=(width, height))
+        return self._count(image, width * height * 4 * (2 if element_type == "f16" else 4))
+
+    def slot(self, slot: Slot) -> cl.MemoryObject:
+        """The memory object of a host-plan slot."""
+        if slot.kind == "buffer":
+            return self.buffer(slot.nbytes)
+        return self.image(slot.width, slot.height, slot.element_type)
+
+    def free(self, obj: cl.MemoryObject) -> None:
+        """Release `obj`; the caller has waited for every command that uses it."""
+        self.resident -= self.sizes.pop(id(obj))
+        obj.release()
+
+    def mark(self, label: str) -> None:
+        self.marks.append((label, self.resident))
 
 
 @dataclass
@@ -55,17 +100,15 @@ class RunResult:
     """From packing the first input to having the last output on the host."""
 
 
-def _pixel_dtype(element_type: str) -> type:
-    return np.float16 if element_type == "f16" else np.float32
-
-
 class CompiledModel:
     """A lowered module built for one OpenCL device (a `pyopencl.Device` or `DeviceInfo`)."""
 
     def __init__(
-        self, module: ModuleOp, device, function: str = "main_graph", plan: Plan | None = None
+        self, module: ModuleOp, device, function: str = "main_graph", plan: Plan | None = None,
+        store: WeightStore | None = None,
     ):
         self.module = module
+        self.store = store
         self.device: cl.Device = getattr(device, "device", device)
         self.context = cl.Context([self.device])
         self.queue = cl.CommandQueue(
@@ -76,11 +119,14 @@ class CompiledModel:
         self.plan = plan if plan is not None else build_plan(module, function)
         self.source = opencl_source(module)
         self.program = build_program(self.context, self.device, self.source)
-        self.slots = [self._new_slot(s) for s in self.plan.slots]
+        self.memory = DeviceMemory(self.context)
+        self.slots = [self._new_slot(s) if self._allocated_now(s) else None
+                      for s in self.plan.slots]
         self._launches = []
         for record in self.plan.launches:
             kernel = cl.Kernel(self.program, record.kernel)
-            kernel.set_args(*[self.slots[a["slot"]] for a in record.args])
+            if all(self.slots[a["slot"]] is not None for a in record.args):
+                kernel.set_args(*[self.slots[a["slot"]] for a in record.args])
             local = None if record.local_size is None else tuple(record.local_size)
             self._launches.append((record, kernel, tuple(record.global_size), local))
         self._steps = list(steps(self.plan))
@@ -106,31 +152,22 @@ class CompiledModel:
         return variant
 
     # storage --------------------------------------------------------------------------
+    def _allocated_now(self, slot: Slot) -> bool:
+        """Whether the slot exists from the start (a streaming run makes some later)."""
+        return True
+
     def _new_slot(self, slot: Slot) -> cl.MemoryObject:
-        if slot.kind == "buffer":
-            return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, slot.nbytes)
         max_size = (self.device.image2d_max_width, self.device.image2d_max_height)
-        if slot.width > max_size[0] or slot.height > max_size[1]:
+        if slot.kind == "image" and (slot.width > max_size[0] or slot.height > max_size[1]):
             raise OpenCLRunError(
                 f"an image of {slot.width}x{slot.height} pixels exceeds the device limit "
                 f"{max_size[0]}x{max_size[1]}; lower with max-image-width/height of the device"
             )
-        channel = (
-            cl.channel_type.HALF_FLOAT if slot.element_type == "f16" else cl.channel_type.FLOAT
-        )
-        fmt = cl.ImageFormat(cl.channel_order.RGBA, channel)
-        return cl.create_image(
-            self.context, cl.mem_flags.READ_WRITE, fmt, shape=(slot.width, slot.height)
-        )
+        return self.memory.slot(slot)
 
     def _upload(self, record: PackRecord, array: np.ndarray, blocking: bool) -> np.ndarray:
         """Pack `array` into its slot; returns the pixels, which must live until the copy ends."""
-        array = np.asarray(array)
-        if array.dtype.kind in "iu" and array.size and np.abs(array).max() > EXACT_INTEGER_LIMIT:
-            what = f"input '{record.name}'" if record.name else f"constant {record.value}"
-            raise OpenCLRunError(f"{what}: integers beyond ±2^24 are not exact in float pixels")
-        pixels = texture.pack(texture.Layout(record.layout), np.asarray(array, np.float32))
-        pixels = np.ascontiguousarray(pixels, _pixel_dtype(record.element_type))
+        pixels = pack_pixels(record, array)
         self._copy(record, self.slots[record.slot], pixels, blocking)
         return pixels
 
@@ -144,14 +181,23 @@ class CompiledModel:
             cl.enqueue_copy(self.queue, dest, src, is_blocking=blocking)
 
     def _upload_weights(self) -> None:
+        """Every weight into its slot: from the weight store, or packed from the module."""
+        if self.store is not None:
+            self.store.check(self.plan)
         values: dict[SSAValue, object] = {}
         for record in self.plan.weights:
-            self._host_value(record.source_value, values)
-            self._upload(record, values[record.source_value], blocking=True)
+            if self.slots[record.slot] is None:
+                continue  # streamed
+            if self.store is not None:
+                self._copy(record, self.slots[record.slot], self.store.pixels(record.value),
+                           blocking=True)
+            else:
+                host_value(record.source_value, values)
+                self._upload(record, values[record.source_value], blocking=True)
 
     def _download(self, record: OutputRecord) -> np.ndarray:
         """Start copying an output's pixels to the host; they are there after `finish`."""
-        pixels = np.empty((record.height, record.width, 4), _pixel_dtype(record.element_type))
+        pixels = np.empty((record.height, record.width, 4), pixel_dtype(record.element_type))
         self._copy(record, pixels, self.slots[record.slot], blocking=False)
         return pixels
 
@@ -171,6 +217,7 @@ class CompiledModel:
 
     def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
         values = self._inputs(inputs)
+        self.memory.marks.clear()
         start = time.perf_counter()
         keep: list[np.ndarray] = []  # host arrays of copies still in flight
         events: list[tuple[object, cl.Event]] = []
@@ -178,11 +225,12 @@ class CompiledModel:
         launches = iter(self._launches)
         for kind, record in self._steps:
             if kind == "input":
-                self._host_value(record.source_value, values)
+                host_value(record.source_value, values)
                 keep.append(self._upload(record, values[record.source_value], blocking=False))
             elif kind == "launch":
                 launch, kernel, global_size, local_size = next(launches)
                 assert launch is record
+                self.memory.mark(launch.kernel)
                 try:
                     event = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
                 except cl.Error as e:
@@ -191,6 +239,10 @@ class CompiledModel:
             elif record.slot is not None:
                 downloads.append((record, self._download(record)))
         self.queue.finish()
+        return self._result(values, downloads, events, start)
+
+    def _result(self, values: dict, downloads: list, events: list, start: float) -> RunResult:
+        """The outputs (unpacked, or computed on the host) and the kernels' times."""
         result = RunResult({})
         unpacked = {
             r.name: host_tensor(
@@ -201,7 +253,7 @@ class CompiledModel:
         }
         for record in self.plan.outputs:
             if record.slot is None:
-                self._host_value(record.source_value, values)
+                host_value(record.source_value, values)
                 result.outputs[record.name] = np.asarray(values[record.source_value])
             else:
                 result.outputs[record.name] = unpacked[record.name]
@@ -210,23 +262,6 @@ class CompiledModel:
             seconds = (event.profile.end - event.profile.start) * 1e-9
             result.kernel_times.append(KernelTime(record.kernel, record.node, seconds))
         return result
-
-    def _host_value(self, value: SSAValue, values: dict) -> None:
-        """Evaluate the host onnx ops that `value` needs (constants, weight transforms)."""
-        if value in values:
-            return
-        owner = value.owner
-        if not isinstance(owner, OnnxOp):
-            raise OpenCLRunError(f"no value for {value}")
-        for v in owner.operands:
-            self._host_value(v, values)
-        outs = evaluate(owner, [values[v] for v in owner.operands])
-        for r, array in zip(owner.results, outs, strict=True):
-            values[r] = array
-
-
-EXACT_INTEGER_LIMIT = 2**24
-"""Integer tensors live in float pixels: exact up to this magnitude."""
 
 
 def host_tensor(values: np.ndarray, dtype: np.dtype) -> np.ndarray:

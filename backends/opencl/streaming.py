@@ -1,0 +1,237 @@
+"""
+The streaming runtime (FlashMem, issue 21): run a module that `flashmem-plan` planned,
+with its weights read from a weight store (`weight_store.py`) as the plan says.
+
+- The weights of W (`#stream.weight_plan<preload ...>`) are copied into their textures
+  once, when the model is made (layer 0), and stay.
+- A streamed weight's texture is allocated when the host reaches its load layer z_w, its
+  chunks move while the layers of its plan run, and it is freed once its last reader has
+  finished; the next run streams it again.
+- Chunks go from the store's memory map into a ring of R staging buffers (host-visible,
+  CL_MEM_ALLOC_HOST_PTR), then into the texture by image writes of regions, all on a copy
+  queue of their own; kernels run on the compute queue, and a kernel that reads a
+  streamed weight waits on the event of the weight's last chunk. Both queues are in
+  order, so a staging buffer is refilled only after its previous copy out.
+- Every allocation goes through `DeviceMemory`, which counts resident bytes: before it
+  allocates, the host frees the streamed weights whose last readers have finished, and
+  waits for the oldest of them while the allocation would exceed the budget. The peak it
+  reports is therefore what the run held, and never over the budget.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyopencl as cl
+from xdsl.dialects.builtin import ModuleOp
+
+from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError, RunResult
+from mobile_opt.backends.opencl.host_pack import host_value
+from mobile_opt.backends.opencl.plan import PackRecord, Plan
+from mobile_opt.backends.opencl.weight_store import WeightStore
+from mobile_opt.dialects.stream.attributes import PLAN, WEIGHT_PLAN, PlanAttr, WeightPlanAttr
+from mobile_opt.models.storage import Slot
+
+
+class BudgetExceeded(OpenCLRunError):
+    """The run would hold more than the budget (the plan does not fit this device)."""
+
+
+@dataclass
+class Streamed:
+    """A streamed weight: its pack record, slot and plan."""
+
+    record: PackRecord
+    plan: WeightPlanAttr
+    last_use: int
+    """The layer of its last reader."""
+
+    @property
+    def slot(self) -> int:
+        return self.record.slot
+
+
+def _pixel_bytes(element_type: str) -> int:
+    return 8 if element_type == "f16" else 16
+
+
+def chunk_regions(k: int, chunk: int, nbytes: int, width: int, pixel: int
+                  ) -> list[tuple[int, tuple[int, int], tuple[int, int]]]:
+    """
+    Chunk k of an image's row-major pixels as image regions: (offset in the chunk,
+    origin (x, y), region (w, h)) for the partial first row, the whole rows, and the
+    partial last row that it covers.
+    """
+    lo, hi = k * chunk // pixel, min((k + 1) * chunk, nbytes) // pixel
+    regions = []
+    p = lo
+    while p < hi:
+        y, x = divmod(p, width)
+        if x or hi - p < width:
+            w = min(width - x, hi - p)
+            regions.append(((p - lo) * pixel, (x, y), (w, 1)))
+            p += w
+        else:
+            rows = (hi - p) // width
+            regions.append(((p - lo) * pixel, (0, y), (width, rows)))
+            p += rows * width
+    return regions
+
+
+class StreamingModel(CompiledModel):
+    """A planned module built for one device, its weights from `store`, within `budget`."""
+
+    def __init__(self, module: ModuleOp, device, store: WeightStore, function: str = "main_graph",
+                 plan: Plan | None = None, budget: int | None = None):
+        head = module.attributes.get(PLAN)
+        if not isinstance(head, PlanAttr):
+            raise OpenCLRunError("the module has no stream.plan: run flashmem-plan first")
+        self.stream_plan = head
+        self.budget = head.budget.data if budget is None else budget
+        self.chunk = head.chunk.data
+        self.streamed: dict[int, Streamed] = {}
+        self._weight_plans = {}
+        for op in module.walk():
+            attr = op.attributes.get(WEIGHT_PLAN)
+            if isinstance(attr, WeightPlanAttr):
+                self._weight_plans[op.results[0]] = attr
+        self._pending: deque[tuple[cl.Event, Streamed]] = deque()
+        super().__init__(module, device, function, plan, store)
+
+    # storage --------------------------------------------------------------------------
+    def _streamed_plans(self) -> None:
+        if self.streamed or not self._weight_plans:
+            return
+        by_value = {s.value: s for s in self.plan.storage}
+        last_use: dict[int, int] = {}
+        for layer, launch in enumerate(self.plan.launches, 1):
+            for a in launch.args:
+                last_use[a["slot"]] = layer
+        for record in self.plan.weights:
+            attr = self._weight_plans.get(by_value[record.value].ssa)
+            if attr is None:
+                raise OpenCLRunError(f"weight {record.value} has no stream.weight_plan: run "
+                                     "flashmem-plan after the lowering")
+            if attr.decision.data.value == "stream":
+                self.streamed[record.slot] = Streamed(record, attr, last_use[record.slot])
+
+    def _allocated_now(self, slot: Slot) -> bool:
+        self._streamed_plans()
+        return slot.index not in self.streamed
+
+    def _new_slot(self, slot: Slot) -> cl.MemoryObject:
+        self._make_room(slot.nbytes)
+        return super()._new_slot(slot)
+
+    def _upload_weights(self) -> None:
+        assert self.store is not None
+        self.copy_queue = cl.CommandQueue(self.context)
+        moves = {}
+        for s in self.streamed.values():
+            for layer, count in s.plan.moves.items():
+                moves[layer] = moves.get(layer, 0) + count
+        ring = max(1, max(moves.values(), default=0)) if self.plan.weights else 0
+        flags = cl.mem_flags.READ_ONLY | cl.mem_flags.ALLOC_HOST_PTR
+        self._make_room(ring * self.chunk)
+        self.ring = [self.memory.buffer(self.chunk, flags) for _ in range(ring)]
+        self._next = 0
+        self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
+        for s in self.streamed.values():
+            for layer, count in s.plan.moves.items():
+                self.by_layer.setdefault(layer, []).append((s, count))
+        self.loading: dict[int, list[Streamed]] = {}
+        for s in self.streamed.values():
+            self.loading.setdefault(s.plan.load.data, []).append(s)
+        super()._upload_weights()  # W, whole, from the store
+        self.memory.mark("preload")
+
+    def _make_room(self, nbytes: int) -> None:
+        """Free finished streamed weights; wait for the oldest while `nbytes` would not fit."""
+        while self._pending and (self._pending[0][0].command_execution_status
+                                 == cl.command_execution_status.COMPLETE):
+            self._free(self._pending.popleft()[1])
+        while self.memory.resident + nbytes > self.budget:
+            if not self._pending:
+                raise BudgetExceeded(
+                    f"allocating {nbytes} bytes would hold {self.memory.resident + nbytes}, "
+                    f"over the budget of {self.budget}")
+            event, s = self._pending.popleft()
+            event.wait()
+            self._free(s)
+
+    def _free(self, s: Streamed) -> None:
+        self.memory.free(self.slots[s.slot])
+        self.slots[s.slot] = None
+
+    # running --------------------------------------------------------------------------
+    def _move(self, s: Streamed, count: int, done: dict[int, int], keep: list) -> cl.Event:
+        """Enqueue `count` more chunks of `s` on the copy queue; the last copy's event."""
+        record, dest = s.record, self.slots[s.slot]
+        nbytes = record.width * record.height * _pixel_bytes(record.element_type)
+        event = None
+        for k in range(done.get(s.slot, 0), done.get(s.slot, 0) + count):
+            staging = self.ring[self._next]
+            self._next = (self._next + 1) % len(self.ring)
+            data = self.store.chunk(record.value, k, self.chunk)
+            keep.append(data)
+            cl.enqueue_copy(self.copy_queue, staging, data, is_blocking=False)
+            if record.kind == "buffer":
+                event = cl.enqueue_copy(self.copy_queue, dest, staging, byte_count=len(data),
+                                        dst_offset=k * self.chunk)
+                continue
+            for offset, origin, region in chunk_regions(
+                    k, self.chunk, nbytes, record.width, _pixel_bytes(record.element_type)):
+                event = cl.enqueue_copy(self.copy_queue, dest, staging, offset=offset,
+                                        origin=origin, region=region)
+        done[s.slot] = done.get(s.slot, 0) + count
+        return event
+
+    def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
+        values = self._inputs(inputs)
+        self.memory.marks.clear()
+        start = time.perf_counter()
+        keep: list = []
+        events, downloads = [], []
+        ready: dict[int, cl.Event] = {}  # a streamed weight's last chunk copy
+        done: dict[int, int] = {}
+        launches = iter(self._launches)
+        layer = 0
+        for kind, record in self._steps:
+            if kind == "input":
+                host_value(record.source_value, values)
+                keep.append(self._upload(record, values[record.source_value], blocking=False))
+            elif kind == "launch":
+                layer += 1
+                launch, kernel, global_size, local_size = next(launches)
+                for s in self.loading.get(layer, []):
+                    self._make_room(s.record.width * s.record.height
+                                    * _pixel_bytes(s.record.element_type))
+                    self.slots[s.slot] = super()._new_slot(self.plan.slots[s.slot])
+                for s, count in self.by_layer.get(layer, []):
+                    ready[s.slot] = self._move(s, count, done, keep)
+                self.memory.mark(launch.kernel)
+                wait = [ready[a["slot"]] for a in launch.args if a["slot"] in ready]
+                args = [self.slots[a["slot"]] for a in launch.args]
+                kernel.set_args(*args)
+                try:
+                    event = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size,
+                                                       local_size, wait_for=wait or None)
+                except cl.Error as e:
+                    raise OpenCLRunError(f"launching {launch.kernel} failed: {e}") from None
+                self.queue.flush()
+                events.append((launch, event))
+                for s in self.streamed.values():
+                    if s.last_use == layer:
+                        self._pending.append((event, s))
+            elif record.slot is not None:
+                downloads.append((record, self._download(record)))
+        self.queue.finish()
+        self.copy_queue.finish()
+        result = self._result(values, downloads, events, start)
+        while self._pending:
+            self._free(self._pending.popleft()[1])
+        return result
