@@ -5,7 +5,8 @@ script and test that compiles a model takes its passes from this module.
 - GPU: the graph passes (`GRAPH_PASSES`, or the `-p` spec), `texture-tile` (TMModel,
   with the device's shipped profile, if it has one), `select-layouts{target=gpu
   solver=gcd2}` (every layout chosen together; `solver=local`: the rules op by op),
-  `onnx-to-texture` within the device's image limits, `texture-to-ocl`, `ace` and `cse`.
+  `onnx-to-texture` within the device's image limits, `texture-to-ocl`, `ace` and `cse`;
+  under a memory budget, `flashmem-plan` last.
 - DSP: `select-layouts{target=dsp}` (each operator's implementation, GCD²'s local
   choice), `onnx-to-hvx`, `hvx-unroll` (kernels unrolled by output shape, pointer steps
   folded into offsets), then the back end: `hvx-regalloc`, and `vliw-pack` unless the
@@ -28,6 +29,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from mobile_opt.backends.hexagon.printer import PRINTER_PACKINGS
 from mobile_opt.models.device_profile import profile_for_device
 from mobile_opt.transforms.ace import AddressCalculationEliminationPass
+from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
 from mobile_opt.transforms.hvx_regalloc import HvxRegisterAllocationPass
 from mobile_opt.transforms.hvx_unroll import HvxUnrollPass
 from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
@@ -88,6 +90,7 @@ def apply(module: ModuleOp, passes: Sequence[ModulePass], ctx: Context | None = 
 def gpu_pipeline(
     spec: str, device, fp16: bool = False, of: Universe | None = None,
     ace: bool = True, tile: bool = True, solver: str = "gcd2", partition: int = 13,
+    stream: FlashMemPlanPass | None = None,
 ) -> tuple[list[ModulePass], OnnxToTexturePass]:
     """
     The passes of a GPU compile for `device` (its `max_image_width/height`, `name` and
@@ -97,7 +100,8 @@ def gpu_pipeline(
     `cse`) replaces the default one. `fp16` stores every tensor as half. `ace=False`
     leaves out the default `ace`, `tile=False` the default `texture-tile` (the lowering
     keeps its fixed kernel defaults): a stage `spec` names stays either way. `solver` and
-    `partition` are the default `select-layouts`' (`models/solvers.py`).
+    `partition` are the default `select-layouts`' (`models/solvers.py`). `stream`, a
+    `flashmem-plan` pass, plans weight streaming last (`mobile-run --memory-budget`).
     """
     passes = parse_passes(spec, of)
     at = next((i for i, p in enumerate(passes) if isinstance(p, OnnxToTexturePass)), None)
@@ -137,6 +141,8 @@ def gpu_pipeline(
         after = [*after[: at_ocl + 1], AddressCalculationEliminationPass(), *after[at_ocl + 1 :]]
     if not any(isinstance(p, CommonSubexpressionElimination) for p in after):
         after = [*after, CommonSubexpressionElimination()]
+    if stream is not None and not any(isinstance(p, FlashMemPlanPass) for p in after):
+        after = [*after, stream]
     return [*before, lowering, *after], lowering
 
 

@@ -98,7 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mobile-run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("model", help=".onnx model, .mlir IR, or onnx:NAME of a shipped model")
+    parser.add_argument("model", nargs="+",
+                        help=".onnx model, .mlir IR, or onnx:NAME of a shipped model (several "
+                        "with --memory-budget: run one after another)")
     parser.add_argument(
         "--reference",
         action="store_true",
@@ -181,6 +183,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--function", default="main_graph", help="function to run (default %(default)s)"
+    )
+    parser.add_argument(
+        "--memory-budget", metavar="SIZE",
+        help="stream weights within SIZE of device memory (e.g. 200MB; MB = 2^20 bytes), "
+        "planned by flashmem-plan, and report peak memory and latencies beside preload-all",
+    )
+    parser.add_argument(
+        "--iterations", type=int, default=3, metavar="N",
+        help="--memory-budget: rounds over the models (default %(default)s)",
+    )
+    parser.add_argument(
+        "--chunk-kb", type=int, default=256, help="--memory-budget: chunk size in KiB "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--time-limit", type=float, default=60.0, metavar="S",
+        help="--memory-budget: the planner's time limit per model (default %(default)s)",
     )
     return parser
 
@@ -275,6 +294,15 @@ def save_outputs(folder: Path, outputs: dict[str, np.ndarray]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.memory_budget is not None:
+        if args.target != "opencl":
+            raise UserError("--memory-budget applies to the OpenCL run")
+        from mobile_opt.tools.memory_budget import run_memory_budget_mode
+
+        return run_memory_budget_mode(args, load_with_inputs, report_outputs)
+    if len(args.model) > 1:
+        raise UserError("several models run only with --memory-budget")
+    args.model = args.model[0]
     if args.repeat < 1:
         raise UserError(f"--repeat expects N >= 1, got {args.repeat}")
     if args.target == "hexagon":

@@ -105,12 +105,13 @@ class CompiledModel:
 
     def __init__(
         self, module: ModuleOp, device, function: str = "main_graph", plan: Plan | None = None,
-        store: WeightStore | None = None,
+        store: WeightStore | None = None, context: cl.Context | None = None,
+        memory: DeviceMemory | None = None,
     ):
         self.module = module
         self.store = store
         self.device: cl.Device = getattr(device, "device", device)
-        self.context = cl.Context([self.device])
+        self.context = context or cl.Context([self.device])
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
         )
@@ -118,8 +119,14 @@ class CompiledModel:
         self.input_names, self.output_names = graph_io_names(self.graph)
         self.plan = plan if plan is not None else build_plan(module, function)
         self.source = opencl_source(module)
+        started = time.perf_counter()
         self.program = build_program(self.context, self.device, self.source)
-        self.memory = DeviceMemory(self.context)
+        self.build_seconds = time.perf_counter() - started
+        self.memory = memory or DeviceMemory(self.context)
+        self.load()
+
+    def load(self) -> None:
+        """Allocate the storage and move the weights in (what preloading costs)."""
         self.slots = [self._new_slot(s) if self._allocated_now(s) else None
                       for s in self.plan.slots]
         self._launches = []
@@ -131,6 +138,14 @@ class CompiledModel:
             self._launches.append((record, kernel, tuple(record.global_size), local))
         self._steps = list(steps(self.plan))
         self._upload_weights()
+
+    def unload(self) -> None:
+        """Free every memory object of the model (`load` makes them again)."""
+        self.queue.finish()
+        for obj in self.slots:
+            if obj is not None:
+                self.memory.free(obj)
+        self.slots = []
 
     def with_local_size(self, launches: Callable[[LaunchRecord], bool],
                         local_size: Sequence[int] | None) -> CompiledModel:

@@ -29,7 +29,12 @@ import numpy as np
 import pyopencl as cl
 from xdsl.dialects.builtin import ModuleOp
 
-from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError, RunResult
+from mobile_opt.backends.opencl.executor import (
+    CompiledModel,
+    DeviceMemory,
+    OpenCLRunError,
+    RunResult,
+)
 from mobile_opt.backends.opencl.host_pack import host_value
 from mobile_opt.backends.opencl.plan import PackRecord, Plan
 from mobile_opt.backends.opencl.weight_store import WeightStore
@@ -86,7 +91,8 @@ class StreamingModel(CompiledModel):
     """A planned module built for one device, its weights from `store`, within `budget`."""
 
     def __init__(self, module: ModuleOp, device, store: WeightStore, function: str = "main_graph",
-                 plan: Plan | None = None, budget: int | None = None):
+                 plan: Plan | None = None, budget: int | None = None,
+                 context: cl.Context | None = None, memory: DeviceMemory | None = None):
         head = module.attributes.get(PLAN)
         if not isinstance(head, PlanAttr):
             raise OpenCLRunError("the module has no stream.plan: run flashmem-plan first")
@@ -100,7 +106,7 @@ class StreamingModel(CompiledModel):
             if isinstance(attr, WeightPlanAttr):
                 self._weight_plans[op.results[0]] = attr
         self._pending: deque[tuple[cl.Event, Streamed]] = deque()
-        super().__init__(module, device, function, plan, store)
+        super().__init__(module, device, function, plan, store, context, memory)
 
     # storage --------------------------------------------------------------------------
     def _streamed_plans(self) -> None:
@@ -148,6 +154,16 @@ class StreamingModel(CompiledModel):
             self.loading.setdefault(s.plan.load.data, []).append(s)
         super()._upload_weights()  # W, whole, from the store
         self.memory.mark("preload")
+
+    def unload(self) -> None:
+        self.copy_queue.finish()
+        self.queue.finish()
+        while self._pending:
+            self._free(self._pending.popleft()[1])
+        for buffer in self.ring:
+            self.memory.free(buffer)
+        self.ring = []
+        super().unload()
 
     def _make_room(self, nbytes: int) -> None:
         """Free finished streamed weights; wait for the oldest while `nbytes` would not fit."""

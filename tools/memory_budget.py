@@ -1,0 +1,195 @@
+"""
+`mobile-run MODEL... --memory-budget SIZE`: run models streamed under a device-memory
+budget (FlashMem, issue 21), beside preload-all.
+
+Each model is compiled with the GPU pipeline and `flashmem-plan` at the budget, its
+weights written packed to a weight store (in `--save-dir`, or a temporary folder), and
+run by the streaming runtime (`backends/opencl/streaming.py`). Several models run one
+after another (FIFO), each with its own plan, under the one budget: a model's memory is
+freed before the next one loads, for `--iterations` rounds. Preload-all runs each model
+from the same store with every weight resident. For each, the table gives the peak
+resident bytes the allocator counted, the integrated latency (loading the weights and
+the first inference; the program build, the same for both, apart) and the execution
+latency (the median of the later inferences). Every output of every run is checked
+against onnxruntime; the exit status is 1 if any fails or the peak passes the budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from mobile_opt import pipelines
+from mobile_opt.checking import format_table
+from mobile_opt.tools.cli import UserError, one_line
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(|B|KB|KIB|MB|MIB|GB|GIB)\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "B": 1, "KB": 1 << 10, "KIB": 1 << 10, "MB": 1 << 20, "MIB": 1 << 20,
+          "GB": 1 << 30, "GIB": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    """'200MB', '1.5GB', '4096': bytes (KB, MB and GB are powers of 1024)."""
+    m = _SIZE.match(text)
+    if not m or float(m.group(1)) <= 0:
+        raise UserError(f"--memory-budget expects a size such as 200MB or 1.5GB, not '{text}'")
+    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
+def mib(n: float) -> str:
+    return f"{n / (1 << 20):.1f}"
+
+
+@dataclass
+class Measured:
+    """One model in one mode."""
+
+    peak: int = 0
+    load_s: float = 0.0
+    first_s: float = 0.0
+    runs_s: list[float] = field(default_factory=list)
+    build_s: float = 0.0
+
+    @property
+    def integrated_s(self) -> float:
+        return self.load_s + self.first_s
+
+    @property
+    def execution_s(self) -> float:
+        return statistics.median(self.runs_s) if self.runs_s else self.first_s
+
+
+def run_memory_budget_mode(args: argparse.Namespace, load_with_inputs, report_outputs) -> int:
+    """The mode of the module docstring; `load_with_inputs` and `report_outputs` are
+    mobile-run's."""
+    from mobile_opt.backends.opencl.devices import DeviceError, choose_device, default_device
+
+    budget = parse_size(args.memory_budget)
+    if args.iterations < 1:
+        raise UserError(f"--iterations expects N >= 1, got {args.iterations}")
+    for option, given in (("--fp16", args.fp16), ("--reference", args.reference),
+                          ("--input", args.input)):
+        if given:
+            raise UserError(f"{option} does not apply with --memory-budget")
+    try:
+        device = choose_device(args.device) if args.device else default_device()[0]
+    except DeviceError as e:
+        raise UserError(str(e)) from None
+    import pyopencl as cl
+
+    from mobile_opt.backends.opencl.executor import CompiledModel, DeviceMemory, OpenCLRunError
+    from mobile_opt.backends.opencl.plan import build_plan
+    from mobile_opt.backends.opencl.streaming import StreamingModel
+    from mobile_opt.backends.opencl.weight_store import WeightStore, write_store
+    from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
+    from xdsl.utils.exceptions import DiagnosticException
+
+    folder = Path(args.save_dir) if args.save_dir else Path(tempfile.mkdtemp(prefix="mobile-run-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    models = []
+    specs = list(args.model)
+    for index, spec in enumerate(tqdm(specs, desc="plan", unit="model", file=sys.stderr)):
+        one = argparse.Namespace(**{**vars(args), "model": spec})
+        path, ctx, module, feeds, _ = load_with_inputs(one)
+        stream = FlashMemPlanPass(budget_mb=budget / (1 << 20), chunk_kb=args.chunk_kb,
+                                  time_limit_s=args.time_limit, function=args.function)
+        try:
+            passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES if args.passes is None
+                                               else args.passes, device, stream=stream,
+                                               solver=args.solver)
+            pipelines.apply(module, passes, ctx)
+        except pipelines.PipelineError as e:
+            raise UserError(str(e)) from None
+        except DiagnosticException as e:
+            raise UserError(f"{path}: {one_line(e)}") from None
+        plan = build_plan(module, args.function)
+        store = folder / f"{index}-{Path(path).stem}.weights"
+        with tqdm(total=plan.weight_bytes, desc=f"store {Path(path).name}", unit="B",
+                  unit_scale=True, file=sys.stderr, leave=False) as bar:
+            write_store(store, plan, stream.chunk_kb * 1024, bar.update)
+        models.append((path, module, plan, store, feeds, one))
+
+    context = cl.Context([getattr(device, "device", device)])
+    memory = DeviceMemory(context)
+    streamed = [Measured() for _ in models]
+    built = []
+    failed = False
+    try:
+        for path, module, plan, store, feeds, _ in models:
+            # build each program once; its memory is loaded in its turn
+            started = time.perf_counter()
+            model = StreamingModel(module, device, WeightStore(store), args.function, plan,
+                                   budget, context, memory)
+            model.unload()
+            built.append(model)
+            streamed[len(built) - 1].build_s = time.perf_counter() - started
+        peak, checks = 0, []
+        rounds = tqdm(range(args.iterations * len(models)), desc="run", unit="inference",
+                      file=sys.stderr)
+        for i in rounds:
+            which = i % len(models)
+            model, m = built[which], streamed[which]
+            path, feeds = models[which][0], models[which][4]
+            peak = max(peak, memory.peak)
+            memory.peak = memory.resident  # this run's peak from here
+            started = time.perf_counter()
+            model.load()
+            loaded = time.perf_counter()
+            result = model.run(feeds)
+            done = time.perf_counter()
+            model.unload()
+            m.peak = max(m.peak, memory.peak)
+            if i < len(models):
+                m.load_s, m.first_s = loaded - started, done - loaded
+            else:
+                m.runs_s.append(done - loaded)
+            checks.append((f"{path} (streamed, round {i // len(models) + 1}):", path, feeds,
+                           result.outputs, models[which][5]))
+        rounds.close()
+        peak = max(peak, memory.peak)
+        for title, path, feeds, outputs, one in checks:
+            print(title)
+            failed |= report_outputs(path, feeds, outputs, one) != 0
+        preload = []
+        for path, module, plan, store, feeds, one in models:
+            m = Measured()
+            started = time.perf_counter()
+            model = CompiledModel(module, device, args.function, plan, WeightStore(store),
+                                  context)
+            m.build_s = model.build_seconds
+            m.load_s = time.perf_counter() - started - model.build_seconds
+            result = model.run(feeds)
+            m.first_s = result.wall_seconds
+            for _ in range(max(args.iterations - 1, 1)):
+                m.runs_s.append(model.run(feeds).wall_seconds)
+            m.peak = model.memory.peak
+            model.unload()
+            preload.append(m)
+            print(f"{path} (preload-all):")
+            failed |= report_outputs(path, feeds, result.outputs, one) != 0
+    except OpenCLRunError as e:
+        raise UserError(one_line(e)) from None
+    rows = [["model", "mode", "peak MiB", "integrated ms", "execution ms", "build s"]]
+    for (path, *_), s, p in zip(models, streamed, preload):
+        rows.append([Path(path).name, "preload-all", mib(p.peak), f"{p.integrated_s * 1e3:.1f}",
+                     f"{p.execution_s * 1e3:.1f}", f"{p.build_s:.1f}"])
+        rows.append(["", "streamed", mib(s.peak), f"{s.integrated_s * 1e3:.1f}",
+                     f"{s.execution_s * 1e3:.1f}", f"{s.build_s:.1f}"])
+    print(f"\ndevice: {device.describe()}; budget {mib(budget)} MiB; {args.iterations} "
+          f"round(s) of {len(models)} model(s), one after another")
+    print(format_table(rows))
+    print(f"streamed peak over all runs: {mib(peak)} MiB of the {mib(budget)} MiB budget "
+          f"(preload-all, largest model: {mib(max(p.peak for p in preload))} MiB)")
+    if peak > budget:
+        print(f"error: the streamed runs held {peak} bytes, over the budget of {budget}",
+              file=sys.stderr)
+        failed = True
+    return 1 if failed else 0
