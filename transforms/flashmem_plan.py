@@ -145,7 +145,7 @@ class FlashMemPlanPass(ModulePass):
             raise DiagnosticException(f"flashmem-plan: the module has no @{self.function}")
         kernels = {k.sym_name.data: k for k in op.body.block.ops
                    if k.name == "ocl.kernel"}
-        budget = int(self.budget_mb * MB)
+        budget = round(self.budget_mb * MB)
         problem, packs, _ = flashmem_problem(function, budget, self.chunk_kb * 1024,
                                              self.lambda_, self.mu, kernels)
         try:
