@@ -763,7 +763,7 @@ def _mb(size: int, up: bool) -> str:
 def _budget_error(problem: Problem, time_limit_s: float, workers: int,
                   window: int | None) -> BudgetError:
     bound = least_budget(problem, time_limit_s, workers, window)
-    budget = _mb(problem.budget_bytes, False)
+    budget = f"{problem.budget_bytes / MB:.2f}"
     least = f"{'' if bound.exact else 'at most '}{_mb(bound.least, True)} MB"
     name = problem.layer_name(bound.layer)
     if problem.budget_bytes < bound.need:
@@ -814,7 +814,7 @@ def plan(problem: Problem, time_limit_s: float = 60.0, workers: int = 8,
     if start.peak <= problem.budget_bytes:
         return start
     raise PlanError(
-        f"no plan within the budget of {_mb(problem.budget_bytes, False)} MB was found in "
+        f"no plan within the budget of {problem.budget_bytes / MB:.2f} MB was found in "
         f"{time_limit_s:g} s: the greedy plan holds {_mb(start.peak, True)} MB at layer "
         f"'{problem.layer_name(start.peak_layer)}'")
 

@@ -451,7 +451,7 @@ def test_when_the_greedy_plan_does_not_fit_either_planning_fails(monkeypatch):
     problem = capacity_bound()
     failing_unless_forced(monkeypatch, 99)
     monkeypatch.setattr(flashmem, "greedy", lambda problem, window=None: preload_all(problem))
-    with pytest.raises(PlanError, match="no plan within the budget of 0.01 MB was found"):
+    with pytest.raises(PlanError, match="no plan within the budget of 0.02 MB was found"):
         plan(problem, LIMIT, WORKERS)
 
 

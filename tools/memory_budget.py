@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -83,6 +84,22 @@ def run_memory_budget_mode(args: argparse.Namespace, load_with_inputs, report_ou
         device = choose_device(args.device) if args.device else default_device()[0]
     except DeviceError as e:
         raise UserError(str(e)) from None
+    folder = Path(args.save_dir) if args.save_dir else Path(tempfile.mkdtemp(prefix="mobile-run-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    try:
+        return _run(args, device, budget, folder, written, load_with_inputs, report_outputs)
+    except BaseException:
+        for path in written:  # no partial output
+            path.unlink(missing_ok=True)
+        raise
+    finally:
+        if not args.save_dir:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run(args, device, budget: int, folder: Path, written: list[Path], load_with_inputs,
+         report_outputs) -> int:
     import pyopencl as cl
 
     from mobile_opt.backends.opencl.executor import CompiledModel, DeviceMemory, OpenCLRunError
@@ -92,11 +109,9 @@ def run_memory_budget_mode(args: argparse.Namespace, load_with_inputs, report_ou
     from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
     from xdsl.utils.exceptions import DiagnosticException
 
-    folder = Path(args.save_dir) if args.save_dir else Path(tempfile.mkdtemp(prefix="mobile-run-"))
-    folder.mkdir(parents=True, exist_ok=True)
     models = []
     specs = list(args.model)
-    for index, spec in enumerate(tqdm(specs, desc="plan", unit="model", file=sys.stderr)):
+    for index, spec in enumerate(tqdm(specs, desc="plan", unit="model", file=sys.stderr, disable=None)):
         one = argparse.Namespace(**{**vars(args), "model": spec})
         path, ctx, module, feeds, _ = load_with_inputs(one)
         stream = FlashMemPlanPass(budget_mb=budget / (1 << 20), chunk_kb=args.chunk_kb,
@@ -112,8 +127,9 @@ def run_memory_budget_mode(args: argparse.Namespace, load_with_inputs, report_ou
             raise UserError(f"{path}: {one_line(e)}") from None
         plan = build_plan(module, args.function)
         store = folder / f"{index}-{Path(path).stem}.weights"
+        written.append(store)
         with tqdm(total=plan.weight_bytes, desc=f"store {Path(path).name}", unit="B",
-                  unit_scale=True, file=sys.stderr, leave=False) as bar:
+                  unit_scale=True, file=sys.stderr, leave=False, disable=None) as bar:
             write_store(store, plan, stream.chunk_kb * 1024, bar.update)
         models.append((path, module, plan, store, feeds, one))
 
@@ -133,7 +149,7 @@ def run_memory_budget_mode(args: argparse.Namespace, load_with_inputs, report_ou
             streamed[len(built) - 1].build_s = time.perf_counter() - started
         peak, checks = 0, []
         rounds = tqdm(range(args.iterations * len(models)), desc="run", unit="inference",
-                      file=sys.stderr)
+                      file=sys.stderr, disable=None)
         for i in rounds:
             which = i % len(models)
             model, m = built[which], streamed[which]
@@ -190,6 +206,6 @@ def run_memory_budget_mode(args: argparse.Namespace, load_with_inputs, report_ou
           f"(preload-all, largest model: {mib(max(p.peak for p in preload))} MiB)")
     if peak > budget:
         print(f"error: the streamed runs held {peak} bytes, over the budget of {budget}",
-              file=sys.stderr)
+              file=sys.stderr, disable=None)
         failed = True
     return 1 if failed else 0

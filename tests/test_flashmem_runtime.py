@@ -1,0 +1,154 @@
+"""
+The streaming runtime (issue 21): chunk regions, the weight store, and streamed runs over
+random budgets whose outputs must equal preload-all's while the counting allocator's peak
+stays within the budget; `mobile-run --memory-budget` end to end and on bad input.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mobile_opt import pipelines
+from mobile_opt.checking import make_inputs
+from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.reference.interpreter import find_function
+from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass, flashmem_problem
+from tests.harness import assert_one_line_error, run_mobile_run
+
+MODELS = Path(__file__).parent / "models"
+
+
+@pytest.mark.parametrize("width", [1, 5, 64])
+@pytest.mark.parametrize("chunk", [16, 48, 1024])
+def test_chunk_regions_cover_each_pixel_once(width: int, chunk: int):
+    from mobile_opt.backends.opencl.streaming import chunk_regions
+
+    height, pixel = 7, 16
+    nbytes = width * height * pixel
+    seen = np.zeros((height, width), int)
+    for k in range(-(-nbytes // chunk)):
+        offset_end = 0
+        for offset, (x, y), (w, h) in chunk_regions(k, chunk, nbytes, width, pixel):
+            assert offset == offset_end  # the regions follow each other in the chunk
+            seen[y:y + h, x:x + w] += 1
+            offset_end += w * h * pixel
+        assert offset_end == min(chunk, nbytes - k * chunk)
+    assert (seen == 1).all()
+
+
+@pytest.fixture(scope="module")
+def lowered(pocl_device):
+    """vit_tiny lowered for PoCL, its inputs, and preload-all's outputs and peak."""
+    from mobile_opt.backends.opencl.executor import CompiledModel
+
+    module = import_onnx(MODELS / "vit_tiny.onnx")
+    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, _device(pocl_device))
+    pipelines.apply(module, passes)
+    feeds = make_inputs(find_function(module, "main_graph"), {}, 0)
+    model = CompiledModel(module, pocl_device)
+    return module, feeds, model.run(feeds).outputs, model.memory.peak
+
+
+def _device(cl_device):
+    from mobile_opt.backends.opencl.devices import choose_device
+
+    return choose_device("pocl")
+
+
+def test_the_store_holds_the_packed_weights_and_rejects_another_program(lowered, tmp_path):
+    from mobile_opt.backends.opencl.plan import build_plan
+    from mobile_opt.backends.opencl.weight_store import (
+        WeightStore,
+        WeightStoreError,
+        weight_pixels,
+        write_store,
+    )
+
+    module = lowered[0]
+    plan = build_plan(module)
+    write_store(tmp_path / "w.bin", plan, 4096)
+    store = WeightStore(tmp_path / "w.bin")
+    store.check(plan)
+    for record, pixels in weight_pixels(plan):
+        assert np.array_equal(store.pixels(record.value), pixels)
+        joined = np.concatenate([store.chunk(record.value, k, 4096)
+                                 for k in range(store.entries[record.value]["chunks"])])
+        assert joined.tobytes() == pixels.tobytes()
+    plan.weights[0].width += 1
+    with pytest.raises(WeightStoreError, match="written for another program: weight '.*' has "
+                       "width"):
+        store.check(plan)
+    (tmp_path / "bad.bin").write_bytes(b"not a store")
+    with pytest.raises(WeightStoreError, match="not a mobile-opt weight store"):
+        WeightStore(tmp_path / "bad.bin")
+
+
+def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device, tmp_path):
+    """Budgets drawn between the least that works and preload-all's peak."""
+    from mobile_opt.backends.opencl.plan import build_plan
+    from mobile_opt.backends.opencl.streaming import StreamingModel
+    from mobile_opt.backends.opencl.weight_store import WeightStore, write_store
+    from mobile_opt.models import flashmem
+    from xdsl.dialects import func
+
+    module, feeds, expected, preload_peak = lowered
+    function = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
+    chunk = 16 * 1024
+    problem, _, _ = flashmem_problem(function, 1 << 40, chunk)
+    least = flashmem.least_budget(problem, 5, 2).least
+    assert least < preload_peak
+    rng = random.Random(21)
+    streamed_any = False
+    for budget in [least] + [rng.randint(least, preload_peak) for _ in range(2)]:
+        planned = module.clone()
+        pipelines.apply(planned, [FlashMemPlanPass(budget_mb=budget / (1 << 20),
+                                                   chunk_kb=chunk // 1024, time_limit_s=5,
+                                                   workers=2)])
+        plan = build_plan(planned)
+        write_store(tmp_path / "w.bin", plan, chunk)
+        model = StreamingModel(planned, pocl_device, WeightStore(tmp_path / "w.bin"), plan=plan)
+        streamed_any |= bool(model.streamed)
+        for _ in range(2):
+            outputs = model.run(feeds).outputs
+            for name, want in expected.items():
+                np.testing.assert_allclose(outputs[name], want, rtol=0, atol=1e-6)
+        assert model.memory.peak <= budget, (model.memory.peak, budget)
+    assert streamed_any
+
+
+def test_mobile_run_memory_budget_runs_two_models(pocl_device, capsys, tmp_path):
+    status, out, err = run_mobile_run(
+        [str(MODELS / "vit_tiny.onnx"), str(MODELS / "gpt2_small.onnx"), "--memory-budget",
+         "1.3MB", "--chunk-kb", "16", "--time-limit", "5", "--iterations", "2",
+         "--save-dir", str(tmp_path)], capsys)
+    assert status == 0, out + err
+    assert out.count("PASS") == 6  # two rounds streamed and preload-all, two models
+    assert "streamed peak over all runs" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0-vit_tiny.weights",
+                                                           "1-gpt2_small.weights"]
+
+
+def test_an_infeasible_budget_is_one_line_and_writes_nothing(pocl_device, capsys, tmp_path):
+    status, _, err = run_mobile_run(
+        [str(MODELS / "vit_tiny.onnx"), "--memory-budget", "0.2MB", "--chunk-kb", "16",
+         "--time-limit", "5", "--save-dir", str(tmp_path)], capsys)
+    assert_one_line_error(status, err, "vit_tiny.onnx: flashmem-plan: budget 0.20 MB is below "
+                          "what layer '/blocks/blocks.0/mlp/mlp.0/MatMul' needs alone")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(("size", "message"), [("200", None), ("1.5GB", None),
+                                                ("lots", "expects a size"), ("-1MB", "expects")])
+def test_budget_sizes(size: str, message: str | None):
+    from mobile_opt.tools.cli import UserError
+    from mobile_opt.tools.memory_budget import parse_size
+
+    if message is None:
+        assert parse_size(size) == {"200": 200, "1.5GB": 3 << 29}[size]
+    else:
+        with pytest.raises(UserError, match=message):
+            parse_size(size)
