@@ -1,19 +1,29 @@
 """
-Small benchmark models written in PyTorch and exported to ONNX.
+Benchmark models written in PyTorch and exported to ONNX.
 
 Three architectures that the shipped light models do not cover, each small enough
-(< 2 MB of float32 weights) to keep as test data:
+(< 2 MB of float32 weights) to keep as test data (`MODELS`):
 
 - `vit_tiny`: a vision transformer on a 1x3x64x64 image (16x16 patches, class
   token, learned position embedding, 4 pre-norm blocks, head of 100 classes);
 - `mobilenetv2_small`: MobileNetV2 inverted residual blocks on a 1x3x96x96 image;
 - `gpt2_small`: 2 GPT-2 decoder blocks on hidden states of shape [1, 64, 128].
 
+Two of the same classes at full scale (`LARGE_MODELS`), exported only where named,
+never kept as test data:
+
+- `gpt2_base`: GPT-2 small's 12 decoder blocks (d 768, 12 heads, MLP 3072) and final
+  LayerNorm on hidden states [1, 64, 768], then an untied LM head of 768 x 50257
+  (124 M parameters, 0.5 GB of float32);
+- `vit_b16`: ViT-B/16 on a 1x3x224x224 image (d 768, 12 blocks of 12 heads, MLP
+  3072, class token, 1000 classes; 86 M parameters, 0.35 GB).
+
 Models are built in eval mode with seeded weights and exported with fixed shapes
 (batch 1) by the TorchScript exporter at opset 17, whose graphs keep to plain ops
 (LayerNormalization, MatMul, Softmax, Conv, Clip, ...). Usage:
 
-    python3 bench/models.py OUT_DIR      # writes OUT_DIR/{vit_tiny,...}.onnx
+    python3 bench/models.py OUT_DIR             # writes OUT_DIR/{vit_tiny,...}.onnx
+    python3 bench/models.py OUT_DIR gpt2_base   # the models named, large ones included
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ import argparse
 import math
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -168,18 +179,24 @@ class MobileNetV2Small(nn.Module):
 
 
 class Gpt2Small(nn.Module):
-    """GPT-2 decoder blocks (causal attention, tanh GELU) on float hidden states [1, S, D]."""
+    """
+    GPT-2 decoder blocks (causal attention, tanh GELU) on float hidden states [1, S, D],
+    then the final LayerNorm and, if `vocab`, an untied LM head (Linear D -> vocab, no bias).
+    """
 
-    def __init__(self, tokens=64, dim=128, heads=4, depth=2):
+    def __init__(self, tokens=64, dim=128, heads=4, depth=2, vocab=0):
         super().__init__()
         self.input_shape = (1, tokens, dim)
         self.blocks = nn.Sequential(
             *[Block(dim, heads, 4 * dim, tokens, True, "tanh") for _ in range(depth)]
         )
         self.ln_f = nn.LayerNorm(dim)
+        # made last, so that the weights drawn before it stay those of the model without one
+        self.lm_head = nn.Linear(dim, vocab, bias=False) if vocab else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.ln_f(self.blocks(x))
+        x = self.ln_f(self.blocks(x))
+        return self.lm_head(x) if self.lm_head is not None else x
 
 
 # building and exporting -------------------------------------------------------------
@@ -189,7 +206,15 @@ MODELS: dict[str, Callable[[], nn.Module]] = {
     "mobilenetv2_small": MobileNetV2Small,
     "gpt2_small": Gpt2Small,
 }
-"""The exported models by name."""
+"""The small models by name: `export_all` writes these, and tests keep them as data."""
+
+LARGE_MODELS: dict[str, Callable[[], nn.Module]] = {
+    "gpt2_base": partial(Gpt2Small, tokens=64, dim=768, heads=12, depth=12, vocab=50257),
+    "vit_b16": partial(
+        VitTiny, image=224, patch=16, dim=768, heads=12, depth=12, mlp=4, classes=1000
+    ),
+}
+"""Full-scale models by name, exported only where named (hundreds of MB each)."""
 
 
 def _randomize_norms(module: nn.Module, generator: torch.Generator) -> None:
@@ -206,7 +231,7 @@ def _randomize_norms(module: nn.Module, generator: torch.Generator) -> None:
 def build(name: str, seed: int = 0) -> nn.Module:
     """Model `name` in eval mode with weights drawn from `seed`."""
     torch.manual_seed(seed)
-    model = MODELS[name]()
+    model = {**MODELS, **LARGE_MODELS}[name]()
     with torch.no_grad():
         _randomize_norms(model, torch.Generator().manual_seed(seed + 1))
     return model.eval()
@@ -265,9 +290,21 @@ def export_all(out_dir: str | Path, seed: int = 0) -> dict[str, Path]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out_dir", help="folder for the .onnx files")
+    parser.add_argument(
+        "names", nargs="*", metavar="NAME",
+        help=f"models to export (default: the small ones; large: {', '.join(LARGE_MODELS)})",
+    )
     parser.add_argument("--seed", type=int, default=0, help="weight seed (default %(default)s)")
     args = parser.parse_args(argv)
-    for name, path in export_all(args.out_dir, args.seed).items():
+    unknown = [n for n in args.names if n not in MODELS and n not in LARGE_MODELS]
+    if unknown:  # argparse's choices reject an empty nargs="*" list on Python 3.11
+        parser.error(f"no model {unknown[0]!r} (models: {', '.join([*MODELS, *LARGE_MODELS])})")
+    out_dir = Path(args.out_dir)
+    if args.names:
+        paths = {n: export(n, out_dir / f"{n}.onnx", args.seed) for n in args.names}
+    else:
+        paths = export_all(out_dir, args.seed)
+    for name, path in paths.items():
         print(f"{name}: {path} ({path.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -65,6 +66,8 @@ def test_default_run_on_pocl_matches_onnxruntime(chain: Path, pocl_device, capsy
     assert any(line.startswith("total (1 launches)") for line in lines)  # all five fused
     assert "relu (Relu) + add (Add)" in out
     assert any(line.startswith("wall time per run (ms): ") for line in lines)
+    assert any(re.fullmatch(r"compile \d+\.\d s \(passes\), \d+\.\d s more to build the "
+                            r"program and upload the weights", line) for line in lines)
     assert lines[-1].startswith("storage: ")
 
 

@@ -31,7 +31,8 @@ grows with depth and with the output's range, and the default tolerance becomes
 2e-2 of the expected output's scale. Besides
 the error table it prints the kernels' time from profiling events (the median
 over runs 2..N with `--repeat N`), the wall time of each run and the storage the
-host plan needs with and without memory reuse. `--save-dir` also receives
+host plan needs with and without memory reuse, and how long compiling took (the passes,
+then building the program and uploading the weights). `--save-dir` also receives
 `model.cl` (the program with its host plan as a trailing comment) and `plan.json`.
 An `.mlir` module that is lowered already runs as it is, after the passes `-p` names.
 With `-p` and `--reference`, the passes run first, so any stage of the pipeline
@@ -48,6 +49,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -489,15 +491,18 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
     from xdsl.utils.exceptions import DiagnosticException
 
     path, ctx, module, feeds, lsbs = load_with_inputs(args)
+    started = time.perf_counter()
     try:
         fp16 = compile_for_device(module, args, device, ctx)
     except DiagnosticException as e:  # a pass diagnostic names the node: add the file
         raise UserError(f"{path}: {one_line(e)}") from None
+    compiled = time.perf_counter()
     try:
         plan = build_plan(module, args.function)
         for remark in plan.remarks:
             print(f"remark: {remark}", file=sys.stderr)
         model = CompiledModel(module, device, args.function, plan)
+        built = time.perf_counter()
         results = [model.run(feeds) for _ in range(args.repeat)]
     except (OpenCLRunError, OpenCLPrintError, PlanError) as e:
         raise UserError(one_line(e)) from None
@@ -514,6 +519,8 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
         statistics.median(r.kernel_times[i].seconds for r in timed)
         for i in range(len(model.plan.launches))
     ]
+    print(f"\ncompile {compiled - started:.1f} s (passes), {built - compiled:.1f} s more to "
+          "build the program and upload the weights")
     how = f"median of runs 2..{len(results)}" if len(results) > 1 else "run 1"
     print(f"\nkernel time ({how}, profiling events):")
     print("\n".join(kernel_time_rows(model.plan.launches, times)))
@@ -537,8 +544,6 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     to within `--atol` LSBs (default 0); onnxruntime's distance is shown beside it,
     with a note where onnxruntime is the side that leaves the reference.
     """
-    import time
-
     from mobile_opt.backends.hexagon.harness import missing_tools
     from mobile_opt.backends.hexagon.printer import PRINTER_PACKINGS
     from mobile_opt.backends.hexagon.runner import assembly, ports, run_module
