@@ -103,6 +103,12 @@ def _fuse() -> type[ModulePass]:
     return OnnxFusePass
 
 
+def _flashmem_fuse() -> type[ModulePass]:
+    from mobile_opt.transforms.flashmem_fuse import FlashMemFusePass
+
+    return FlashMemFusePass
+
+
 def _canonicalize() -> type[ModulePass]:
     from mobile_opt.transforms.onnx_canonicalize import OnnxCanonicalizePass
 
@@ -153,6 +159,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "onnx-fold-batchnorm": _fold_batchnorm,
     "onnx-fuse": _fuse,
     "onnx-canonicalize": _canonicalize,
+    "flashmem-fuse": _flashmem_fuse,
     "select-layouts": _select_layouts,
     "onnx-to-texture": _onnx_to_texture,
     "texture-to-ocl": _texture_to_ocl,

@@ -16,12 +16,12 @@ from io import StringIO
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from mobile_opt.frontend.onnx_import import import_onnx
-from mobile_opt.transforms.select_layouts import SelectLayoutsPass
 from mobile_opt.tools.cli import (
     DIM_HELP,
     UserError,
@@ -55,6 +55,12 @@ def strip_module_anchor(pipeline: str) -> str:
     return pipeline
 
 
+def _explains(p: ModulePass) -> bool:
+    """The pass has an `explain` option, which `--explain` turns on (select-layouts,
+    flashmem-fuse)."""
+    return any(f.name == "explain" for f in dataclasses.fields(p))
+
+
 class MobileOptMain(xDSLOptMain):
     version_format = "mobile-opt 0.1.0 (xdsl {xdsl_version})"
 
@@ -74,7 +80,8 @@ class MobileOptMain(xDSLOptMain):
             "--explain",
             action="store_true",
             help="every select-layouts pass prints each op's choice, its cost and the "
-            "runner-up, the transforms kept, and the total under every solver (stderr)",
+            "runner-up, the transforms kept, and the total under every solver; every "
+            "flashmem-fuse pass its plans, and each kernel it splits and why (stderr)",
         )
 
     def register_all_frontends(self):
@@ -104,11 +111,13 @@ class MobileOptMain(xDSLOptMain):
             raise UserError(f"pass pipeline '{self.args.passes}': {reason}") from None
         if self.args.explain:
             passes = tuple(
-                dataclasses.replace(p, explain=True) if isinstance(p, SelectLayoutsPass) else p
+                dataclasses.replace(p, explain=True) if _explains(p) else p
                 for p in self.pipeline.passes
             )
             if passes == self.pipeline.passes:
-                raise UserError("--explain needs a select-layouts pass in the pipeline")
+                raise UserError(
+                    "--explain needs a select-layouts or flashmem-fuse pass in the pipeline"
+                )
             self.pipeline = dataclasses.replace(self.pipeline, passes=passes)
 
     def prepare_input(self):

@@ -12,16 +12,18 @@ activation into a single `onnx.FusedConv`, `onnx.FusedGemm` or `onnx.FusedMatMul
 Tanh, HardSigmoid, HardSwish and Gelu (exact form; the tanh approximation has no
 fused encoding). Every absorbed intermediate result must have no other user. Run
 `onnx-canonicalize` first so that written-out Gelu/HardSwish become single ops.
+`activation_op` builds a fused activation back as its own op (`flashmem-fuse` splits).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, f32
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, ModuleOp, StringAttr, f32
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -94,6 +96,37 @@ def activation_of(op: Operation) -> tuple[str, tuple[float, ...]] | None:
             return "Clip", tuple(bounds)
         case _:
             return None
+
+
+def activation_op(name: str, params: Sequence[float], x: SSAValue) -> list[Operation]:
+    """
+    The inverse of `activation_of`: ops computing the fused activation `name` with `params`
+    on `x`, the activation op last, after the bounds a Clip reads (an f32 extreme, which is
+    how an absent bound is fused, becomes absent again).
+    """
+    t = x.type
+    match name:
+        case "Relu" | "Sigmoid" | "Tanh" | "HardSwish" | "Gelu":
+            cls = {"Relu": ReluOp, "Sigmoid": SigmoidOp, "Tanh": TanhOp,
+                   "HardSwish": HardSwishOp, "Gelu": GeluOp}[name]
+            return [cls.create(operands=[x], result_types=[t])]
+        case "LeakyRelu":
+            props = {"alpha": FloatAttr(params[0], f32)}
+            return [LeakyReluOp.create(operands=[x], result_types=[t], properties=props)]
+        case "HardSigmoid":
+            props = {"alpha": FloatAttr(params[0], f32), "beta": FloatAttr(params[1], f32)}
+            return [HardSigmoidOp.create(operands=[x], result_types=[t], properties=props)]
+        case "Clip":
+            bounds: list[Operation] = []
+            for value, extreme in zip(params, (float(_F32.min), float(_F32.max)), strict=True):
+                bound = NoneOp() if value == extreme else make_constant(
+                    as_element_type(np.array(value), x))
+                bound.results[0].name_hint = "none" if value == extreme else "bound"
+                bounds.append(bound)
+            operands = [x, *(b.results[0] for b in bounds)]
+            return [*bounds, ClipOp.create(operands=operands, result_types=[t])]
+        case _:
+            raise ValueError(f"no fused activation '{name}'")
 
 
 def _activation_props(name: str, params: tuple[float, ...]) -> dict:
@@ -249,4 +282,5 @@ __all__ = [
     "FuseMatMulBias",
     "OnnxFusePass",
     "activation_of",
+    "activation_op",
 ]

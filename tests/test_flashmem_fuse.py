@@ -1,0 +1,214 @@
+"""
+`flashmem-fuse` (FlashMem §4.3): a split kernel computes what the fused one did (every
+fused kind and activation, against the unsplit module and onnxruntime); the pass splits a
+conv chain whose plan needs capacity, after which the plan keeps C3 and the outputs are
+unchanged; the α rule, the hierarchical rule, the onnx-level problem and the options.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+
+from mobile_opt.checking import run_onnxruntime
+from mobile_opt.dialects.onnx.fused import FusedConvOp, FusedGemmOp, FusedMatMulOp
+from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.models import flashmem
+from mobile_opt.reference.interpreter import run_reference
+from mobile_opt.transforms.flashmem_fuse import (
+    SPLIT,
+    FlashMemFusePass,
+    Part,
+    Split,
+    graph_problem,
+    kernels,
+    split_kernel,
+)
+from mobile_opt.transforms.onnx_fuse import ALL_ACTIVATIONS
+from mobile_opt.universe import PASSES
+
+FUSED = (FusedConvOp, FusedGemmOp, FusedMatMulOp)
+
+
+def _save(path: Path, nodes, inputs, output, inits) -> Path:
+    graph = helper.make_graph(nodes, "g", inputs, [output], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), path)
+    return path
+
+
+def _fused_module(path: Path) -> ModuleOp:
+    module = import_onnx(str(path))
+    PassPipeline.parse_spec(PASSES, "onnx-fuse").apply(Context(), module)
+    return module
+
+
+def _function(module: ModuleOp) -> func.FuncOp:
+    return next(op for op in module.walk() if isinstance(op, func.FuncOp))
+
+
+def _activation_nodes(name: str, x: str, y: str) -> tuple[list, list]:
+    """ONNX nodes computing activation `name` (as onnx-fuse absorbs it) and their constants."""
+    attrs = {"LeakyRelu": {"alpha": 0.3}, "HardSigmoid": {"alpha": 0.3, "beta": 0.4}}
+    if name == "Clip":  # one bound only: the other fuses as the f32 extreme
+        lo = numpy_helper.from_array(np.array(-0.5, np.float32), "lo")
+        return [helper.make_node("Clip", [x, "lo", ""], [y])], [lo]
+    return [helper.make_node(name, [x], [y], **attrs.get(name, {}))], []
+
+
+def _kernel_model(tmp_path: Path, kind: str, activation: str, rng) -> Path:
+    """One fused kernel of `kind` ending in `activation` ("" for none), from ONNX nodes."""
+    def init(name, shape):
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+
+    if kind == "conv":
+        x_shape, y_shape = [1, 3, 6, 6], [1, 4, 6, 6]
+        inits = [init("w", (4, 3, 3, 3)), init("b", (4,))]
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["p"], pads=[1, 1, 1, 1])]
+    elif kind == "gemm":
+        x_shape, y_shape = [3, 5], [3, 4]
+        inits = [init("w", (4, 5)), init("b", (4,))]
+        nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["p"], transB=1, alpha=0.7)]
+    else:  # matmul, with a bias Add
+        x_shape, y_shape = [2, 3, 5], [2, 3, 4]
+        inits = [init("w", (5, 4)), init("b", (4,))]
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]),
+                 helper.make_node("Add", ["m", "b"], ["p"])]
+    if activation:
+        act, consts = _activation_nodes(activation, "p", "y")
+        nodes += act
+        inits += consts
+    else:
+        nodes[-1].output[0] = "y"
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)
+    return _save(tmp_path / f"{kind}_{activation or 'none'}.onnx", nodes, [x], y, inits)
+
+
+CASES = [(kind, act) for kind in ("conv", "gemm", "matmul") for act in ALL_ACTIVATIONS]
+CASES.append(("matmul", ""))  # a bias-only FusedMatMul splits into MatMul and Add
+
+
+@pytest.mark.parametrize("kind, activation", CASES)
+def test_split_computes_the_fused_kernel(tmp_path: Path, kind: str, activation: str):
+    rng = np.random.default_rng(len(kind) * 31 + len(activation))
+    path = _kernel_model(tmp_path, kind, activation, rng)
+    module = _fused_module(path)
+    (fused,) = [op for op in _function(module).walk() if isinstance(op, FUSED)]
+    x = rng.standard_normal(_function(module).function_type.inputs.data[0].get_shape())
+    x = x.astype(np.float32)
+    want = run_reference(module, [x])
+
+    split_kernel(fused, "test")
+    # a FusedMatMul with a bias and an activation splits twice: MatMul, Add, activation
+    while rest := [op for op in _function(module).walk() if isinstance(op, FUSED)
+                   if op.activation.data or isinstance(op, FusedMatMulOp)]:
+        split_kernel(rest[0], "test")
+    module.verify()
+    types = [op.name for op in kernels(_function(module))]
+    assert not any(isinstance(op, FUSED) for op in _function(module).walk()), types
+    assert len(types) == (3 if kind == "matmul" and activation else 2), types
+    got = run_reference(module, [x])
+    np.testing.assert_allclose(got["y"], want["y"], rtol=1e-6, atol=1e-6)
+    ort = run_onnxruntime(path, {"x": x})
+    np.testing.assert_allclose(got["y"], ort["y"], rtol=1e-4, atol=1e-5)
+
+
+def _conv_chain(tmp_path: Path, n: int = 4, c: int = 32, hw: int = 16) -> Path:
+    """n Conv + bias + Relu of c channels on hw x hw: fused, each moves 3 chunks of 4 KiB."""
+    rng = np.random.default_rng(0)
+    nodes, inits, prev = [], [], "x"
+    for i in range(n):
+        w = rng.standard_normal((c, c, 3, 3)) / np.sqrt(9 * c)
+        inits += [numpy_helper.from_array(w.astype(np.float32), f"w{i}"),
+                  numpy_helper.from_array(rng.standard_normal(c).astype(np.float32), f"b{i}")]
+        out = "y" if i == n - 1 else f"r{i}"
+        nodes += [helper.make_node("Conv", [prev, f"w{i}", f"b{i}"], [f"c{i}"],
+                                   pads=[1, 1, 1, 1], name=f"conv{i}"),
+                  helper.make_node("Relu", [f"c{i}"], [out], name=f"relu{i}")]
+        prev = out
+    shape = [1, c, hw, hw]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)
+    return _save(tmp_path / "chain.onnx", nodes, [x], y, inits)
+
+
+TIGHT = FlashMemFusePass(budget_mb=0.172, chunk_kb=4)
+"""Below what a plan within C3 needs for the conv chain (0.2 MiB), above its least (0.17)."""
+
+
+def _plan(module: ModuleOp, p: FlashMemFusePass):
+    graph = graph_problem(_function(module), p.budget_bytes, p.chunk_bytes, p.lambda_, p.mu)
+    assert graph is not None
+    return graph.problem, flashmem.plan(graph.problem, p.time_limit_s, workers=1)
+
+
+def test_pass_splits_where_the_plan_needs_capacity(tmp_path: Path):
+    path = _conv_chain(tmp_path)
+    module = _fused_module(path)
+    x = np.random.default_rng(1).standard_normal((1, 32, 16, 16)).astype(np.float32)
+    want = run_reference(module, [x])
+    problem, before = _plan(module, TIGHT)
+    assert flashmem.replay(problem, before).over_capacity  # the fused graph breaks C3
+
+    TIGHT.apply(Context(), module)
+    module.verify()
+    split = [op for op in _function(module).walk() if SPLIT in op.attributes]
+    assert split and len(split) % 2 == 0
+    problem, after = _plan(module, TIGHT)
+    flashmem.check(problem, after)  # within C3 and the budget
+    assert not after.relaxed and problem.n == 4 + len(split) // 2
+    got = run_reference(module, [x])
+    np.testing.assert_allclose(got["y"], want["y"], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got["y"], run_onnxruntime(path, {"x": x})["y"],
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_pass_keeps_fusion_under_a_loose_budget(tmp_path: Path):
+    module = _fused_module(_conv_chain(tmp_path))
+    before = str(module)
+    FlashMemFusePass(budget_mb=0.21, chunk_kb=4).apply(Context(), module)
+    assert str(module) == before
+
+
+def test_alpha_rule_and_hierarchical_parts():
+    conv, relu = Part("Conv", 69760), Part("Relu", 32768)  # one conv of the chain
+    split = Split.of(3, (conv, relu), 4096, alpha=8)
+    assert split == Split(3, fused=3, first=3, second=24) and split.gain == 24
+    assert Split.of(3, (conv, relu), 4096, alpha=8.01) is None  # 27 < 9.01 * 3
+    assert Split.of(3, (conv,), 4096, alpha=0) is None  # nothing to split
+    assert Split.of(3, (conv, Part("Softmax", 32768)), 4096, alpha=0) is None
+    assert Split.of(3, (Part("LayerNormalization", 32768), relu), 4096, alpha=0) is None
+    # no gain, whatever α: a part that moves nothing more than the kernel
+    assert Split.of(3, (Part("Conv", 100), Part("Relu", 100)), 4096, alpha=0) is None
+
+
+def test_graph_problem_of_the_chain(tmp_path: Path):
+    module = _fused_module(_conv_chain(tmp_path, n=3))
+    graph = graph_problem(_function(module), 1 << 20, 4096)
+    problem = graph.problem
+    assert [layer.name for layer in problem.layers] == ["conv0", "conv1", "conv2"]
+    # input and output of 32 KiB live at each layer
+    assert [layer.activation_bytes for layer in problem.layers] == [65536] * 3
+    assert [layer.capacity_chunks for layer in problem.layers] == [3] * 3
+    assert [(w.name, w.bytes, w.first_use, w.last_use) for w in problem.weights][:2] == [
+        ("w0", 36864, 1, 1), ("b0", 128, 1, 1)]
+
+
+def test_options():
+    (p,) = PassPipeline.parse_spec(
+        PASSES, "flashmem-fuse{budget-mb=2 chunk-kb=16 alpha=1 lambda=0.5 mu=0}").passes
+    assert p == FlashMemFusePass(budget_mb=2, chunk_kb=16, alpha=1, lambda_=0.5, mu=0)
+    assert p.budget_bytes == 2 << 20 and p.chunk_bytes == 16384
+    assert str(p) == "flashmem-fuse{budget_mb=2 chunk_kb=16 alpha=1 lambda=0.5 mu=0}"
+    with pytest.raises(ValueError, match="lambda must not be negative"):
+        PassPipeline.parse_spec(PASSES, "flashmem-fuse{budget-mb=1 lambda=-1}")
+    with pytest.raises(ValueError, match="budget-mb must be positive"):
+        FlashMemFusePass(budget_mb=0)
