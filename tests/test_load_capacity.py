@@ -117,6 +117,21 @@ def test_bad_load_ratios_are_one_line(tmp_path, ratios, message):
         load_ratios(_profile(tmp_path, {"ratios": ratios}))
 
 
+def test_shipped_pocl_ratios_are_read_from_its_points():
+    """The PoCL profile's ratios are what its raw points give (and what flashmem reads)."""
+    section = load_profile("pocl")["load_capacity"]
+    capacities = {}
+    for name, kernel in section["kernels"].items():
+        points = [(p["ratio"], p["slowdown"]) for p in kernel["points"]]
+        ratio, reached = capacity_ratio(points, section["threshold"])
+        assert (kernel["ratio"], kernel["reached"]) == (pytest.approx(ratio), reached), name
+        capacities[name] = (OpClass(kernel["class"]), ratio)
+    want = {c: pytest.approx(r) for c, r in class_ratios(capacities).items()}
+    assert load_ratios(load_profile("pocl")) == want and set(want) == set(OpClass)
+    # the mobile presets measured none: the paper's
+    assert load_ratios(load_profile("adreno740")) == LOAD_RATIO
+
+
 # ---------------------------------------------------------------- on PoCL
 
 
