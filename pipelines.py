@@ -142,7 +142,9 @@ def gpu_pipeline(
     if not any(isinstance(p, CommonSubexpressionElimination) for p in after):
         after = [*after, CommonSubexpressionElimination()]
     if stream is not None and not any(isinstance(p, FlashMemPlanPass) for p in after):
-        after = [*after, stream]
+        # load capacities from the device's measured profile, as tiling's costs
+        after = [*after, stream if stream.device or profile is None
+                 else dataclasses.replace(stream, device=profile)]
     return [*before, lowering, *after], lowering
 
 

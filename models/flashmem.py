@@ -29,7 +29,8 @@ bytes in flight, with W's weights beside them (§3.2, "Hyperparameters"); here t
 all the memory the run holds, which a counting allocator can check.
 
 C3: at layer l >= 1 at most C_l chunks move (`Layer.capacity_chunks`, None for no limit;
-`load_capacity` derives it from §4.2's operator classes). Layer 0 has no limit.
+`load_capacity` derives it from §4.2's operator classes, with the ratios the device profile
+measured, `load_ratios`). Layer 0 has no limit.
 
 Objective, minimised (§3.1.1 and §4.3 weigh the preload set by λ and the loading distance
 i_w - z_w by μ; §4.3 calls M_peak's minimisation an objective too):
@@ -73,6 +74,7 @@ from mobile_opt.dialects.stream.attributes import (
     WeightPlanAttr,
     chunks_of,
 )
+from mobile_opt.models.device_profile import ProfileError
 
 MB = 1 << 20
 SCALE = 100
@@ -105,10 +107,12 @@ class OpClass(StrEnum):
 
 
 LOAD_RATIO = {OpClass.ELEMENTAL: 3.0, OpClass.REUSABLE: 0.2, OpClass.HIERARCHICAL: 0.0}
-"""§4.2's thresholds: the extra bytes a layer may move, as a share of its own input bytes."""
+"""§4.2's thresholds: the extra bytes a layer may move, as a share of its own input bytes;
+what a device profile without measured ratios gets (`load_ratios`)."""
 
-_REUSABLE = {"Conv", "FusedConv", "FusedMatMul", "FusedGemm", "ConvTranspose", "ConvInteger", "QLinearConv", "MatMul", "MatMulInteger",
-             "QLinearMatMul", "Gemm", "Einsum", "Attention"}
+_REUSABLE = {"Conv", "FusedConv", "FusedMatMul", "FusedGemm", "ConvTranspose", "ConvInteger",
+             "QLinearConv", "MatMul", "MatMulInteger", "QLinearMatMul", "Gemm", "Einsum",
+             "Attention"}
 _HIERARCHICAL = {"Softmax", "LogSoftmax", "LayerNormalization", "GroupNormalization",
                  "InstanceNormalization", "SkipLayerNormalization", "SimplifiedLayerNormalization",
                  "LpNormalization", "TopK", "ArgMax", "ArgMin", "CumSum", "NonMaxSuppression"}
@@ -131,19 +135,47 @@ def op_class(op_type: str) -> OpClass:
     return OpClass.HIERARCHICAL
 
 
-def kernel_class(op_types: Sequence[str]) -> OpClass:
+def kernel_class(op_types: Sequence[str], ratios: Mapping[OpClass, float] = LOAD_RATIO
+                 ) -> OpClass:
     """
     The class of a kernel that computes `op_types` (fused): the part that tolerates least,
-    as a fused kernel's capacity is about the least of its parts' (§4.3); hierarchical for
-    a kernel of no known op.
+    as a fused kernel's capacity is about the least of its parts' (§4.3), at `ratios`;
+    hierarchical for a kernel of no known op.
     """
     classes = [op_class(t) for t in op_types] or [OpClass.HIERARCHICAL]
-    return min(classes, key=lambda c: LOAD_RATIO[c])
+    return min(classes, key=lambda c: ratios[c])
 
 
-def load_capacity(cls: OpClass, input_bytes: int, chunk_bytes: int) -> int:
-    """C_l: the chunks a layer of class `cls` reading `input_bytes` may move (§4.2)."""
-    return int(LOAD_RATIO[cls] * input_bytes) // chunk_bytes
+def load_ratios(profile: Mapping | None) -> dict[OpClass, float]:
+    """
+    Per class, the extra bytes a layer may move per byte of its input on the device of
+    `profile` (a device profile: its `load_capacity.ratios`, which `mobile-probe`
+    measures); `LOAD_RATIO` for a class it has no ratio of, or without a profile.
+    """
+    section = (profile or {}).get("load_capacity") or {}
+    measured = section.get("ratios") or {}
+    name = (profile or {}).get("identity", {}).get("name", "profile")
+    unknown = sorted(set(measured) - {c.value for c in OpClass})
+    if unknown:
+        raise ProfileError(f"{name}: load_capacity.ratios of no operator class: "
+                           f"{', '.join(unknown)}")
+    ratios = dict(LOAD_RATIO)
+    for cls in OpClass:
+        value = measured.get(cls.value)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise ProfileError(f"{name}: load_capacity.ratios.{cls.value} is {value!r}, "
+                               "not a ratio >= 0")
+        ratios[cls] = float(value)
+    return ratios
+
+
+def load_capacity(cls: OpClass, input_bytes: int, chunk_bytes: int,
+                  ratios: Mapping[OpClass, float] = LOAD_RATIO) -> int:
+    """C_l: the chunks a layer of class `cls` reading `input_bytes` may move (§4.2), at
+    `ratios` (`load_ratios` of the device's profile)."""
+    return int(ratios[cls] * input_bytes) // chunk_bytes
 
 
 # The problem --------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 """
 `mobile-probe --device SEL -o profile.json [--plots DIR] [--quick]`: measure an OpenCL
-device with ArchProbe's (Romou §3.1) and TMModel's (§3) micro-benchmarks and write
-its device profile (`models/device_profile.py`), the file `texture-tile` and
-the other GPU passes read. `--plots DIR` also writes a PNG of every sweep. `--quick`
-runs short sweeps (a first look, and the tests); `--only` runs some probes (the
-others are left out of the profile); with `--update`, the probes run replace their
-readings in the existing profile `-o` names, whose other readings stay.
+device with ArchProbe's (Romou §3.1) and TMModel's (§3) micro-benchmarks and the load
+capacity of its kernels (FlashMem §4.2), and write its device profile
+(`models/device_profile.py`), the file `texture-tile`, the other GPU passes and the
+FlashMem planner read. `--plots DIR` also writes a PNG of every sweep. `--quick` runs
+short sweeps (a first look, and the tests); `--only` runs some probes (the others are
+left out of the profile); with `--update`, the probes run replace their readings in the
+existing profile `-o` names, whose other readings stay.
 
 The device is chosen as `mobile-run --device` chooses it: `pocl` (default), `gpu`,
 `cpu` or a substring of a platform or device name.
@@ -28,12 +29,13 @@ from matplotlib.figure import Figure
 from tqdm import tqdm
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device
-from mobile_opt.backends.opencl.probe import archprobe, tmprobe
+from mobile_opt.backends.opencl.probe import archprobe, loadprobe, tmprobe
 from mobile_opt.backends.opencl.probe.archprobe import Effort
 from mobile_opt.models.device_profile import SCHEMA, describes
 from mobile_opt.backends.opencl.probe.runner import ProbeError, Runner
 from mobile_opt.backends.opencl.probe.sweep import Sweep
-from mobile_opt.tools import kernel_groups
+from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.tools import kernel_groups, tuning
 from mobile_opt.tools.cli import (
     UserError,
     noting,
@@ -44,7 +46,8 @@ from mobile_opt.tools.cli import (
 )
 
 PROBES = ("warp", "alus", "registers", "buffer-cache", "image-cache", "bandwidth",
-          "stride-chase", "scalability", "occupancy", "work-groups", "kernel-groups")
+          "stride-chase", "scalability", "occupancy", "work-groups", "kernel-groups",
+          "load-capacity")
 
 
 def measure(runner: Runner, effort: Effort, only: set[str], bar: tqdm):
@@ -77,6 +80,8 @@ def measure(runner: Runner, effort: Effort, only: set[str], bar: tqdm):
     run("occupancy", lambda: tmprobe.probe_occupancy(runner, effort, warp, tick))
     run("work-groups", lambda: tmprobe.probe_work_groups(runner, effort, tick))
     run("kernel-groups", lambda: kernel_groups.probe_kernel_groups(runner, effort, tick))
+    run("load-capacity", lambda: loadprobe.probe_load_capacity(
+        runner, effort, lambda path: tuning.build(import_onnx(path), runner.info), tick))
     return results, sweeps
 
 
@@ -132,7 +137,9 @@ def assemble(runner: Runner, results: dict[str, dict], sweeps: list[Sweep], seco
             "kernel_groups": results.get("kernel-groups"),
             "chase_samples": chase.get("samples"),
         },
-        "details": {k: v for k, v in results.items() if k not in ("stride-chase",)},
+        "load_capacity": results.get("load-capacity"),
+        "details": {k: v for k, v in results.items()
+                    if k not in ("stride-chase", "load-capacity")},
         "sweeps": {s.name: s.to_json() for s in sweeps},
     }
 
@@ -294,6 +301,10 @@ def summary(profile: dict) -> str:
                      f"(held out {t['held_out_error']:.1%})")
     if t.get("thrash_factor") is not None:
         lines.append(f"  TMModel D {t['thrash_factor']:.3f}, C {t['cache_lines']} lines")
+    load = profile.get("load_capacity")
+    if load:
+        lines.append(f"  load capacity (at most {load['threshold']:.0%} slower), extra bytes per "
+                     "input byte: " + ", ".join(f"{c} {r:.3g}" for c, r in load["ratios"].items()))
     return "\n".join(lines)
 
 

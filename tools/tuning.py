@@ -45,14 +45,20 @@ def random_feeds(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
     return make_inputs(find_function(module, "main_graph"), {}, seed)
 
 
+def build(module: ModuleOp, device) -> CompiledModel:
+    """An `onnx`-level module compiled (in place) by the default GPU pipeline and built for
+    `device`; texture-tile keeps a configuration an op carries."""
+    passes, _ = gpu_pipeline("", device)
+    apply(module, passes)
+    return CompiledModel(module, device)
+
+
 def _build(module: ModuleOp, node: str, config: TileConfig, device) -> CompiledModel:
     """The module with node `node` under `config`, compiled and built for `device`."""
     clone = module.clone()
     target = next(op for op in clone.walk() if _is_node(op, node))
     config.apply(target)
-    passes, _ = gpu_pipeline("", device)  # texture-tile keeps the configuration applied
-    apply(clone, passes)
-    return CompiledModel(clone, device)
+    return build(clone, device)
 
 
 class _Builds:

@@ -9,7 +9,8 @@ of a constant expression: its device bytes are its texture's, cut into chunks of
 (`backends/opencl/weight_store.py`). Every layer holds the activation arena: the transient
 slots the host plan allocates for the whole run (`models/storage.py`). A layer's load
 capacity C_l comes from its kernel's operator class (§4.2; a fused kernel takes its
-parts' least class) and its input bytes. `models/flashmem.plan` solves the LC-OPG model
+parts' least class), its input bytes and the class's load ratio: measured in the profile
+`device` (`mobile-probe`'s load-capacity probe), else §4.2's. `models/flashmem.plan` solves the LC-OPG model
 (tiers, checker); the plan that it returns is checked again here by `flashmem.check`.
 
 It records `stream.plan = #stream.plan<...>` on the module (S, the budget, N, the status)
@@ -21,6 +22,7 @@ budget that works.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -34,6 +36,7 @@ from mobile_opt.dialects import texture
 from mobile_opt.dialects.onnx.constants import WeightOp
 from mobile_opt.dialects.stream.attributes import PLAN, WEIGHT_PLAN
 from mobile_opt.models import flashmem
+from mobile_opt.models.device_profile import ProfileError, load_profile
 from mobile_opt.models.storage import HostStorage, host_storage
 
 MB = flashmem.MB
@@ -56,11 +59,13 @@ def weight_name(pack: texture.PackOp, index: int) -> str:
 
 def flashmem_problem(function: func.FuncOp, budget_bytes: int, chunk_bytes: int,
                      lambda_: float = 0.01, mu: float = 0.01,
-                     kernels: dict[str, object] | None = None
+                     kernels: dict[str, object] | None = None,
+                     ratios: Mapping[flashmem.OpClass, float] = flashmem.LOAD_RATIO,
                      ) -> tuple[flashmem.Problem, dict[str, texture.PackOp], HostStorage]:
     """
     The FlashMem problem of a lowered host function, the pack of each weight by name, and
-    its storage. `kernels` maps kernel names to their `ocl.kernel` ops (for op classes).
+    its storage. `kernels` maps kernel names to their `ocl.kernel` ops (for op classes);
+    `ratios` are the device's load ratios per class (`flashmem.load_ratios`).
     """
     storage = host_storage(function)
     launches = storage.launches
@@ -94,7 +99,7 @@ def flashmem_problem(function: func.FuncOp, budget_bytes: int, chunk_bytes: int,
         kernel = (kernels or {}).get(op.kernel.root_reference.data)
         label = kernel.attributes.get("onnx.node") if kernel is not None else None
         parts = kernel_parts(label.data) if isinstance(label, StringAttr) else []
-        cls = flashmem.kernel_class([t for _, t in parts])
+        cls = flashmem.kernel_class([t for _, t in parts], ratios)
         kernel_name = op.kernel.root_reference.data
         name = " + ".join(n for n, _ in parts if n) or kernel_name
         # a kernel's inputs: the storage it reads that it did not allocate itself
@@ -102,7 +107,7 @@ def flashmem_problem(function: func.FuncOp, budget_bytes: int, chunk_bytes: int,
                      and not (isinstance(v.owner, texture.AllocOp)
                               and first_launch[v] == layer))
         layers.append(flashmem.Layer(name, cls, arena + resident,
-                                     flashmem.load_capacity(cls, inputs, chunk_bytes)))
+                                     flashmem.load_capacity(cls, inputs, chunk_bytes, ratios)))
     problem = flashmem.Problem(layers, weights, budget_bytes, chunk_bytes, lambda_, mu)
     return problem, packs, storage
 
@@ -122,6 +127,8 @@ class FlashMemPlanPass(ModulePass):
     time_limit_s: float = 60.0
     workers: int = 8
     function: str = "main_graph"
+    device: str = ""
+    """The device profile whose measured load ratios give C_l (`mobile-probe`); none: §4.2's."""
 
     # `lambda` is a Python keyword: the field is `lambda_`, the option `lambda`
     @classmethod
@@ -146,8 +153,12 @@ class FlashMemPlanPass(ModulePass):
         kernels = {k.sym_name.data: k for k in op.body.block.ops
                    if k.name == "ocl.kernel"}
         budget = round(self.budget_mb * MB)
+        try:
+            ratios = flashmem.load_ratios(load_profile(self.device) if self.device else None)
+        except ProfileError as e:
+            raise DiagnosticException(f"flashmem-plan: {e}") from None
         problem, packs, _ = flashmem_problem(function, budget, self.chunk_kb * 1024,
-                                             self.lambda_, self.mu, kernels)
+                                             self.lambda_, self.mu, kernels, ratios)
         try:
             plan = flashmem.plan(problem, self.time_limit_s, self.workers)
             flashmem.check(problem, plan)

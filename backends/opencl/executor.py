@@ -278,6 +278,22 @@ class CompiledModel:
             result.kernel_times.append(KernelTime(record.kernel, record.node, seconds))
         return result
 
+    def launch(self, wait_for: Sequence[cl.Event] | None = None) -> list[cl.Event]:
+        """
+        Enqueue the kernels alone again, over what the storage holds (the last run's
+        inputs), the first after `wait_for`; their events, not waited on. What a probe
+        times when the inputs' packing must not share the kernels' time.
+        """
+        events = []
+        for record, kernel, global_size, local_size in self._launches:
+            try:
+                events.append(cl.enqueue_nd_range_kernel(
+                    self.queue, kernel, global_size, local_size,
+                    wait_for=None if events else wait_for))
+            except cl.Error as e:
+                raise OpenCLRunError(f"launching {record.kernel} failed: {e}") from None
+        return events
+
 
 def host_tensor(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Unpacked float values as the output's dtype: integers rounded, booleans nonzero."""
