@@ -87,6 +87,53 @@ def chunk_regions(k: int, chunk: int, nbytes: int, width: int, pixel: int
     return regions
 
 
+class ChunkCopier:
+    """
+    The copy side of streaming: a copy queue and a ring of `ring` staging buffers of
+    `chunk` bytes (host-visible, CL_MEM_ALLOC_HOST_PTR), allocated through `memory`.
+    A chunk goes from the weight store's map into the next staging buffer, then into its
+    pixels of the weight's image (or bytes of its buffer); the queue is in order, so a
+    staging buffer is refilled only after its previous copy out.
+    """
+
+    def __init__(self, context: cl.Context, memory: DeviceMemory, chunk: int, ring: int):
+        self.queue = cl.CommandQueue(context)
+        self.chunk, self.memory = chunk, memory
+        flags = cl.mem_flags.READ_ONLY | cl.mem_flags.ALLOC_HOST_PTR
+        self.ring = [memory.buffer(chunk, flags) for _ in range(ring)]
+        self._next = 0
+
+    def move(self, store: WeightStore, record: PackRecord, dest: cl.MemoryObject, first: int,
+             count: int, keep: list, wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+        """Enqueue chunks first..first+count-1 of `record`'s weight into `dest`; the event
+        of the last copy. `keep` holds the host arrays until the queue is finished."""
+        pixel = _pixel_bytes(record.element_type)
+        nbytes = record.width * record.height * pixel
+        event = None
+        for k in range(first, first + count):
+            staging = self.ring[self._next]
+            self._next = (self._next + 1) % len(self.ring)
+            data = store.chunk(record.value, k, self.chunk)
+            keep.append(data)
+            cl.enqueue_copy(self.queue, staging, data, is_blocking=False,
+                            wait_for=wait_for if event is None else None)
+            if record.kind == "buffer":
+                event = cl.enqueue_copy(self.queue, dest, staging, byte_count=len(data),
+                                        dst_offset=k * self.chunk)
+                continue
+            for offset, origin, region in chunk_regions(k, self.chunk, nbytes, record.width,
+                                                        pixel):
+                event = cl.enqueue_copy(self.queue, dest, staging, offset=offset,
+                                        origin=origin, region=region)
+        return event
+
+    def close(self) -> None:
+        self.queue.finish()
+        for buffer in self.ring:
+            self.memory.free(buffer)
+        self.ring = []
+
+
 class StreamingModel(CompiledModel):
     """A planned module built for one device, its weights from `store`, within `budget`."""
 
@@ -135,16 +182,13 @@ class StreamingModel(CompiledModel):
 
     def _upload_weights(self) -> None:
         assert self.store is not None
-        self.copy_queue = cl.CommandQueue(self.context)
         moves = {}
         for s in self.streamed.values():
             for layer, count in s.plan.moves.items():
                 moves[layer] = moves.get(layer, 0) + count
         ring = max(1, max(moves.values(), default=0)) if self.plan.weights else 0
-        flags = cl.mem_flags.READ_ONLY | cl.mem_flags.ALLOC_HOST_PTR
         self._make_room(ring * self.chunk)
-        self.ring = [self.memory.buffer(self.chunk, flags) for _ in range(ring)]
-        self._next = 0
+        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring)
         self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
         for s in self.streamed.values():
             for layer, count in s.plan.moves.items():
@@ -156,13 +200,11 @@ class StreamingModel(CompiledModel):
         self.memory.mark("preload")
 
     def unload(self) -> None:
-        self.copy_queue.finish()
+        self.copier.queue.finish()
         self.queue.finish()
         while self._pending:
             self._free(self._pending.popleft()[1])
-        for buffer in self.ring:
-            self.memory.free(buffer)
-        self.ring = []
+        self.copier.close()
         super().unload()
 
     def _make_room(self, nbytes: int) -> None:
@@ -184,28 +226,6 @@ class StreamingModel(CompiledModel):
         self.slots[s.slot] = None
 
     # running --------------------------------------------------------------------------
-    def _move(self, s: Streamed, count: int, done: dict[int, int], keep: list) -> cl.Event:
-        """Enqueue `count` more chunks of `s` on the copy queue; the last copy's event."""
-        record, dest = s.record, self.slots[s.slot]
-        nbytes = record.width * record.height * _pixel_bytes(record.element_type)
-        event = None
-        for k in range(done.get(s.slot, 0), done.get(s.slot, 0) + count):
-            staging = self.ring[self._next]
-            self._next = (self._next + 1) % len(self.ring)
-            data = self.store.chunk(record.value, k, self.chunk)
-            keep.append(data)
-            cl.enqueue_copy(self.copy_queue, staging, data, is_blocking=False)
-            if record.kind == "buffer":
-                event = cl.enqueue_copy(self.copy_queue, dest, staging, byte_count=len(data),
-                                        dst_offset=k * self.chunk)
-                continue
-            for offset, origin, region in chunk_regions(
-                    k, self.chunk, nbytes, record.width, _pixel_bytes(record.element_type)):
-                event = cl.enqueue_copy(self.copy_queue, dest, staging, offset=offset,
-                                        origin=origin, region=region)
-        done[s.slot] = done.get(s.slot, 0) + count
-        return event
-
     def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
         values = self._inputs(inputs)
         self.memory.marks.clear()
@@ -228,7 +248,10 @@ class StreamingModel(CompiledModel):
                                     * _pixel_bytes(s.record.element_type))
                     self.slots[s.slot] = super()._new_slot(self.plan.slots[s.slot])
                 for s, count in self.by_layer.get(layer, []):
-                    ready[s.slot] = self._move(s, count, done, keep)
+                    first = done.get(s.slot, 0)
+                    ready[s.slot] = self.copier.move(self.store, s.record, self.slots[s.slot],
+                                                     first, count, keep)
+                    done[s.slot] = first + count
                 self.memory.mark(launch.kernel)
                 wait = [ready[a["slot"]] for a in launch.args if a["slot"] in ready]
                 args = [self.slots[a["slot"]] for a in launch.args]
@@ -246,7 +269,7 @@ class StreamingModel(CompiledModel):
             elif record.slot is not None:
                 downloads.append((record, self._download(record)))
         self.queue.finish()
-        self.copy_queue.finish()
+        self.copier.queue.finish()
         result = self._result(values, downloads, events, start)
         while self._pending:
             self._free(self._pending.popleft()[1])
