@@ -1,0 +1,353 @@
+"""
+FlashMem on this compiler (issue 21): models run streamed under a memory budget beside
+preload-all, with the default GPU pipeline.
+
+For each model the budget is its activation arena plus `--share` (0.25) of its weight
+bytes, or the least budget that works where that is less than some layer needs alone.
+`flashmem-plan` plans it (time, status, tier; the checker; the two naive baselines of
+§5.4 and preload-all replayed on the same problem), the weights are written to a weight
+store, and each mode runs in a cold process of its own (`--child`): the integrated latency
+is loading the weights plus the first inference (the program build, the same for both, is
+given apart), the execution latency the median of the later inferences, and the peak the
+counting allocator's. Every output is checked against onnxruntime.
+
+The overlap microbenchmark times a model's kernels alone, the copy of its streamed
+weights' chunks through the runtime's staging ring alone, and both started together:
+overlap is wall / max(copy, compute) (1.0 perfect, 2.0 none).
+
+    python3 bench/flashmem.py [--models resnet50 gpt2_base vit_b16] [--device pocl|gpu]
+
+Models: resnet50 is the onnx package's light_resnet50 with random weights; gpt2_base and
+vit_b16 are exported by bench/models.py (torch) into `--models-dir`, or read from it.
+Results: `bench/results/flashmem-<device>.json` and a plot of the resident bytes over the
+layers of the first inference, preload-all and streamed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import e2e
+from e2e import BENCH_DIR, one_line, pick_device, slug
+
+from mobile_opt import checking, pipelines
+
+MODELS = ["resnet50", "gpt2_base", "vit_b16"]
+MIB = 1 << 20
+
+
+def model_file(name: str, models_dir: Path, scratch: Path, seed: int) -> Path:
+    """The ONNX file of a benchmark model, exported or with random weights as needed."""
+    if name.endswith(".onnx"):
+        return Path(name)
+    if name == "resnet50":
+        (source,) = e2e.resolve_models(["light_resnet50"], scratch)
+        return e2e.prepare_model(source, scratch, "random", seed)
+    path = models_dir / f"{name}.onnx"
+    if not path.exists():
+        if e2e.torch_or_none() is None:
+            raise SystemExit(f"flashmem: {path} is missing and torch is not installed to "
+                             "export it (bench/models.py)")
+        models_dir.mkdir(parents=True, exist_ok=True)
+        e2e.bench_models_module().export(name, path, seed)
+    return path
+
+
+# the cold process ---------------------------------------------------------------------
+
+
+def child(args: argparse.Namespace) -> None:
+    """One mode of one model in this process: JSON on stdout, outputs to `--out`."""
+    started = time.perf_counter()
+    from mobile_opt.backends.opencl.executor import CompiledModel
+    from mobile_opt.backends.opencl.streaming import StreamingModel
+    from mobile_opt.backends.opencl.weight_store import WeightStore
+    from xdsl.parser import Parser
+
+    device = pick_device(args.device, "flashmem")
+    module = Parser(pipelines.context(), Path(args.module).read_text(), args.module).parse_module()
+    feeds = dict(np.load(args.inputs))
+    imported = time.perf_counter()
+    store = WeightStore(Path(args.store))
+    if args.child == "streamed":
+        model = StreamingModel(module, device, store)
+    else:
+        model = CompiledModel(module, device, store=store)
+    loaded = time.perf_counter()
+    first = model.run(feeds)
+    done = time.perf_counter()
+    marks = [m for _, m in model.memory.marks]
+    runs = [model.run(feeds).wall_seconds for _ in range(args.iterations - 1)]
+    np.savez(args.out, **first.outputs)
+    print(json.dumps({
+        "import_s": imported - started, "build_s": model.build_seconds,
+        "load_s": loaded - imported - model.build_seconds, "first_s": done - loaded,
+        "integrated_s": loaded - imported - model.build_seconds + done - loaded,
+        "execution_s": statistics.median(runs) if runs else done - loaded, "runs_s": runs,
+        "kernel_s": sum(k.seconds for k in first.kernel_times),
+        "peak": model.memory.peak, "resident": marks}))
+
+
+def cold(mode: str, module: Path, store: Path, inputs: Path, out: Path, args) -> dict:
+    command = [sys.executable, __file__, "--child", mode, "--module", str(module), "--store",
+               str(store), "--inputs", str(inputs), "--out", str(out), "--iterations",
+               str(args.iterations)] + (["--device", args.device] if args.device else [])
+    done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+    if done.returncode:
+        raise RuntimeError(f"{mode} run failed: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# the overlap microbenchmark ----------------------------------------------------------
+
+
+def overlap(module, device, store_path: Path, streamed: list[str], chunk: int,
+            repeat: int) -> dict:
+    """Kernels alone, chunk copies alone, and both: the medians over `repeat` rounds."""
+    import pyopencl as cl
+
+    from mobile_opt.backends.opencl.executor import CompiledModel
+    from mobile_opt.backends.opencl.streaming import ChunkCopier
+    from mobile_opt.backends.opencl.weight_store import WeightStore
+
+    store = WeightStore(store_path)
+    model = CompiledModel(module, device, store=store)
+    records = [r for r in model.plan.weights if r.value in streamed] or model.plan.weights
+    copier = ChunkCopier(model.context, model.memory, chunk, 8)
+    targets = {r.value: model.memory.slot(model.plan.slots[r.slot]) for r in records}
+
+    def copies(gate):
+        keep, events = [], []
+        for r in records:
+            chunks = store.entries[r.value]["chunks"]
+            events.append(copier.move(store, r, targets[r.value], 0, chunks, keep, gate))
+        return events, keep
+
+    def timed(kernels: bool, copying: bool) -> float:
+        gate = cl.UserEvent(model.context)
+        events, keep = copies([gate]) if copying else ([], [])
+        launched = model.launch([gate]) if kernels else []
+        copier.queue.flush()
+        model.queue.flush()
+        start = time.perf_counter()
+        gate.set_status(cl.command_execution_status.COMPLETE)
+        cl.wait_for_events(events + launched)
+        model.queue.finish()
+        copier.queue.finish()
+        del keep
+        return time.perf_counter() - start
+
+    timed(True, True)  # warm-up
+    samples = {"compute": [], "copy": [], "both": []}
+    for _ in range(repeat):
+        samples["compute"].append(timed(True, False))
+        samples["copy"].append(timed(False, True))
+        samples["both"].append(timed(True, True))
+    result = {k: statistics.median(v) for k, v in samples.items()}
+    result["bytes"] = sum(store.entries[r.value]["nbytes"] for r in records)
+    result["ratio"] = result["both"] / max(result["compute"], result["copy"])
+    copier.close()
+    for target in targets.values():
+        model.memory.free(target)
+    model.unload()
+    return result
+
+
+# one model ----------------------------------------------------------------------------
+
+
+def bench_model(name: str, device, args, scratch: Path) -> dict:
+    from mobile_opt.backends.opencl.plan import build_plan
+    from mobile_opt.backends.opencl.weight_store import write_store
+    from mobile_opt.models import flashmem
+    from mobile_opt.models.device_profile import load_profile, profile_for_device
+    from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass, flashmem_problem
+    from xdsl.dialects import func
+
+    path = model_file(name, Path(args.models_dir), scratch, args.seed)
+    module, feeds = e2e.import_model(path, args.seed)
+    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device)
+    pipelines.apply(module, passes)
+    function = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
+    kernels = {k.sym_name.data: k for k in module.body.block.ops if k.name == "ocl.kernel"}
+    profile = profile_for_device(device.name, device.platform)
+    ratios = flashmem.load_ratios(load_profile(profile) if profile else None)
+    chunk = args.chunk_kb * 1024
+    problem, _, storage = flashmem_problem(function, 1, chunk, kernels=kernels, ratios=ratios)
+    weights = sum(w.bytes for w in problem.weights)
+    arena = storage.arena_bytes()
+    target = arena + int(args.share * weights)
+    least = flashmem.least_budget(flashmem.Problem(problem.layers, problem.weights, target,
+                                                   chunk), 10, args.workers)
+    budget = max(target, least.least)
+    planned = module.clone()
+    started = time.perf_counter()
+    pipelines.apply(planned, [FlashMemPlanPass(budget_mb=budget / MIB, chunk_kb=args.chunk_kb,
+                                               time_limit_s=args.time_limit,
+                                               workers=args.workers, device=profile or "")])
+    solve_s = time.perf_counter() - started
+    # the plan again from its attributes, for the independent checker and the baselines
+    head = planned.attributes["stream.plan"]
+    planned_function = next(op for op in planned.body.block.ops if isinstance(op, func.FuncOp))
+    planned_kernels = {k.sym_name.data: k for k in planned.body.block.ops
+                       if k.name == "ocl.kernel"}
+    problem, packs, _ = flashmem_problem(planned_function, head.budget.data, chunk,
+                                         kernels=planned_kernels, ratios=ratios)
+    weight_plans = flashmem.weight_plans(
+        {n: p.attributes["stream.weight_plan"] for n, p in packs.items()})
+    replayed = flashmem.check(problem, flashmem.Plan(
+        weight_plans, head.status.data, "flashmem-plan", 0, True,
+        flashmem.replay(problem, weight_plans).peak, 0))
+    made = flashmem.Plan(weight_plans, head.status.data, "flashmem-plan", 0, True,
+                         replayed.peak, replayed.peak_layer)
+    scores = flashmem.compare(problem, made)
+    plan = build_plan(planned)
+    store = scratch / f"{name}.weights"
+    write_store(store, plan, chunk)
+    mlir = scratch / f"{name}.mlir"
+    mlir.write_text(str(planned))
+    inputs = scratch / f"{name}.inputs.npz"
+    np.savez(inputs, **feeds)
+    expected = checking.run_onnxruntime(path, feeds)
+    row = {"model": name, "layers": problem.n, "weights": len(problem.weights),
+           "weight_bytes": weights, "arena_bytes": arena, "target_budget": target,
+           "least_budget": least.least, "budget": budget,
+           "solver": {"seconds": solve_s, "status": head.status.data.value,
+                      "plan_peak": replayed.peak,
+                      "streamed": sum(1 for p in weight_plans.values() if not p.preloaded)},
+           "plans": {k: {"peak": v.peak, "over_capacity": v.over_capacity, "fits": v.fits,
+                         "cost": v.cost} for k, v in scores.items()}}
+    for mode in ("preload", "streamed") if args.order == "preload-first" else ("streamed",
+                                                                               "preload"):
+        out = scratch / f"{name}.{mode}.npz"
+        row[mode] = cold(mode, mlir, store, inputs, out, args)
+        got = dict(np.load(out))
+        row[mode]["outputs"] = {
+            k: checking.compare(got[k], v, checking.criterion(v)).status
+            for k, v in expected.items()}
+    streamed_values = [r.value for r in plan.weights
+                       if not weight_plans_of(plan, planned).get(r.value, True)]
+    row["overlap"] = overlap(module, device, store, streamed_values, chunk, args.repeat)
+    return row
+
+
+def weight_plans_of(plan, planned) -> dict[str, bool]:
+    """Each weight's storage value name: preloaded or not."""
+    by_ssa = {s.ssa: s.value for s in plan.storage}
+    return {by_ssa[op.results[0]]: op.attributes["stream.weight_plan"].decision.data.value
+            == "preload" for op in planned.walk() if "stream.weight_plan" in op.attributes}
+
+
+# report -----------------------------------------------------------------------------
+
+
+def table(rows: list[dict]) -> str:
+    head = ["model", "weights MiB", "budget MiB", "peak preload", "peak streamed", "memory ×",
+            "integrated ms (pre/str)", "execution ms (pre/str)", "solve s", "overlap"]
+    lines = [head]
+    for r in rows:
+        if "error" in r:
+            lines.append([r["model"], "error: " + r["error"]] + [""] * (len(head) - 2))
+            continue
+        p, s = r["preload"], r["streamed"]
+        lines.append([
+            r["model"], f"{r['weight_bytes'] / MIB:.1f}", f"{r['budget'] / MIB:.1f}",
+            f"{p['peak'] / MIB:.1f}", f"{s['peak'] / MIB:.1f}", f"{p['peak'] / s['peak']:.2f}",
+            f"{p['integrated_s'] * 1e3:.0f}/{s['integrated_s'] * 1e3:.0f}",
+            f"{p['execution_s'] * 1e3:.0f}/{s['execution_s'] * 1e3:.0f}",
+            f"{r['solver']['seconds']:.1f} {r['solver']['status']}",
+            f"{r['overlap']['ratio']:.2f}"])
+    return checking.format_table(lines)
+
+
+def plot(rows: list[dict], path: Path, device: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("flashmem: no matplotlib, no plot", file=sys.stderr)
+        return
+    rows = [r for r in rows if "error" not in r]
+    if not rows:
+        return
+    fig, axes = plt.subplots(1, len(rows), figsize=(5 * len(rows), 3.6), squeeze=False)
+    for ax, r in zip(axes[0], rows):
+        for mode, style in (("preload", "-"), ("streamed", "-")):
+            resident = [b / MIB for b in r[mode]["resident"]]
+            ax.plot(range(1, len(resident) + 1), resident, style, label=mode)
+        ax.axhline(r["budget"] / MIB, color="gray", ls="--", lw=1, label="budget")
+        ax.set_title(f"{r['model']}")
+        ax.set_xlabel("layer (kernel launch)")
+        ax.set_ylabel("resident MiB")
+        ax.legend(fontsize=8)
+    fig.suptitle(f"FlashMem: resident device memory over the first inference ({device})",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", nargs="+", default=MODELS)
+    parser.add_argument("--device", help="pocl (default without a GPU), gpu, or a name")
+    parser.add_argument("--share", type=float, default=0.25,
+                        help="budget: the arena plus this share of the weight bytes")
+    parser.add_argument("--chunk-kb", type=int, default=256)
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, default=2, help="CP-SAT workers (2: this box)")
+    parser.add_argument("--iterations", type=int, default=4,
+                        help="inferences per cold process (execution: runs 2..N)")
+    parser.add_argument("--repeat", type=int, default=5, help="overlap rounds")
+    parser.add_argument("--order", choices=("preload-first", "streamed-first"),
+                        default="preload-first")
+    parser.add_argument("--models-dir", default=str(Path(tempfile.gettempdir()) / "zoo-large"))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--out", help="JSON path (default bench/results/flashmem-<device>.json)")
+    for name in ("child", "module", "store", "inputs"):
+        parser.add_argument(f"--{name}", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.child:
+        child(args)
+        return 0
+    device = pick_device(args.device, "flashmem")
+    rows = []
+    from tqdm import tqdm
+
+    with tempfile.TemporaryDirectory() as folder:
+        for name in tqdm(args.models, desc="flashmem", unit="model", file=sys.stderr):
+            try:
+                rows.append(bench_model(name, device, args, Path(folder)))
+            except (RuntimeError, ValueError, OSError, subprocess.TimeoutExpired) as e:
+                rows.append({"model": name, "error": one_line(e)})
+            print(table(rows[-1:]), file=sys.stderr)
+    print(f"device: {device.describe()}")
+    print(table(rows))
+    out = Path(args.out) if args.out else BENCH_DIR / "results" / f"flashmem-{slug(device.name)}.json"
+    settings = {k: getattr(args, k) for k in ("share", "chunk_kb", "time_limit", "workers",
+                                             "iterations", "repeat", "order", "seed")}
+    out.write_text(json.dumps({"device": device.describe(), "host": e2e.host_cpu(),
+                               "settings": settings, "rows": rows}, indent=1) + "\n")
+    plot(rows, out.with_suffix(".png"), device.describe())
+    print(f"saved {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
