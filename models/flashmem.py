@@ -2,8 +2,9 @@
 FlashMem's overlap plan (§3, issue 21): which weights are preloaded before the first kernel
 and, for the others, at which layers their chunks move into their textures. The LC-OPG model
 of §3.2 in CP-SAT, its tiered fallbacks, the two naive baselines of §5.4, and a checker that
-replays a plan without the model. No pass uses it yet; `plan_attributes` gives what the
-`flashmem-plan` pass will record (`#stream.plan`, `#stream.weight_plan`).
+replays a plan without the model. The `flashmem-plan` pass plans a lowered module with it
+and records `plan_attributes` (`#stream.plan`, `#stream.weight_plan`); `flashmem-fuse`
+plans the onnx-level graph with it to choose the fused kernels to split (§4.3).
 
 Problem. Layers 1..N are the kernels in execution order; layer 0 is the preload phase before
 the first. A weight w of B(w) bytes is cut into T(w) = ceil(B(w) / S) chunks of S bytes and

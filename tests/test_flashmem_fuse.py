@@ -2,7 +2,8 @@
 `flashmem-fuse` (FlashMem §4.3): a split kernel computes what the fused one did (every
 fused kind and activation, against the unsplit module and onnxruntime); the pass splits a
 conv chain whose plan needs capacity, after which the plan keeps C3 and the outputs are
-unchanged; the α rule, the hierarchical rule, the onnx-level problem and the options.
+unchanged; the α rule, the hierarchical rule, the onnx-level problem, capacities at a
+device profile's load ratios, and the options.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.checking import run_onnxruntime
 from mobile_opt.dialects.onnx.fused import FusedConvOp, FusedGemmOp, FusedMatMulOp
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.models import flashmem
+from mobile_opt.models.device_profile import load_profile
 from mobile_opt.reference.interpreter import run_reference
 from mobile_opt.transforms.flashmem_fuse import (
     SPLIT,
@@ -140,8 +143,10 @@ def _conv_chain(tmp_path: Path, n: int = 4, c: int = 32, hw: int = 16) -> Path:
     return _save(tmp_path / "chain.onnx", nodes, [x], y, inits)
 
 
-TIGHT = FlashMemFusePass(budget_mb=0.172, chunk_kb=4)
-"""Below what a plan within C3 needs for the conv chain (0.2 MiB), above its least (0.17)."""
+TIGHT = FlashMemFusePass(budget_mb=0.206, chunk_kb=4)
+"""Below what a plan within C3 needs for the fused conv chain (0.2075 MiB: every weight
+preloaded, as no layer may move a weight's 9 chunks before its use), above the least of any
+plan (0.2036)."""
 
 
 def _plan(module: ModuleOp, p: FlashMemFusePass):
@@ -174,12 +179,15 @@ def test_pass_splits_where_the_plan_needs_capacity(tmp_path: Path):
 def test_pass_keeps_fusion_under_a_loose_budget(tmp_path: Path):
     module = _fused_module(_conv_chain(tmp_path))
     before = str(module)
-    FlashMemFusePass(budget_mb=0.21, chunk_kb=4).apply(Context(), module)
+    loose = FlashMemFusePass(budget_mb=0.21, chunk_kb=4)  # above preloading all (0.2075)
+    problem, plan = _plan(module, loose)
+    flashmem.check(problem, plan)  # the fused graph keeps C3 here
+    loose.apply(Context(), module)
     assert str(module) == before
 
 
 def test_alpha_rule_and_hierarchical_parts():
-    conv, relu = Part("Conv", 69760), Part("Relu", 32768)  # one conv of the chain
+    conv, relu = Part("Conv", 69760), Part("Relu", 32768, 32768)  # one conv of the chain
     split = Split.of(3, (conv, relu), 4096, alpha=8)
     assert split == Split(3, fused=3, first=3, second=24) and split.gain == 24
     assert Split.of(3, (conv, relu), 4096, alpha=8.01) is None  # 27 < 9.01 * 3
@@ -187,7 +195,24 @@ def test_alpha_rule_and_hierarchical_parts():
     assert Split.of(3, (conv, Part("Softmax", 32768)), 4096, alpha=0) is None
     assert Split.of(3, (Part("LayerNormalization", 32768), relu), 4096, alpha=0) is None
     # no gain, whatever α: a part that moves nothing more than the kernel
-    assert Split.of(3, (Part("Conv", 100), Part("Relu", 100)), 4096, alpha=0) is None
+    assert Split.of(3, (Part("Conv", 100), Part("Relu", 100, 100)), 4096, alpha=0) is None
+
+
+def test_capacities_follow_the_device_profile(tmp_path: Path):
+    """With `device`, C_l is `flashmem-plan`'s: the kernel's class at the profile's ratios
+    (on PoCL a Relu tolerates less than a Conv, so a FusedConv{Relu} is elemental)."""
+    ratios = flashmem.load_ratios(load_profile("pocl"))
+    module = _fused_module(_conv_chain(tmp_path, n=2))
+    layers = graph_problem(_function(module), 1 << 20, 4096, ratios=ratios).problem.layers
+    cls = flashmem.kernel_class(["Conv", "Relu"], ratios)
+    assert cls == flashmem.OpClass.ELEMENTAL and {layer.op_class for layer in layers} == {cls}
+    assert [layer.capacity_chunks for layer in layers] == [
+        flashmem.load_capacity(cls, 69760, 4096, ratios)] * 2
+    split = Split.of(1, (Part("Conv", 69760), Part("Relu", 32768, 32768)), 4096, 0.2, ratios)
+    assert split == Split(1, fused=flashmem.load_capacity(cls, 69760, 4096, ratios),
+                          first=flashmem.load_capacity(flashmem.OpClass.REUSABLE, 69760, 4096,
+                                                       ratios),
+                          second=flashmem.load_capacity(cls, 32768, 4096, ratios))
 
 
 def test_graph_problem_of_the_chain(tmp_path: Path):
@@ -212,3 +237,7 @@ def test_options():
         PassPipeline.parse_spec(PASSES, "flashmem-fuse{budget-mb=1 lambda=-1}")
     with pytest.raises(ValueError, match="budget-mb must be positive"):
         FlashMemFusePass(budget_mb=0)
+    (p,) = PassPipeline.parse_spec(PASSES, "flashmem-fuse{budget-mb=1 device=pocl}").passes
+    assert p == FlashMemFusePass(budget_mb=1, device="pocl")
+    with pytest.raises(DiagnosticException, match="flashmem-fuse: nosuch: no such device"):
+        FlashMemFusePass(budget_mb=1, device="nosuch").apply(Context(), ModuleOp([]))

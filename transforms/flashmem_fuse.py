@@ -1,16 +1,18 @@
 """
-`flashmem-fuse{budget-mb=B chunk-kb=64 alpha=0.2 lambda=0.01 mu=0.01 time-limit-s=10}`:
+`flashmem-fuse{budget-mb=B chunk-kb=64 alpha=0.2 lambda=0.01 mu=0.01 time-limit-s=10
+device=D}`:
 FlashMem's adaptive fusion (§4.3, issue 21). Run on the `onnx` dialect after `onnx-fuse`
 and before lowering, it splits fused kernels where the overlap plan needs their load
 capacity more than the kernel needs its fusion.
 
 Fusing kernels shrinks the load capacity C_l of §4.2 (C3): a fused kernel is one layer whose
 capacity is about the least of its parts' (`kernel_capacity`), where split it would be two
-layers offering the sum. The pass
+layers offering the sum. A kernel's capacity is `flashmem-plan`'s: `flashmem.load_capacity`
+of its class (`flashmem.kernel_class`, the part that tolerates least) and the bytes it
+reads, at the load ratios the profile `device` measured (`flashmem.load_ratios`). The pass
 1. builds FlashMem's `Problem` of each function (`graph_problem`): the kernels in order are
    the layers, each `onnx.Weight` read is a weight with its first and last reading layer,
-   a layer's activations are the tensors live while it runs, its capacity `load_capacity`
-   of its parts' `op_class`;
+   a layer's activations are the tensors live while it runs;
 2. plans it (`flashmem.plan`) within the budget. A plan that keeps C3 (tier 1) needs no
    capacity: nothing is split. A plan that had to break C3 to fit the budget (§4.3's
    "residual capacity violations") names the chunks moved over capacity;
@@ -37,7 +39,7 @@ Each split op records why in `flashmem.split`: the capacities and the penalty. W
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import prod
 from typing import Self
@@ -58,7 +60,9 @@ from mobile_opt.dialects.onnx.fused import FusedConvOp, FusedGemmOp, FusedMatMul
 from mobile_opt.dialects.onnx.nn import ConvOp, GemmOp, MatMulOp
 from mobile_opt.dialects.stream.attributes import element_bytes
 from mobile_opt.models import flashmem
+from mobile_opt.models.device_profile import ProfileError, load_profile
 from mobile_opt.models.flashmem import (
+    LOAD_RATIO,
     MB,
     WINDOW,
     BudgetError,
@@ -68,7 +72,9 @@ from mobile_opt.models.flashmem import (
     PlanError,
     Problem,
     Weight,
+    kernel_class,
     load_capacity,
+    load_ratios,
     op_class,
     replay,
 )
@@ -102,13 +108,12 @@ class Part:
 
     op_type: str
     input_bytes: int
+    made_bytes: int = 0
+    """Of `input_bytes`, what the part before it made (0 for a kernel's first part)."""
 
     @property
     def op_class(self) -> OpClass:
         return op_class(self.op_type)
-
-    def capacity(self, chunk_bytes: int) -> int:
-        return load_capacity(self.op_class, self.input_bytes, chunk_bytes)
 
 
 def kernel_parts(op: OnnxOp) -> tuple[Part, ...]:
@@ -124,17 +129,24 @@ def kernel_parts(op: OnnxOp) -> tuple[Part, ...]:
         case FusedMatMulOp():
             parts = [Part("MatMul", reads(op.A, op.B))]
             if not is_none(op.Bias):
-                parts.append(Part("Add", out + reads(op.Bias)))
+                parts.append(Part("Add", out + reads(op.Bias), out))
         case _:
             return (Part(op.onnx_type, reads(*op.operands)),)
     if op.activation.data:
-        parts.append(Part(op.activation.data, out))
+        parts.append(Part(op.activation.data, out, out))
     return tuple(parts)
 
 
-def kernel_capacity(parts: Iterable[Part], chunk_bytes: int) -> int:
-    """C of a kernel: the least of its parts' (§4.3, C_fused ≈ min(C_1, ..., C_k))."""
-    return min(p.capacity(chunk_bytes) for p in parts)
+def kernel_capacity(parts: Sequence[Part], chunk_bytes: int,
+                    ratios: Mapping[OpClass, float] = LOAD_RATIO) -> int:
+    """
+    C of a kernel of `parts` (a kernel, or a run of a kernel's parts as a split makes it):
+    `load_capacity` of its `kernel_class` and the bytes it reads from outside it, as
+    `flashmem-plan` takes a fused kernel's (§4.3, C_fused ≈ min(C_1, ..., C_k)).
+    """
+    reads = parts[0].input_bytes + sum(p.input_bytes - p.made_bytes for p in parts[1:])
+    cls = kernel_class([p.op_type for p in parts], ratios)
+    return load_capacity(cls, reads, chunk_bytes, ratios)
 
 
 def kernels(function: func.FuncOp) -> list[OnnxOp]:
@@ -164,13 +176,15 @@ class Graph:
 
 
 def graph_problem(function: func.FuncOp, budget_bytes: int, chunk_bytes: int,
-                  lambda_: float = 0.01, mu: float = 0.01) -> Graph | None:
+                  lambda_: float = 0.01, mu: float = 0.01,
+                  ratios: Mapping[OpClass, float] = LOAD_RATIO) -> Graph | None:
     """
     The `Problem` of `function`, or None when it has no kernel or reads no `onnx.Weight`:
     layers are the kernels, weights the `onnx.Weight` results they read (inline
     `onnx.Constant`s are a few elements, passed as kernel arguments), a layer's activations
     the non-constant tensors live while it runs (from their producer, or the start for the
-    arguments, to their last reader, or the end for the results).
+    arguments, to their last reader, or the end for the results), its class and capacity
+    at the device's load `ratios` (`kernel_capacity`).
     """
     ops = kernels(function)
     if not ops:
@@ -196,8 +210,8 @@ def graph_problem(function: func.FuncOp, budget_bytes: int, chunk_bytes: int,
     layers, running = [], 0
     for layer, (op, p) in enumerate(zip(ops, parts, strict=True), 1):
         running += live[layer]
-        layers.append(Layer(_layer_name(op, layer), p[0].op_class, running,
-                            kernel_capacity(p, chunk_bytes)))
+        layers.append(Layer(_layer_name(op, layer), kernel_class([q.op_type for q in p], ratios),
+                            running, kernel_capacity(p, chunk_bytes, ratios)))
     weights, seen = [], set()
     for op in function.body.ops:
         if not isinstance(op, WeightOp):
@@ -237,13 +251,15 @@ class Split:
         return self.first + self.second - self.fused
 
     @classmethod
-    def of(cls, layer: int, parts: Sequence[Part], chunk_bytes: int, alpha: float) -> Self | None:
+    def of(cls, layer: int, parts: Sequence[Part], chunk_bytes: int, alpha: float,
+           ratios: Mapping[OpClass, float] = LOAD_RATIO) -> Self | None:
         """The split of a kernel of `parts` at `layer`, if it may be split: it has two parts
-        or more, none hierarchical (§4.3's rule 2), and it gains capacity by the α rule."""
+        or more, none hierarchical (§4.3's rule 2), and it gains capacity by the α rule, at
+        the device's load `ratios`."""
         if len(parts) < 2 or any(p.op_class == OpClass.HIERARCHICAL for p in parts):
             return None
-        split = cls(layer, kernel_capacity(parts, chunk_bytes),
-                    kernel_capacity(parts[:-1], chunk_bytes), parts[-1].capacity(chunk_bytes))
+        split = cls(layer, *(kernel_capacity(p, chunk_bytes, ratios)
+                             for p in (parts, parts[:-1], parts[-1:])))
         if split.gain <= 0 or split.first + split.second < (1 + alpha) * split.fused:
             return None
         return split
@@ -458,6 +474,10 @@ class FlashMemFusePass(ModulePass):
     explain: bool = False
     """Print each round's plan, candidates and splits to stderr (`mobile-opt --explain`)."""
 
+    device: str = ""
+    """The device profile whose measured load ratios give C_l (`mobile-probe`), as
+    `flashmem-plan`'s; none: §4.2's."""
+
     def __post_init__(self) -> None:
         for option, value in (("budget-mb", self.budget_mb), ("chunk-kb", self.chunk_kb),
                               ("time-limit-s", self.time_limit_s), ("workers", self.workers)):
@@ -489,11 +509,17 @@ class FlashMemFusePass(ModulePass):
         return round(self.budget_mb * MB)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            ratios = load_ratios(load_profile(self.device) if self.device else None)
+        except ProfileError as e:
+            raise DiagnosticException(f"flashmem-fuse: {e}") from None
         for function in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
-            self._refine(function)
+            self._refine(function, ratios)
 
-    def _outcome(self, function: func.FuncOp) -> Outcome | None:
-        graph = graph_problem(function, self.budget_bytes, self.chunk_bytes, self.lambda_, self.mu)
+    def _outcome(self, function: func.FuncOp, ratios: Mapping[OpClass, float]
+                 ) -> Outcome | None:
+        graph = graph_problem(function, self.budget_bytes, self.chunk_bytes, self.lambda_,
+                              self.mu, ratios)
         if graph is None:
             return None
         try:
@@ -506,8 +532,8 @@ class FlashMemFusePass(ModulePass):
         if self.explain:
             print(text, file=sys.stderr)
 
-    def _refine(self, function: func.FuncOp) -> None:
-        current = self._outcome(function)
+    def _refine(self, function: func.FuncOp, ratios: Mapping[OpClass, float]) -> None:
+        current = self._outcome(function, ratios)
         if current is None:
             return
         self._say(f"flashmem-fuse @{function.sym_name.data}: {current.describe()}")
@@ -516,7 +542,7 @@ class FlashMemFusePass(ModulePass):
             round_ += 1
             graph = current.graph
             splits = [s for layer, parts in enumerate(graph.parts, 1)
-                      if (s := Split.of(layer, parts, self.chunk_bytes, self.alpha))]
+                      if (s := Split.of(layer, parts, self.chunk_bytes, self.alpha, ratios))]
             chosen = choose(graph.problem, current.residual, splits)
             for c in chosen:
                 s = c.split
@@ -529,7 +555,7 @@ class FlashMemFusePass(ModulePass):
             ops = kernels(trial)
             for c in chosen:
                 split_kernel(ops[c.split.layer - 1], _reason(c, self.alpha))
-            after = self._outcome(trial)
+            after = self._outcome(trial, ratios)
             assert after is not None
             self._say(f"  round {round_}: {after.describe()}")
             if after.key >= current.key:
