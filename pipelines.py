@@ -6,7 +6,8 @@ script and test that compiles a model takes its passes from this module.
   with the device's shipped profile, if it has one), `select-layouts{target=gpu
   solver=gcd2}` (every layout chosen together; `solver=local`: the rules op by op),
   `onnx-to-texture` within the device's image limits, `texture-to-ocl`, `ace` and `cse`;
-  under a memory budget, `flashmem-plan` last.
+  under a memory budget, `flashmem-split` first (no weight over a quarter of the budget)
+  and `flashmem-plan` last.
 - DSP: `select-layouts{target=dsp}` (each operator's implementation, GCD²'s local
   choice), `onnx-to-hvx`, `hvx-unroll` (kernels unrolled by output shape, pointer steps
   folded into offsets), then the back end: `hvx-regalloc`, and `vliw-pack` unless the
@@ -30,6 +31,7 @@ from mobile_opt.backends.hexagon.printer import PRINTER_PACKINGS
 from mobile_opt.models.device_profile import profile_for_device
 from mobile_opt.transforms.ace import AddressCalculationEliminationPass
 from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
+from mobile_opt.transforms.flashmem_split import FlashMemSplitPass
 from mobile_opt.transforms.hvx_regalloc import HvxRegisterAllocationPass
 from mobile_opt.transforms.hvx_unroll import HvxUnrollPass
 from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
@@ -42,6 +44,10 @@ from mobile_opt.universe import MOBILE_OPT_UNIVERSE
 
 GRAPH_PASSES = "onnx-fold-constants,onnx-fold-batchnorm,onnx-canonicalize,onnx-fuse"
 """The graph passes a GPU run takes when it is given none."""
+
+
+SPLIT_SHARE = 0.25
+"""Under a memory budget, MatMul weights above this share of it are cut in column blocks."""
 
 
 class PipelineError(Exception):
@@ -124,6 +130,9 @@ def gpu_pipeline(
         remarks=False,  # the host plan says which storage falls back to a buffer, once each
     )
     profile = profile_for_device(getattr(device, "name", ""), getattr(device, "platform", ""))
+    if stream is not None and not any(isinstance(p, FlashMemSplitPass) for p in before):
+        # no weight may need a large share of the budget on its own
+        before = [*before, FlashMemSplitPass(max_weight_mb=stream.budget_mb * SPLIT_SHARE)]
     if tile and profile is not None and not any(isinstance(p, TextureTilePass) for p in before):
         # kernel configurations by TMModel, from the device's shipped profile
         before = [*before, TextureTilePass(device=profile)]

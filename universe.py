@@ -139,6 +139,12 @@ def _vliw_pack() -> type[ModulePass]:
     return VliwPackPass
 
 
+def _flashmem_split() -> type[ModulePass]:
+    from mobile_opt.transforms.flashmem_split import FlashMemSplitPass
+
+    return FlashMemSplitPass
+
+
 def _flashmem_plan() -> type[ModulePass]:
     from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
 
@@ -171,6 +177,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "hvx-unroll": _hvx_unroll,
     "vliw-pack": _vliw_pack,
     "flashmem-plan": _flashmem_plan,
+    "flashmem-split": _flashmem_split,
 }
 
 def _opencl() -> type[Target]:

@@ -26,6 +26,7 @@ layers of the first inference, preload-all and streamed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import subprocess
@@ -175,6 +176,8 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
 
     path = model_file(name, Path(args.models_dir), scratch, args.seed)
     module, feeds = e2e.import_model(path, args.seed)
+    source = module.clone()
+    # preload-all: the default pipeline, what a run without a budget compiles
     passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device)
     pipelines.apply(module, passes)
     function = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
@@ -186,20 +189,24 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     weights = sum(w.bytes for w in problem.weights)
     arena = storage.arena_bytes()
     target = arena + int(args.share * weights)
-    least = flashmem.least_budget(flashmem.Problem(problem.layers, problem.weights, target,
-                                                   chunk), 10, args.workers)
-    budget = max(target, least.least)
-    planned = module.clone()
-    started = time.perf_counter()
-    pipelines.apply(planned, [FlashMemPlanPass(budget_mb=budget / MIB, chunk_kb=args.chunk_kb,
-                                               time_limit_s=args.time_limit,
-                                               workers=args.workers, device=profile or "")])
-    solve_s = time.perf_counter() - started
-    # the plan again from its attributes, for the independent checker and the baselines
-    head = planned.attributes["stream.plan"]
+    # streamed: the pipeline under the budget (flashmem-split, flashmem-plan), as mobile-run's
+    planned = source
+    stream = FlashMemPlanPass(budget_mb=target / MIB, chunk_kb=args.chunk_kb,
+                              time_limit_s=args.time_limit, workers=args.workers)
+    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device, stream=stream)
+    pipelines.apply(planned, passes[:-1])
     planned_function = next(op for op in planned.body.block.ops if isinstance(op, func.FuncOp))
     planned_kernels = {k.sym_name.data: k for k in planned.body.block.ops
                        if k.name == "ocl.kernel"}
+    split, _, _ = flashmem_problem(planned_function, target, chunk, kernels=planned_kernels,
+                                   ratios=ratios)
+    least = flashmem.least_budget(split, 10, args.workers)
+    budget = max(target, least.least)
+    started = time.perf_counter()
+    pipelines.apply(planned, [dataclasses.replace(passes[-1], budget_mb=budget / MIB)])
+    solve_s = time.perf_counter() - started
+    # the plan again from its attributes, for the independent checker and the baselines
+    head = planned.attributes["stream.plan"]
     problem, packs, _ = flashmem_problem(planned_function, head.budget.data, chunk,
                                          kernels=planned_kernels, ratios=ratios)
     weight_plans = flashmem.weight_plans(
@@ -211,10 +218,12 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
                          replayed.peak, replayed.peak_layer)
     scores = flashmem.compare(problem, made)
     plan = build_plan(planned)
-    store = scratch / f"{name}.weights"
-    write_store(store, plan, chunk)
-    mlir = scratch / f"{name}.mlir"
-    mlir.write_text(str(planned))
+    stores = {"streamed": scratch / f"{name}.weights", "preload": scratch / f"{name}.all.weights"}
+    write_store(stores["streamed"], plan, chunk)
+    write_store(stores["preload"], build_plan(module), chunk)
+    mlirs = {"streamed": scratch / f"{name}.mlir", "preload": scratch / f"{name}.all.mlir"}
+    mlirs["streamed"].write_text(str(planned))
+    mlirs["preload"].write_text(str(module))
     inputs = scratch / f"{name}.inputs.npz"
     np.savez(inputs, **feeds)
     expected = checking.run_onnxruntime(path, feeds)
@@ -229,14 +238,15 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     for mode in ("preload", "streamed") if args.order == "preload-first" else ("streamed",
                                                                                "preload"):
         out = scratch / f"{name}.{mode}.npz"
-        row[mode] = cold(mode, mlir, store, inputs, out, args)
+        row[mode] = cold(mode, mlirs[mode], stores[mode], inputs, out, args)
         got = dict(np.load(out))
         row[mode]["outputs"] = {
             k: checking.compare(got[k], v, checking.criterion(v)).status
             for k, v in expected.items()}
     streamed_values = [r.value for r in plan.weights
                        if not weight_plans_of(plan, planned).get(r.value, True)]
-    row["overlap"] = overlap(module, device, store, streamed_values, chunk, args.repeat)
+    row["overlap"] = overlap(planned, device, stores["streamed"], streamed_values, chunk,
+                             args.repeat)
     return row
 
 
