@@ -267,3 +267,19 @@ def test_unsupported_raise(tmp_path):
     # the importer refuses the Indices output before the lowering sees it
     with pytest.raises(Exception, match="'indices'|Indices"):
         lower_for_pocl(graph_path)
+
+
+def test_a_max_pool_round_trips_through_printed_ir(tmp_path):
+    """A max pool starts from -inf: the printed IR, parsed again, gives the same OpenCL (xDSL
+    reads `dense<0xff800000>` as 4286578688.0, so no non-finite dense constant is printed)."""
+    from mobile_opt import pipelines
+    from mobile_opt.backends.opencl.printer import opencl_source
+    from xdsl.parser import Parser
+
+    m = ModelBuilder()
+    op, x, attrs = POOLS["global_max"]
+    m.node(op, [m.input("x", x)], [m.output("y")], **attrs)
+    module = lower_for_pocl(m.save(tmp_path / "m.onnx"))
+    parsed = Parser(pipelines.context(), str(module)).parse_module()
+    assert "INFINITY" in opencl_source(module)
+    assert opencl_source(parsed) == opencl_source(module)

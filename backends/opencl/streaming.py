@@ -104,7 +104,7 @@ class ChunkCopier:
         self._next = 0
 
     def move(self, store: WeightStore, record: PackRecord, dest: cl.MemoryObject, first: int,
-             count: int, keep: list, wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+             count: int, keep: list) -> cl.Event:
         """Enqueue chunks first..first+count-1 of `record`'s weight into `dest`; the event
         of the last copy. `keep` holds the host arrays until the queue is finished."""
         pixel = _pixel_bytes(record.element_type)
@@ -115,8 +115,7 @@ class ChunkCopier:
             self._next = (self._next + 1) % len(self.ring)
             data = store.chunk(record.value, k, self.chunk)
             keep.append(data)
-            cl.enqueue_copy(self.queue, staging, data, is_blocking=False,
-                            wait_for=wait_for if event is None else None)
+            cl.enqueue_copy(self.queue, staging, data, is_blocking=False)
             if record.kind == "buffer":
                 event = cl.enqueue_copy(self.queue, dest, staging, byte_count=len(data),
                                         dst_offset=k * self.chunk)

@@ -179,6 +179,11 @@ class KernelBuilder:
         return self.emit_const(arith.ConstantOp(FloatAttr(float(x), f32)), float(x))
 
     def float4(self, x: float) -> Val:
+        if x in (float("inf"), float("-inf")) or x != x:
+            # a broadcast scalar: xDSL parses the hex literal of a dense non-finite float
+            # (-inf prints as dense<0xff800000>) as an integer, so the IR would not round-trip
+            scalar = self.float(x)
+            return self.emit_const(vector.BroadcastOp(scalar.value, FLOAT4), float(x))
         attr = DenseIntOrFPElementsAttr.from_list(FLOAT4, [float(x)])
         return self.emit_const(arith.ConstantOp(attr, FLOAT4), float(x))
 
