@@ -131,7 +131,7 @@ def overlap(module, device, store_path: Path, streamed: list[str], chunk: int,
 
     def timed(kernels: bool, copying: bool) -> float:
         # no user-event gate: pyopencl waits on the events of a host copy's wait list
-        keep, events = [], []
+        events = []
         start = time.perf_counter()
         launched = model.launch() if kernels else []
         model.queue.flush()
@@ -139,7 +139,7 @@ def overlap(module, device, store_path: Path, streamed: list[str], chunk: int,
             for _ in range(rounds):
                 for r in records:
                     chunks = store.entries[r.value]["chunks"]
-                    events.append(copier.move(store, r, targets[r.value], 0, chunks, keep))
+                    events.append(copier.move(store, r, targets[r.value], 0, chunks))
             copier.queue.flush()
         cl.wait_for_events(events + launched)
         model.queue.finish()

@@ -25,7 +25,7 @@ MODELS = Path(__file__).parent / "models"
 @pytest.mark.parametrize("width", [1, 5, 64])
 @pytest.mark.parametrize("chunk", [16, 48, 1024])
 def test_chunk_regions_cover_each_pixel_once(width: int, chunk: int):
-    from mobile_opt.backends.opencl.streaming import chunk_regions
+    from mobile_opt.backends.opencl.memory import chunk_regions
 
     height, pixel = 7, 16
     nbytes = width * height * pixel

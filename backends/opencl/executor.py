@@ -25,6 +25,7 @@ from mobile_opt.backends.opencl.plan import (
     build_plan,
     steps,
 )
+from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory
 from mobile_opt.backends.opencl.host_pack import (
     OpenCLRunError,
     host_value,
@@ -36,53 +37,14 @@ from mobile_opt.backends.opencl.weight_store import WeightStore
 from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.reference.interpreter import _checked_input, find_function
 from mobile_opt.dialects import texture
+from mobile_opt.dialects.stream.attributes import chunks_of
 from mobile_opt.dialects.onnx.graph import graph_io_names
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 
-class DeviceMemory:
-    """
-    The one allocator every device allocation of a run goes through (DESIGN.md): images,
-    buffers and staging buffers. It counts the bytes resident, their peak, and the
-    resident bytes at each mark (a layer), so that a run can report what it held.
-    """
-
-    def __init__(self, context: cl.Context):
-        self.context = context
-        self.resident = 0
-        self.peak = 0
-        self.sizes: dict[int, int] = {}
-        self.marks: list[tuple[str, int]] = []
-
-    def _count(self, obj: cl.MemoryObject, nbytes: int) -> cl.MemoryObject:
-        self.sizes[id(obj)] = nbytes
-        self.resident += nbytes
-        self.peak = max(self.peak, self.resident)
-        return obj
-
-    def buffer(self, nbytes: int, flags=cl.mem_flags.READ_WRITE) -> cl.Buffer:
-        return self._count(cl.Buffer(self.context, flags, nbytes), nbytes)
-
-    def image(self, width: int, height: int, element_type: str) -> cl.Image:
-        channel = cl.channel_type.HALF_FLOAT if element_type == "f16" else cl.channel_type.FLOAT
-        fmt = cl.ImageFormat(cl.channel_order.RGBA, channel)
-        image = cl.create_image(self.context, cl.mem_flags.READ_WRITE, fmt, shape=(width, height))
-        return self._count(image, width * height * 4 * (2 if element_type == "f16" else 4))
-
-    def slot(self, slot: Slot) -> cl.MemoryObject:
-        """The memory object of a host-plan slot."""
-        if slot.kind == "buffer":
-            return self.buffer(slot.nbytes)
-        return self.image(slot.width, slot.height, slot.element_type)
-
-    def free(self, obj: cl.MemoryObject) -> None:
-        """Release `obj`; the caller has waited for every command that uses it."""
-        self.resident -= self.sizes.pop(id(obj))
-        obj.release()
-
-    def mark(self, label: str) -> None:
-        self.marks.append((label, self.resident))
+PRELOAD_RING = 4
+"""The staging buffers a preloading run moves its weights through."""
 
 
 @dataclass
@@ -199,16 +161,26 @@ class CompiledModel:
         """Every weight into its slot: from the weight store, or packed from the module."""
         if self.store is not None:
             self.store.check(self.plan)
+            copier = self._preload_copier()
+            for record in self.plan.weights:
+                if self.slots[record.slot] is not None:  # else streamed
+                    chunks = chunks_of(self.store.entries[record.value]["nbytes"], copier.chunk)
+                    copier.move(self.store, record, self.slots[record.slot], 0, chunks)
+            copier.queue.finish()
+            self._preloaded(copier)
+            return
         values: dict[SSAValue, object] = {}
         for record in self.plan.weights:
-            if self.slots[record.slot] is None:
-                continue  # streamed
-            if self.store is not None:
-                self._copy(record, self.slots[record.slot], self.store.pixels(record.value),
-                           blocking=True)
-            else:
-                host_value(record.source_value, values)
-                self._upload(record, values[record.source_value], blocking=True)
+            host_value(record.source_value, values)
+            self._upload(record, values[record.source_value], blocking=True)
+
+    def _preload_copier(self) -> ChunkCopier:
+        """The staging ring that preloading from the store goes through."""
+        assert self.store is not None
+        return ChunkCopier(self.context, self.memory, self.store.chunk_bytes, PRELOAD_RING)
+
+    def _preloaded(self, copier: ChunkCopier) -> None:
+        copier.close()
 
     def _download(self, record: OutputRecord) -> np.ndarray:
         """Start copying an output's pixels to the host; they are there after `finish`."""

@@ -29,12 +29,8 @@ import numpy as np
 import pyopencl as cl
 from xdsl.dialects.builtin import ModuleOp
 
-from mobile_opt.backends.opencl.executor import (
-    CompiledModel,
-    DeviceMemory,
-    OpenCLRunError,
-    RunResult,
-)
+from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError, RunResult
+from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, pixel_bytes
 from mobile_opt.backends.opencl.host_pack import host_value
 from mobile_opt.backends.opencl.plan import PackRecord, Plan
 from mobile_opt.backends.opencl.weight_store import WeightStore
@@ -58,79 +54,6 @@ class Streamed:
     @property
     def slot(self) -> int:
         return self.record.slot
-
-
-def _pixel_bytes(element_type: str) -> int:
-    return 8 if element_type == "f16" else 16
-
-
-def chunk_regions(k: int, chunk: int, nbytes: int, width: int, pixel: int
-                  ) -> list[tuple[int, tuple[int, int], tuple[int, int]]]:
-    """
-    Chunk k of an image's row-major pixels as image regions: (offset in the chunk,
-    origin (x, y), region (w, h)) for the partial first row, the whole rows, and the
-    partial last row that it covers.
-    """
-    lo, hi = k * chunk // pixel, min((k + 1) * chunk, nbytes) // pixel
-    regions = []
-    p = lo
-    while p < hi:
-        y, x = divmod(p, width)
-        if x or hi - p < width:
-            w = min(width - x, hi - p)
-            regions.append(((p - lo) * pixel, (x, y), (w, 1)))
-            p += w
-        else:
-            rows = (hi - p) // width
-            regions.append(((p - lo) * pixel, (0, y), (width, rows)))
-            p += rows * width
-    return regions
-
-
-class ChunkCopier:
-    """
-    The copy side of streaming: a copy queue and a ring of `ring` staging buffers of
-    `chunk` bytes (host-visible, CL_MEM_ALLOC_HOST_PTR), allocated through `memory`.
-    A chunk goes from the weight store's map into the next staging buffer, then into its
-    pixels of the weight's image (or bytes of its buffer); the queue is in order, so a
-    staging buffer is refilled only after its previous copy out.
-    """
-
-    def __init__(self, context: cl.Context, memory: DeviceMemory, chunk: int, ring: int):
-        self.queue = cl.CommandQueue(context)
-        self.chunk, self.memory = chunk, memory
-        flags = cl.mem_flags.READ_ONLY | cl.mem_flags.ALLOC_HOST_PTR
-        self.ring = [memory.buffer(chunk, flags) for _ in range(ring)]
-        self._next = 0
-
-    def move(self, store: WeightStore, record: PackRecord, dest: cl.MemoryObject, first: int,
-             count: int, keep: list) -> cl.Event:
-        """Enqueue chunks first..first+count-1 of `record`'s weight into `dest`; the event
-        of the last copy. `keep` holds the host arrays until the queue is finished."""
-        pixel = _pixel_bytes(record.element_type)
-        nbytes = record.width * record.height * pixel
-        event = None
-        for k in range(first, first + count):
-            staging = self.ring[self._next]
-            self._next = (self._next + 1) % len(self.ring)
-            data = store.chunk(record.value, k, self.chunk)
-            keep.append(data)
-            cl.enqueue_copy(self.queue, staging, data, is_blocking=False)
-            if record.kind == "buffer":
-                event = cl.enqueue_copy(self.queue, dest, staging, byte_count=len(data),
-                                        dst_offset=k * self.chunk)
-                continue
-            for offset, origin, region in chunk_regions(k, self.chunk, nbytes, record.width,
-                                                        pixel):
-                event = cl.enqueue_copy(self.queue, dest, staging, offset=offset,
-                                        origin=origin, region=region)
-        return event
-
-    def close(self) -> None:
-        self.queue.finish()
-        for buffer in self.ring:
-            self.memory.free(buffer)
-        self.ring = []
 
 
 class StreamingModel(CompiledModel):
@@ -195,8 +118,14 @@ class StreamingModel(CompiledModel):
         self.loading: dict[int, list[Streamed]] = {}
         for s in self.streamed.values():
             self.loading.setdefault(s.plan.load.data, []).append(s)
-        super()._upload_weights()  # W, whole, from the store
+        super()._upload_weights()  # W, whole, from the store, through the ring
         self.memory.mark("preload")
+
+    def _preload_copier(self) -> ChunkCopier:
+        return self.copier
+
+    def _preloaded(self, copier: ChunkCopier) -> None:
+        pass  # the ring stays for the streamed weights
 
     def unload(self) -> None:
         self.copier.queue.finish()
@@ -244,12 +173,12 @@ class StreamingModel(CompiledModel):
                 launch, kernel, global_size, local_size = next(launches)
                 for s in self.loading.get(layer, []):
                     self._make_room(s.record.width * s.record.height
-                                    * _pixel_bytes(s.record.element_type))
+                                    * pixel_bytes(s.record.element_type))
                     self.slots[s.slot] = super()._new_slot(self.plan.slots[s.slot])
                 for s, count in self.by_layer.get(layer, []):
                     first = done.get(s.slot, 0)
                     ready[s.slot] = self.copier.move(self.store, s.record, self.slots[s.slot],
-                                                     first, count, keep)
+                                                     first, count)
                     done[s.slot] = first + count
                 self.memory.mark(launch.kernel)
                 wait = [ready[a["slot"]] for a in launch.args if a["slot"] in ready]

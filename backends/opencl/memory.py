@@ -1,0 +1,147 @@
+"""
+Device memory of a run: `DeviceMemory`, the one allocator every allocation goes through
+(it counts resident bytes and their peak), and `ChunkCopier`, which moves weight-store
+chunks into textures through a ring of pinned staging buffers on a copy queue of its own:
+the streaming runtime's loads, and a preloading run's too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from mobile_opt.backends.opencl.plan import PackRecord
+from mobile_opt.backends.opencl.weight_store import WeightStore
+from mobile_opt.models.storage import Slot
+
+
+class DeviceMemory:
+    """
+    The one allocator every device allocation of a run goes through (DESIGN.md): images,
+    buffers and staging buffers. It counts the bytes resident, their peak, and the
+    resident bytes at each mark (a layer), so that a run can report what it held.
+    """
+
+    def __init__(self, context: cl.Context):
+        self.context = context
+        self.resident = 0
+        self.peak = 0
+        self.sizes: dict[int, int] = {}
+        self.marks: list[tuple[str, int]] = []
+
+    def _count(self, obj: cl.MemoryObject, nbytes: int) -> cl.MemoryObject:
+        self.sizes[id(obj)] = nbytes
+        self.resident += nbytes
+        self.peak = max(self.peak, self.resident)
+        return obj
+
+    def buffer(self, nbytes: int, flags=cl.mem_flags.READ_WRITE) -> cl.Buffer:
+        return self._count(cl.Buffer(self.context, flags, nbytes), nbytes)
+
+    def image(self, width: int, height: int, element_type: str) -> cl.Image:
+        channel = cl.channel_type.HALF_FLOAT if element_type == "f16" else cl.channel_type.FLOAT
+        fmt = cl.ImageFormat(cl.channel_order.RGBA, channel)
+        image = cl.create_image(self.context, cl.mem_flags.READ_WRITE, fmt, shape=(width, height))
+        return self._count(image, width * height * 4 * (2 if element_type == "f16" else 4))
+
+    def slot(self, slot: Slot) -> cl.MemoryObject:
+        """The memory object of a host-plan slot."""
+        if slot.kind == "buffer":
+            return self.buffer(slot.nbytes)
+        return self.image(slot.width, slot.height, slot.element_type)
+
+    def free(self, obj: cl.MemoryObject) -> None:
+        """Release `obj`; the caller has waited for every command that uses it."""
+        self.resident -= self.sizes.pop(id(obj))
+        obj.release()
+
+    def mark(self, label: str) -> None:
+        self.marks.append((label, self.resident))
+
+
+def pixel_bytes(element_type: str) -> int:
+    return 8 if element_type == "f16" else 16
+
+
+def chunk_regions(k: int, chunk: int, nbytes: int, width: int, pixel: int
+                  ) -> list[tuple[int, tuple[int, int], tuple[int, int]]]:
+    """
+    Chunk k of an image's row-major pixels as image regions: (offset in the chunk,
+    origin (x, y), region (w, h)) for the partial first row, the whole rows, and the
+    partial last row that it covers.
+    """
+    lo, hi = k * chunk // pixel, min((k + 1) * chunk, nbytes) // pixel
+    regions = []
+    p = lo
+    while p < hi:
+        y, x = divmod(p, width)
+        if x or hi - p < width:
+            w = min(width - x, hi - p)
+            regions.append(((p - lo) * pixel, (x, y), (w, 1)))
+            p += w
+        else:
+            rows = (hi - p) // width
+            regions.append(((p - lo) * pixel, (0, y), (width, rows)))
+            p += rows * width
+    return regions
+
+
+class ChunkCopier:
+    """
+    The copy side of streaming: a copy queue and a ring of `ring` staging buffers of
+    `chunk` bytes in pinned host memory (CL_MEM_ALLOC_HOST_PTR, mapped once), allocated
+    through `memory`. A chunk is copied from the weight store's map into the next staging
+    buffer by the host, then written from there into its pixels of the weight's image (or
+    bytes of its buffer) by the copy queue: from pinned memory, a GPU's copy engine moves
+    it while kernels run. A staging buffer is refilled once the writes out of it are done.
+    """
+
+    def __init__(self, context: cl.Context, memory: DeviceMemory, chunk: int, ring: int):
+        self.queue = cl.CommandQueue(context)
+        self.chunk, self.memory = chunk, memory
+        flags = cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR
+        self.ring = [memory.buffer(chunk, flags) for _ in range(ring)]
+        self.host = []
+        for buffer in self.ring:
+            host, event = cl.enqueue_map_buffer(self.queue, buffer, cl.map_flags.WRITE, 0,
+                                                (chunk,), np.uint8)
+            event.wait()
+            self.host.append(host)
+        self.busy: list[cl.Event | None] = [None] * ring
+        self._next = 0
+
+    def move(self, store: WeightStore, record: PackRecord, dest: cl.MemoryObject, first: int,
+             count: int) -> cl.Event:
+        """Enqueue chunks first..first+count-1 of `record`'s weight into `dest`; the event
+        of the last write."""
+        pixel = pixel_bytes(record.element_type)
+        nbytes = record.width * record.height * pixel
+        event = None
+        for k in range(first, first + count):
+            slot = self._next
+            self._next = (self._next + 1) % len(self.ring)
+            if self.busy[slot] is not None:
+                self.busy[slot].wait()
+            data = store.chunk(record.value, k, self.chunk)
+            host = self.host[slot]
+            host[: len(data)] = data
+            if record.kind == "buffer":
+                event = cl.enqueue_copy(self.queue, dest, host[: len(data)],
+                                        dst_offset=k * self.chunk, is_blocking=False)
+            else:
+                for offset, origin, region in chunk_regions(k, self.chunk, nbytes,
+                                                            record.width, pixel):
+                    size = region[0] * region[1] * pixel
+                    event = cl.enqueue_copy(self.queue, dest, host[offset: offset + size],
+                                            origin=origin, region=region, is_blocking=False)
+            self.busy[slot] = event
+        self.queue.flush()
+        return event
+
+    def close(self) -> None:
+        self.queue.finish()
+        for host, buffer in zip(self.host, self.ring):
+            host.base.release(self.queue)
+            self.memory.free(buffer)
+        self.queue.finish()
+        self.ring, self.host = [], []
