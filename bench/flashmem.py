@@ -281,7 +281,9 @@ def table(rows: list[dict]) -> str:
         p, s = r["preload"], r["streamed"]
         lines.append([
             r["model"], f"{r['weight_bytes'] / MIB:.1f}", f"{r['budget'] / MIB:.1f}",
-            f"{p['peak'] / MIB:.1f}", f"{s['peak'] / MIB:.1f}", f"{p['peak'] / s['peak']:.2f}",
+            f"{p['peak'] / MIB:.1f}",
+            f"{s['peak'] / MIB:.1f}" + ("" if s["peak"] <= r["budget"] else " OVER"),
+            f"{p['peak'] / s['peak']:.2f}",
             f"{p['integrated_s'] * 1e3:.0f}/{s['integrated_s'] * 1e3:.0f}",
             f"{p['execution_s'] * 1e3:.0f}/{s['execution_s'] * 1e3:.0f}",
             f"{r['solver']['seconds']:.1f} {r['solver']['status']}",
