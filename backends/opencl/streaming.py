@@ -30,7 +30,7 @@ import pyopencl as cl
 from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError, RunResult
-from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, pixel_bytes
+from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory
 from mobile_opt.backends.opencl.host_pack import host_value
 from mobile_opt.backends.opencl.plan import PackRecord, Plan
 from mobile_opt.backends.opencl.weight_store import WeightStore
@@ -75,6 +75,7 @@ class StreamingModel(CompiledModel):
             if isinstance(attr, WeightPlanAttr):
                 self._weight_plans[op.results[0]] = attr
         self._pending: deque[tuple[cl.Event, Streamed]] = deque()
+        self._spare: dict[tuple, list[cl.MemoryObject]] = {}
         super().__init__(module, device, function, plan, store, context, memory)
 
     # storage --------------------------------------------------------------------------
@@ -132,15 +133,21 @@ class StreamingModel(CompiledModel):
         self.queue.finish()
         while self._pending:
             self._free(self._pending.popleft()[1])
+        self._release_spare(None)
         self.copier.close()
         super().unload()
 
     def _make_room(self, nbytes: int) -> None:
-        """Free finished streamed weights; wait for the oldest while `nbytes` would not fit."""
+        """
+        Free finished streamed weights; while `nbytes` would not fit, release spare images,
+        then wait for the oldest weight still in use.
+        """
         while self._pending and (self._pending[0][0].command_execution_status
                                  == cl.command_execution_status.COMPLETE):
             self._free(self._pending.popleft()[1])
         while self.memory.resident + nbytes > self.budget:
+            if self._release_spare(self.memory.resident + nbytes - self.budget):
+                continue
             if not self._pending:
                 raise BudgetExceeded(
                     f"allocating {nbytes} bytes would hold {self.memory.resident + nbytes}, "
@@ -150,8 +157,34 @@ class StreamingModel(CompiledModel):
             self._free(s)
 
     def _free(self, s: Streamed) -> None:
-        self.memory.free(self.slots[s.slot])
+        """A finished weight's memory object becomes spare: still held, and counted, until a
+        later weight of its size takes it or the budget needs it (creating an image costs
+        more than the copies of a chunk on a GPU)."""
+        slot = self.plan.slots[s.slot]
+        self._spare.setdefault((slot.kind, slot.width, slot.height, slot.element_type,
+                                slot.nbytes), []).append(self.slots[s.slot])
         self.slots[s.slot] = None
+
+    def _release_spare(self, nbytes: int | None) -> bool:
+        """Release spare objects until `nbytes` are freed (None: all); whether any was."""
+        released = 0
+        for key in list(self._spare):
+            while self._spare[key] and (nbytes is None or released < nbytes):
+                self.memory.free(self._spare[key].pop())
+                released += key[-1]
+            if not self._spare[key]:
+                del self._spare[key]
+        return released > 0
+
+    def _take(self, index: int) -> cl.MemoryObject:
+        """The memory object of a streamed weight's slot: a spare one of its size, or new."""
+        slot = self.plan.slots[index]
+        spare = self._spare.get((slot.kind, slot.width, slot.height, slot.element_type,
+                                 slot.nbytes))
+        if spare:
+            return spare.pop()
+        self._make_room(slot.nbytes)
+        return super()._new_slot(slot)
 
     # running --------------------------------------------------------------------------
     def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
@@ -172,9 +205,7 @@ class StreamingModel(CompiledModel):
                 layer += 1
                 launch, kernel, global_size, local_size = next(launches)
                 for s in self.loading.get(layer, []):
-                    self._make_room(s.record.width * s.record.height
-                                    * pixel_bytes(s.record.element_type))
-                    self.slots[s.slot] = super()._new_slot(self.plan.slots[s.slot])
+                    self.slots[s.slot] = self._take(s.slot)
                 for s, count in self.by_layer.get(layer, []):
                     first = done.get(s.slot, 0)
                     ready[s.slot] = self.copier.move(self.store, s.record, self.slots[s.slot],
