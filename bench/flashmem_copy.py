@@ -1,0 +1,129 @@
+"""
+How fast weight bytes reach a texture on this device, by path (issue 21): the bound under
+a streamed inference's execution time, which must move the streamed weights every run.
+
+- `ring S`: the streaming runtime's path (`ChunkCopier`), chunks of S bytes copied by the
+  host from the store's memory map into a pinned staging ring, then written to the image;
+- `pageable`: the whole image written from the memory map in one command;
+- `pinned`: the whole image written from one pinned (mapped) host buffer in one command,
+  which is the copy engine's rate, the ceiling of any path.
+
+    python3 bench/flashmem_copy.py [--device gpu] [--mib 128]
+
+Results: `bench/results/flashmem-copy-<device>.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import e2e
+from e2e import BENCH_DIR, pick_device, slug
+
+from mobile_opt import checking
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device")
+    parser.add_argument("--mib", type=int, default=128, help="bytes moved per measurement")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    device = pick_device(args.device, "flashmem_copy")
+    import pyopencl as cl
+
+    from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory
+    from mobile_opt.backends.opencl.plan import PackRecord
+    from mobile_opt.backends.opencl.weight_store import ALIGN, MAGIC, WeightStore
+
+    context = cl.Context([device.device])
+    queue = cl.CommandQueue(context)
+    memory = DeviceMemory(context)
+    width = 4096
+    height = args.mib * (1 << 20) // (width * 16)
+    nbytes = width * height * 16
+    record = PackRecord(0, "w", "rows4", [height, width * 4], "float32", 0, "image", width,
+                        height, "f32")
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        # a one-weight store, written as write_store lays it out
+        path = Path(folder) / "w.weights"
+        header = json.dumps({"function": "main_graph", "chunk_bytes": 1 << 18, "weights": [
+            {"name": "w", "kind": "image", "width": width, "height": height,
+             "element_type": "f32", "layout": "rows4", "shape": record.shape, "offset": 0,
+             "nbytes": nbytes, "chunks": -(-nbytes // (1 << 18))}]}).encode()
+        start = -(-(len(MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
+        with open(path, "wb") as f:
+            f.write(MAGIC + len(header).to_bytes(8, "little") + header)
+            f.seek(start)
+            f.write(np.random.default_rng(0).standard_normal(nbytes // 4, np.float32).tobytes())
+        store = WeightStore(path)
+        image = memory.image(width, height, "f32")
+
+        def timed(move) -> float:
+            move()  # warm-up
+            samples = []
+            for _ in range(args.repeat):
+                started = time.perf_counter()
+                move()
+                samples.append(time.perf_counter() - started)
+            return statistics.median(samples)
+
+        for chunk in (1 << 18, 1 << 20, 1 << 22):
+            copier = ChunkCopier(context, memory, chunk, 8)
+            chunks = -(-nbytes // chunk)
+
+            def ring(copier=copier, chunks=chunks):
+                copier.move(store, record, image, 0, chunks).wait()
+
+            rows.append({"path": f"ring {chunk >> 10} KiB", "seconds": timed(ring)})
+            copier.close()
+        pixels = store.pixels("w")
+
+        def pageable():
+            cl.enqueue_copy(queue, image, pixels, origin=(0, 0), region=(width, height),
+                            is_blocking=True)
+
+        rows.append({"path": "pageable", "seconds": timed(pageable)})
+        staging = memory.buffer(nbytes, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR)
+        host, event = cl.enqueue_map_buffer(queue, staging, cl.map_flags.WRITE, 0,
+                                            (height, width, 4), np.float32)
+        event.wait()
+        host[...] = pixels
+
+        def pinned():
+            cl.enqueue_copy(queue, image, host, origin=(0, 0), region=(width, height),
+                            is_blocking=True)
+
+        rows.append({"path": "pinned", "seconds": timed(pinned)})
+        host.base.release(queue)
+        queue.finish()
+        memory.free(staging)
+        memory.free(image)
+        del store, pixels
+    for row in rows:
+        row["gb_per_s"] = nbytes / row["seconds"] / 1e9
+    print(f"device: {device.describe()}; {nbytes / (1 << 20):.0f} MiB per move, median of "
+          f"{args.repeat}")
+    print(checking.format_table([["path", "ms", "GB/s"]] + [
+        [r["path"], f"{r['seconds'] * 1e3:.1f}", f"{r['gb_per_s']:.2f}"] for r in rows]))
+    out = (Path(args.out) if args.out
+           else BENCH_DIR / "results" / f"flashmem-copy-{slug(device.name)}.json")
+    out.write_text(json.dumps({"device": device.describe(), "host": e2e.host_cpu(),
+                               "bytes": nbytes, "rows": rows}, indent=1) + "\n")
+    print(f"saved {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
