@@ -96,7 +96,8 @@ def child(args: argparse.Namespace) -> None:
         "integrated_s": loaded - imported - model.build_seconds + done - loaded,
         "execution_s": statistics.median(runs) if runs else done - loaded, "runs_s": runs,
         "kernel_s": sum(k.seconds for k in first.kernel_times),
-        "peak": model.memory.peak, "resident": marks}))
+        "peak": model.memory.peak, "host_pinned": model.memory.host_pinned,
+        "resident": marks}))
 
 
 def cold(mode: str, module: Path, store: Path, inputs: Path, out: Path, args) -> dict:
@@ -118,13 +119,15 @@ def overlap(module, device, store_path: Path, streamed: list[str], chunk: int,
     import pyopencl as cl
 
     from mobile_opt.backends.opencl.executor import CompiledModel
-    from mobile_opt.backends.opencl.streaming import ChunkCopier
+    from mobile_opt.backends.opencl.memory import ChunkCopier, PinnedStore, discrete
     from mobile_opt.backends.opencl.weight_store import WeightStore
 
     store = WeightStore(store_path)
     model = CompiledModel(module, device, store=store)
     records = [r for r in model.plan.weights if r.value in streamed] or model.plan.weights
-    copier = ChunkCopier(model.context, model.memory, chunk, 8)
+    # the source the streaming runtime takes on this device
+    source = PinnedStore(model.context, model.memory, store) if discrete(model.device) else None
+    copier = ChunkCopier(model.context, model.memory, chunk, 8, source)
     targets = {r.value: model.memory.slot(model.plan.slots[r.slot]) for r in records}
 
     rounds = 1  # copies of the streamed weights per measurement, to match the kernels' time
@@ -159,6 +162,9 @@ def overlap(module, device, store_path: Path, streamed: list[str], chunk: int,
     result["rounds"] = rounds
     result["ratio"] = result["both"] / max(result["compute"], result["copy"])
     copier.close()
+    if source is not None:
+        source.close()
+    result["source"] = "pinned store" if source is not None else "staging ring"
     for target in targets.values():
         model.memory.free(target)
     model.unload()

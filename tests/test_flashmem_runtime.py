@@ -110,13 +110,18 @@ def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device
                                                    workers=2)])
         plan = build_plan(planned)
         write_store(tmp_path / "w.bin", plan, chunk)
-        model = StreamingModel(planned, pocl_device, WeightStore(tmp_path / "w.bin"), plan=plan)
-        streamed_any |= bool(model.streamed)
-        for _ in range(2):
-            outputs = model.run(feeds).outputs
-            for name, want in expected.items():
-                np.testing.assert_allclose(outputs[name], want, rtol=0, atol=1e-6)
-        assert model.memory.peak <= budget, (model.memory.peak, budget)
+        for pinned in (False, True):  # the ring, and a discrete GPU's pinned store
+            model = StreamingModel(planned, pocl_device, WeightStore(tmp_path / "w.bin"),
+                                   plan=plan, pinned=pinned)
+            streamed_any |= bool(model.streamed)
+            for _ in range(2):
+                outputs = model.run(feeds).outputs
+                for name, want in expected.items():
+                    np.testing.assert_allclose(outputs[name], want, rtol=0, atol=1e-6)
+            assert model.memory.peak <= budget, (model.memory.peak, budget)
+            assert (model.memory.host_pinned > 0) == pinned
+            model.unload()
+            assert model.memory.resident == model.memory.host_pinned == 0
     assert streamed_any
 
 

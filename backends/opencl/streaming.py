@@ -10,8 +10,9 @@ with its weights read from a weight store (`weight_store.py`) as the plan says.
 - Chunks go from the store's memory map into a ring of R staging buffers (host-visible,
   CL_MEM_ALLOC_HOST_PTR), then into the texture by image writes of regions, all on a copy
   queue of their own; kernels run on the compute queue, and a kernel that reads a
-  streamed weight waits on the event of the weight's last chunk. Both queues are in
-  order, so a staging buffer is refilled only after its previous copy out.
+  streamed weight waits on the event of the weight's last chunk. On a discrete GPU the
+  chunks are written from a pinned host copy of the whole store instead (`PinnedStore`:
+  host memory, not the device's, and the copy engine's full rate).
 - Every allocation goes through `DeviceMemory`, which counts resident bytes: before it
   allocates, the host frees the streamed weights whose last readers have finished, and
   waits for the oldest of them while the allocation would exceed the budget. The peak it
@@ -30,7 +31,7 @@ import pyopencl as cl
 from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError, RunResult
-from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory
+from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, PinnedStore, discrete
 from mobile_opt.backends.opencl.host_pack import host_value
 from mobile_opt.backends.opencl.plan import PackRecord, Plan
 from mobile_opt.backends.opencl.weight_store import WeightStore
@@ -61,7 +62,8 @@ class StreamingModel(CompiledModel):
 
     def __init__(self, module: ModuleOp, device, store: WeightStore, function: str = "main_graph",
                  plan: Plan | None = None, budget: int | None = None,
-                 context: cl.Context | None = None, memory: DeviceMemory | None = None):
+                 context: cl.Context | None = None, memory: DeviceMemory | None = None,
+                 pinned: bool | None = None):
         head = module.attributes.get(PLAN)
         if not isinstance(head, PlanAttr):
             raise OpenCLRunError("the module has no stream.plan: run flashmem-plan first")
@@ -76,6 +78,7 @@ class StreamingModel(CompiledModel):
                 self._weight_plans[op.results[0]] = attr
         self._pending: deque[tuple[cl.Event, Streamed]] = deque()
         self._spare: dict[tuple, list[cl.MemoryObject]] = {}
+        self.pinned = pinned
         super().__init__(module, device, function, plan, store, context, memory)
 
     # storage --------------------------------------------------------------------------
@@ -110,8 +113,12 @@ class StreamingModel(CompiledModel):
             for layer, count in s.plan.moves.items():
                 moves[layer] = moves.get(layer, 0) + count
         ring = max(1, max(moves.values(), default=0)) if self.plan.weights else 0
-        self._make_room(ring * self.chunk)
-        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring)
+        if self.pinned is None:
+            self.pinned = discrete(self.device)
+        source = PinnedStore(self.context, self.memory, self.store) if self.pinned else None
+        if source is None:
+            self._make_room(ring * self.chunk)
+        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring, source)
         self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
         for s in self.streamed.values():
             for layer, count in s.plan.moves.items():
@@ -135,6 +142,8 @@ class StreamingModel(CompiledModel):
             self._free(self._pending.popleft()[1])
         self._release_spare(None)
         self.copier.close()
+        if self.copier.pinned is not None:
+            self.copier.pinned.close()
         super().unload()
 
     def _make_room(self, nbytes: int) -> None:

@@ -140,8 +140,13 @@ class WeightStore:
         raw = self.data[e["offset"]: e["offset"] + e["nbytes"]]
         return raw.view(dtype).reshape(e["height"], e["width"], 4)
 
-    def chunk(self, name: str, k: int, chunk_bytes: int) -> np.ndarray:
-        """Bytes [k S, (k + 1) S) of a weight's pixels (S = `chunk_bytes`), from the map."""
+    def chunk_range(self, name: str, k: int, chunk_bytes: int) -> tuple[int, int]:
+        """Where bytes [k S, (k + 1) S) of a weight's pixels lie in `data` (S = `chunk_bytes`)."""
         e = self.entries[name]
         lo = e["offset"] + k * chunk_bytes
-        return self.data[lo: min(lo + chunk_bytes, e["offset"] + e["nbytes"])]
+        return lo, min(lo + chunk_bytes, e["offset"] + e["nbytes"])
+
+    def chunk(self, name: str, k: int, chunk_bytes: int) -> np.ndarray:
+        """Chunk k of a weight's pixels, from the map."""
+        lo, hi = self.chunk_range(name, k, chunk_bytes)
+        return self.data[lo:hi]
