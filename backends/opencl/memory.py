@@ -67,12 +67,18 @@ def pixel_bytes(element_type: str) -> int:
 
 def chunk_regions(k: int, chunk: int, nbytes: int, width: int, pixel: int
                   ) -> list[tuple[int, tuple[int, int], tuple[int, int]]]:
+    """Chunk k (of `chunk` bytes) of an image's `nbytes` as `byte_regions`."""
+    return byte_regions(k * chunk, min((k + 1) * chunk, nbytes), width, pixel)
+
+
+def byte_regions(start: int, end: int, width: int, pixel: int
+                 ) -> list[tuple[int, tuple[int, int], tuple[int, int]]]:
     """
-    Chunk k of an image's row-major pixels as image regions: (offset in the chunk,
-    origin (x, y), region (w, h)) for the partial first row, the whole rows, and the
-    partial last row that it covers.
+    Bytes [start, end) of an image's row-major pixels as image regions: (offset from
+    `start`, origin (x, y), region (w, h)) for the partial first row, the whole rows, and
+    the partial last row that they cover.
     """
-    lo, hi = k * chunk // pixel, min((k + 1) * chunk, nbytes) // pixel
+    lo, hi = start // pixel, end // pixel
     regions = []
     p = lo
     while p < hi:
@@ -121,18 +127,29 @@ class ChunkCopier:
         pixel = pixel_bytes(record.element_type)
         nbytes = record.width * record.height * pixel
         event = None
+        if self.pinned is not None:  # already in pinned memory: the chunks in one go
+            lo, _ = self.pinned.store.chunk_range(record.value, first, self.chunk)
+            _, hi = self.pinned.store.chunk_range(record.value, first + count - 1, self.chunk)
+            host = self.pinned.host[lo:hi]
+            start = first * self.chunk
+            if record.kind == "buffer":
+                event = cl.enqueue_copy(self.queue, dest, host, dst_offset=start,
+                                        is_blocking=False)
+            for offset, origin, region in ([] if record.kind == "buffer" else byte_regions(
+                    start, start + hi - lo, record.width, pixel)):
+                size = region[0] * region[1] * pixel
+                event = cl.enqueue_copy(self.queue, dest, host[offset: offset + size],
+                                        origin=origin, region=region, is_blocking=False)
+            self.queue.flush()
+            return event
         for k in range(first, first + count):
-            if self.pinned is not None:  # already in pinned memory: no staging
-                host = self.pinned.chunk(record.value, k, self.chunk)
-                data = host
-            else:
-                slot = self._next
-                self._next = (self._next + 1) % len(self.ring)
-                if self.busy[slot] is not None:
-                    self.busy[slot].wait()
-                data = store.chunk(record.value, k, self.chunk)
-                host = self.host[slot]
-                host[: len(data)] = data
+            slot = self._next
+            self._next = (self._next + 1) % len(self.ring)
+            if self.busy[slot] is not None:
+                self.busy[slot].wait()
+            data = store.chunk(record.value, k, self.chunk)
+            host = self.host[slot]
+            host[: len(data)] = data
             if record.kind == "buffer":
                 event = cl.enqueue_copy(self.queue, dest, host[: len(data)],
                                         dst_offset=k * self.chunk, is_blocking=False)
@@ -142,8 +159,7 @@ class ChunkCopier:
                     size = region[0] * region[1] * pixel
                     event = cl.enqueue_copy(self.queue, dest, host[offset: offset + size],
                                             origin=origin, region=region, is_blocking=False)
-            if self.pinned is None:
-                self.busy[slot] = event
+            self.busy[slot] = event
         self.queue.flush()
         return event
 
