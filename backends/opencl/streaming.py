@@ -39,6 +39,10 @@ from mobile_opt.dialects.stream.attributes import PLAN, WEIGHT_PLAN, PlanAttr, W
 from mobile_opt.models.storage import Slot
 
 
+FLUSH_EVERY = 8
+"""Launches between flushes of the compute queue where no wait forces one."""
+
+
 class BudgetExceeded(OpenCLRunError):
     """The run would hold more than the budget (the plan does not fit this device)."""
 
@@ -124,8 +128,14 @@ class StreamingModel(CompiledModel):
             for layer, count in s.plan.moves.items():
                 self.by_layer.setdefault(layer, []).append((s, count))
         self.loading: dict[int, list[Streamed]] = {}
+        self.ending: dict[int, list[Streamed]] = {}
+        self.first_reads: dict[int, list[int]] = {}
         for s in self.streamed.values():
             self.loading.setdefault(s.plan.load.data, []).append(s)
+            self.ending.setdefault(s.last_use, []).append(s)
+            self.first_reads.setdefault(s.plan.use.data, []).append(s.slot)
+        self.reads_streamed = {layer for layer, launch in enumerate(self.plan.launches, 1)
+                               if any(a["slot"] in self.streamed for a in launch.args)}
         super()._upload_weights()  # W, whole, from the store, through the ring
         self.memory.mark("preload")
 
@@ -162,6 +172,7 @@ class StreamingModel(CompiledModel):
                     f"allocating {nbytes} bytes would hold {self.memory.resident + nbytes}, "
                     f"over the budget of {self.budget}")
             event, s = self._pending.popleft()
+            self.queue.flush()
             event.wait()
             self._free(s)
 
@@ -221,19 +232,21 @@ class StreamingModel(CompiledModel):
                                                      first, count)
                     done[s.slot] = first + count
                 self.memory.mark(launch.kernel)
-                wait = [ready[a["slot"]] for a in launch.args if a["slot"] in ready]
-                args = [self.slots[a["slot"]] for a in launch.args]
-                kernel.set_args(*args)
+                # the first reader of a streamed weight waits for its chunks; the queue is
+                # in order, so later readers need not
+                wait = [ready[slot] for slot in self.first_reads.get(layer, ())]
+                if layer in self.reads_streamed:
+                    kernel.set_args(*[self.slots[a["slot"]] for a in launch.args])
                 try:
                     event = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size,
                                                        local_size, wait_for=wait or None)
                 except cl.Error as e:
                     raise OpenCLRunError(f"launching {launch.kernel} failed: {e}") from None
-                self.queue.flush()
+                if wait or layer % FLUSH_EVERY == 0:
+                    self.queue.flush()
                 events.append((launch, event))
-                for s in self.streamed.values():
-                    if s.last_use == layer:
-                        self._pending.append((event, s))
+                for s in self.ending.get(layer, ()):
+                    self._pending.append((event, s))
             elif record.slot is not None:
                 downloads.append((record, self._download(record)))
         self.queue.finish()
