@@ -183,3 +183,28 @@ def test_split_matmul_computes_the_same(tmp_path):
     feeds = {"x": rng.standard_normal((3, 8)).astype(np.float32)}
     got = run_reference(module, feeds)["y"]
     np.testing.assert_allclose(got, run_onnxruntime(path, feeds)["y"], rtol=1e-5, atol=1e-5)
+
+
+def test_mobile_opt_writes_the_weight_store_next_to_the_output(tmp_path, capsys):
+    from mobile_opt.backends.opencl.plan import build_plan
+    from mobile_opt.backends.opencl.weight_store import WeightStore
+    from mobile_opt.tools import mobile_opt
+    from xdsl.parser import Parser
+
+    spec = ("select-layouts,onnx-to-texture,texture-to-ocl,"
+            "flashmem-plan{budget-mb=1.0 chunk-kb=16 time-limit-s=5.0 workers=2}")
+    with pytest.raises(SystemExit) as done:
+        mobile_opt.main([str(MODELS / "vit_tiny.onnx"), "-p", spec, "-o",
+                         str(tmp_path / "m.mlir"), "--weight-store", str(tmp_path / "m.weights")])
+    assert done.value.code == 0, capsys.readouterr().err
+    module = Parser(pipelines.context(), (tmp_path / "m.mlir").read_text()).parse_module()
+    store = WeightStore(tmp_path / "m.weights")
+    store.check(build_plan(module))
+    assert store.chunk_bytes == 16 * 1024
+    # before the lowering there is nothing to pack: one line, no files
+    with pytest.raises(SystemExit) as done:
+        mobile_opt.main([str(MODELS / "vit_tiny.onnx"), "-o", str(tmp_path / "x.mlir"),
+                         "--weight-store", str(tmp_path / "x.weights")])
+    assert done.value.code == 1
+    assert "--weight-store needs a lowered module" in capsys.readouterr().err
+    assert not (tmp_path / "x.weights").exists() and not (tmp_path / "x.mlir").exists()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from pathlib import Path
 from collections.abc import Sequence
 from io import StringIO
 from typing import IO
@@ -84,6 +85,18 @@ class MobileOptMain(xDSLOptMain):
             "flashmem-fuse pass its plans, and each kernel it splits and why (stderr)",
         )
 
+        arg_parser.add_argument(
+            "--weight-store",
+            metavar="FILE",
+            help="also write the lowered module's weights, packed in their device layouts and "
+            "cut in the chunks of its stream.plan, to FILE (memory-mapped by mobile-run's "
+            "streaming runtime)",
+        )
+
+    def apply_passes(self, prog: ModuleOp):
+        super().apply_passes(prog)
+        self._module = prog
+
     def register_all_frontends(self):
         super().register_all_frontends()
         self.available_frontends["onnx"] = self._import_onnx
@@ -140,8 +153,27 @@ class MobileOptMain(xDSLOptMain):
             raise  # already says file:line:col
         except DiagnosticException as e:
             raise UserError(f"{self.get_input_name()}: {one_line(e)}") from None
+        if self.args.weight_store is not None:
+            self._write_weight_store(Path(self.args.weight_store))
         if self.args.output_file is not None:
             write_atomically(self.args.output_file, self._output.getvalue())
+
+    def _write_weight_store(self, path: Path) -> None:
+        from mobile_opt.backends.opencl.host_pack import OpenCLRunError
+        from mobile_opt.backends.opencl.plan import PlanError, build_plan, is_lowered
+        from mobile_opt.backends.opencl.weight_store import DEFAULT_CHUNK, write_store
+        from mobile_opt.dialects.stream.attributes import PLAN, PlanAttr
+
+        module = getattr(self, "_module", None)
+        if module is None or not is_lowered(module):
+            raise UserError("--weight-store needs a lowered module (onnx-to-texture,"
+                            "texture-to-ocl)")
+        head = module.attributes.get(PLAN)
+        chunk = head.chunk.data if isinstance(head, PlanAttr) else DEFAULT_CHUNK
+        try:
+            write_store(path, build_plan(module), chunk)
+        except (PlanError, OpenCLRunError, OSError) as e:
+            raise UserError(f"--weight-store {path}: {one_line(e)}") from None
 
 
 class _KeepOpen(StringIO):
