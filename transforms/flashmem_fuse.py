@@ -48,9 +48,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, NoneType, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-from xdsl.utils.arg_spec import ArgSpec
 from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.dialects.onnx.base import OnnxConstantOp, OnnxOp, is_none
@@ -79,6 +77,7 @@ from mobile_opt.models.flashmem import (
     replay,
 )
 
+from .flashmem_plan import LambdaOption
 from .onnx_fuse import activation_op
 
 SPLIT = "flashmem.split"
@@ -442,7 +441,7 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class FlashMemFusePass(ModulePass):
+class FlashMemFusePass(LambdaOption):
     """
     Splits fused kernels whose load capacity the overlap plan needs (FlashMem §4.3); see
     the module's docstring.
@@ -488,17 +487,6 @@ class FlashMemFusePass(ModulePass):
                 raise ValueError(f"flashmem-fuse: {option} must not be negative, not {value}")
         if self.chunk_bytes < 1:
             raise ValueError(f"flashmem-fuse: chunk-kb {self.chunk_kb} is under a byte")
-
-    @classmethod
-    def from_spec(cls, spec: ArgSpec) -> Self:
-        # `lambda` is a Python keyword: the field is `lambda_`
-        params = {("lambda_" if k == "lambda" else k): v for k, v in spec.parameters.items()}
-        return super().from_spec(ArgSpec(spec.name, params))
-
-    def spec(self, *, include_default: bool = False) -> ArgSpec:
-        spec = super().spec(include_default=include_default)
-        return ArgSpec(spec.name, {("lambda" if k == "lambda_" else k): v
-                                   for k, v in spec.parameters.items()})
 
     @property
     def chunk_bytes(self) -> int:

@@ -22,8 +22,10 @@ budget that works.
 from __future__ import annotations
 
 import re
+from abc import ABC
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Self
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -112,8 +114,22 @@ def flashmem_problem(function: func.FuncOp, budget_bytes: int, chunk_bytes: int,
     return problem, packs, storage
 
 
+class LambdaOption(ModulePass, ABC):
+    """A pass with FlashMem's λ: the option `lambda`, a Python keyword, is the field `lambda_`."""
+
+    @classmethod
+    def from_spec(cls, spec: ArgSpec) -> Self:
+        renamed = {("lambda_" if k == "lambda" else k): v for k, v in spec.parameters.items()}
+        return super().from_spec(ArgSpec(spec.name, renamed))
+
+    def spec(self, *, include_default: bool = False) -> ArgSpec:
+        spec = super().spec(include_default=include_default)
+        return ArgSpec(spec.name, {("lambda" if k == "lambda_" else k): v
+                                   for k, v in spec.parameters.items()})
+
+
 @dataclass(frozen=True)
-class FlashMemPlanPass(ModulePass):
+class FlashMemPlanPass(LambdaOption):
     """Plan which weights stream, and when their chunks move (see the module docstring)."""
 
     name = "flashmem-plan"
@@ -129,17 +145,6 @@ class FlashMemPlanPass(ModulePass):
     function: str = "main_graph"
     device: str = ""
     """The device profile whose measured load ratios give C_l (`mobile-probe`); none: §4.2's."""
-
-    # `lambda` is a Python keyword: the field is `lambda_`, the option `lambda`
-    @classmethod
-    def from_spec(cls, spec: ArgSpec) -> FlashMemPlanPass:
-        renamed = {("lambda_" if k == "lambda" else k): v for k, v in spec.parameters.items()}
-        return super().from_spec(ArgSpec(spec.name, renamed))
-
-    def spec(self, *, include_default: bool = False) -> ArgSpec:
-        spec = super().spec(include_default=include_default)
-        return ArgSpec(spec.name, {("lambda" if k == "lambda_" else k): v
-                                   for k, v in spec.parameters.items()})
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.budget_mb <= 0:
