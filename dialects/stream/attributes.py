@@ -11,9 +11,10 @@ Layers are the host function's kernel launches in program order, numbered from 1
 layer 0 is the preload phase before the first launch. The plan is recorded in the IR
 (DESIGN.md: choices live in the IR), for the lowering to realise:
 
-- on the module, `stream.plan = #stream.plan<...>`: S, the in-flight budget M_peak, the
-  number of layers and how the solver ended;
-- on each weight's `onnx.Weight` op, `stream.weight_plan = #stream.weight_plan<...>`:
+- on the module, `stream.plan = #stream.plan<...>`: S, the budget, the number of layers and
+  how the solver ended;
+- on each weight's `texture.pack` (the weight in its device layout, whose texture bytes are
+  chunked), `stream.weight_plan = #stream.weight_plan<...>`:
   its decision, T(w), z_w, i_w and the non-zero x_{w,l} as `layer: chunks` pairs.
 
 `stream.load` and `stream.transform` name the chunks they move with `#stream.chunks`.
@@ -48,7 +49,7 @@ from mobile_opt.dialects.enum_syntax import AngleBracketEnum
 PLAN = "stream.plan"
 """The module's attribute: the overlap plan's `#stream.plan`."""
 WEIGHT_PLAN = "stream.weight_plan"
-"""An `onnx.Weight` op's attribute: that weight's `#stream.weight_plan`."""
+"""A weight's `texture.pack` attribute: that weight's `#stream.weight_plan`."""
 PRELOAD_LAYER = 0
 """The layer number of the preload phase, before the first kernel launch."""
 
@@ -370,9 +371,9 @@ class PlanAttr(ParametrizedAttribute):
 
         #stream.plan<chunk = 65536, budget = 524288000, layers = 120, status = optimal>
 
-    S, the uniform chunk size in bytes; M_peak, the bytes the plan lets be in flight
-    (staged or moving) at any layer; N, the number of layers (kernel launches); and how
-    the planner ended. The weights' own plans are on their `onnx.Weight` ops.
+    S, the uniform chunk size in bytes; the budget, the bytes the run may hold at any layer
+    (activations, weights, staging: all the memory a counting allocator sees); N, the number of layers (kernel launches); and how
+    the planner ended. The weights' own plans are on their `texture.pack` ops.
     """
 
     name = "stream.plan"
