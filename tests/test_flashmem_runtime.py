@@ -208,3 +208,20 @@ def test_mobile_opt_writes_the_weight_store_next_to_the_output(tmp_path, capsys)
     assert done.value.code == 1
     assert "--weight-store needs a lowered module" in capsys.readouterr().err
     assert not (tmp_path / "x.weights").exists() and not (tmp_path / "x.mlir").exists()
+
+
+def test_mobile_run_memory_budget_on_lowered_ir(pocl_device, capsys, tmp_path):
+    """A lowered `.mlir` module is planned as it is (no second lowering)."""
+    from mobile_opt.tools import mobile_opt
+
+    with pytest.raises(SystemExit) as done:
+        mobile_opt.main([str(MODELS / "vit_tiny.onnx"), "-p",
+                         "select-layouts,onnx-to-texture,texture-to-ocl", "-o",
+                         str(tmp_path / "low.mlir")])
+    assert done.value.code == 0
+    capsys.readouterr()
+    status, out, err = run_mobile_run(
+        [str(tmp_path / "low.mlir"), "--memory-budget", "1MB", "--chunk-kb", "16",
+         "--time-limit", "5", "--iterations", "1"], capsys)
+    assert status == 0, err
+    assert "streamed peak over all runs: 1.0 MiB of the 1.0 MiB budget" in out

@@ -2,7 +2,8 @@
 `mobile-run MODEL... --memory-budget SIZE`: run models streamed under a device-memory
 budget (FlashMem, issue 21), beside preload-all.
 
-Each model is compiled with the GPU pipeline and `flashmem-plan` at the budget, its
+Each model is compiled with the GPU pipeline and `flashmem-plan` at the budget (a lowered
+`.mlir` module takes the passes `-p` names and the plan), its
 weights written packed to a weight store (in `--save-dir`, or a temporary folder), and
 run by the streaming runtime (`backends/opencl/streaming.py`). Several models run one
 after another (FIFO), each with its own plan, under the one budget: a model's memory is
@@ -103,7 +104,7 @@ def _run(args, device, budget: int, folder: Path, written: list[Path], load_with
     import pyopencl as cl
 
     from mobile_opt.backends.opencl.executor import CompiledModel, DeviceMemory, OpenCLRunError
-    from mobile_opt.backends.opencl.plan import build_plan
+    from mobile_opt.backends.opencl.plan import build_plan, is_lowered
     from mobile_opt.backends.opencl.streaming import StreamingModel
     from mobile_opt.backends.opencl.weight_store import WeightStore, write_store
     from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
@@ -117,9 +118,12 @@ def _run(args, device, budget: int, folder: Path, written: list[Path], load_with
         stream = FlashMemPlanPass(budget_mb=budget / (1 << 20), chunk_kb=args.chunk_kb,
                                   time_limit_s=args.time_limit, function=args.function)
         try:
-            passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES if args.passes is None
-                                               else args.passes, device, stream=stream,
-                                               solver=args.solver)
+            if is_lowered(module):  # lowered IR: the passes -p names, then the plan
+                passes = [*pipelines.parse_passes(args.passes or ""), stream]
+            else:
+                passes, _ = pipelines.gpu_pipeline(
+                    pipelines.GRAPH_PASSES if args.passes is None else args.passes, device,
+                    stream=stream, solver=args.solver)
             pipelines.apply(module, passes, ctx)
         except pipelines.PipelineError as e:
             raise UserError(str(e)) from None
