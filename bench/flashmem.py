@@ -127,7 +127,8 @@ def overlap(module, device, store_path: Path, streamed: list[str], chunk: int,
     model = CompiledModel(module, device, store=store)
     records = [r for r in model.plan.weights if r.value in streamed] or model.plan.weights
     # the source the streaming runtime takes on this device
-    source = PinnedStore(model.context, model.memory, store) if discrete(model.device) else None
+    source = (PinnedStore(model.context, model.memory, store, [r.value for r in records])
+              if discrete(model.device) else None)
     copier = ChunkCopier(model.context, model.memory, chunk, 8, source)
     targets = {r.value: model.memory.slot(model.plan.slots[r.slot]) for r in records}
 

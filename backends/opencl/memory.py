@@ -7,6 +7,8 @@ the streaming runtime's loads, and a preloading run's too.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pyopencl as cl
 
@@ -108,7 +110,6 @@ class ChunkCopier:
                  pinned: PinnedStore | None = None):
         self.queue = cl.CommandQueue(context)
         self.chunk, self.memory, self.pinned = chunk, memory, pinned
-        ring = 0 if pinned is not None else ring
         flags = cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR
         self.ring = [memory.buffer(chunk, flags) for _ in range(ring)]
         self.host = []
@@ -127,16 +128,15 @@ class ChunkCopier:
         pixel = pixel_bytes(record.element_type)
         nbytes = record.width * record.height * pixel
         event = None
-        if self.pinned is not None:  # already in pinned memory: the chunks in one go
-            lo, _ = self.pinned.store.chunk_range(record.value, first, self.chunk)
-            _, hi = self.pinned.store.chunk_range(record.value, first + count - 1, self.chunk)
-            host = self.pinned.host[lo:hi]
+        if self.pinned is not None and record.value in self.pinned:
+            # already in pinned memory: the chunks in one go
+            host = self.pinned.chunks(record.value, first, count, self.chunk)
             start = first * self.chunk
             if record.kind == "buffer":
                 event = cl.enqueue_copy(self.queue, dest, host, dst_offset=start,
                                         is_blocking=False)
             for offset, origin, region in ([] if record.kind == "buffer" else byte_regions(
-                    start, start + hi - lo, record.width, pixel)):
+                    start, start + len(host), record.width, pixel)):
                 size = region[0] * region[1] * pixel
                 event = cl.enqueue_copy(self.queue, dest, host[offset: offset + size],
                                         origin=origin, region=region, is_blocking=False)
@@ -174,8 +174,8 @@ class ChunkCopier:
 
 class PinnedStore:
     """
-    A weight store's bytes copied once into pinned host memory (one CL_MEM_ALLOC_HOST_PTR
-    buffer, mapped): the chunk source of a discrete GPU, whose copy engine writes from
+    The streamed weights' bytes of a weight store, copied once into pinned host memory (one
+    CL_MEM_ALLOC_HOST_PTR buffer, mapped): the chunk source of a discrete GPU, whose copy engine writes from
     pinned memory at its full rate (54 GB/s on the H100, against 9 GB/s through a host
     copy from the store's map, `bench/flashmem_copy.py`). It is host memory, outside the
     device's: `DeviceMemory.host_pinned` counts it apart from the resident bytes. A device
@@ -183,21 +183,37 @@ class PinnedStore:
     the ring instead, as this would hold every weight in the budgeted memory.
     """
 
-    def __init__(self, context: cl.Context, memory: DeviceMemory, store: WeightStore):
+    def __init__(self, context: cl.Context, memory: DeviceMemory, store: WeightStore,
+                 names: Iterable[str]):
         self.store, self.memory = store, memory
         self.queue = cl.CommandQueue(context)
-        self.size = max(1, store.data.size)
+        # only the weights `names` (the streamed ones): pinning costs time at load
+        self.offsets: dict[str, int] = {}
+        size = 0
+        for name in names:
+            self.offsets[name] = size
+            size += store.entries[name]["nbytes"]
+        self.size = max(1, size)
         self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
                                 self.size)
         self.host, event = cl.enqueue_map_buffer(self.queue, self.buffer, cl.map_flags.WRITE,
                                                  0, (self.size,), np.uint8)
         event.wait()
-        self.host[: store.data.size] = store.data
+        for name, offset in self.offsets.items():
+            entry = store.entries[name]
+            self.host[offset: offset + entry["nbytes"]] = \
+                store.data[entry["offset"]: entry["offset"] + entry["nbytes"]]
         memory.host_pinned += self.size
 
-    def chunk(self, name: str, k: int, chunk_bytes: int) -> np.ndarray:
-        lo, hi = self.store.chunk_range(name, k, chunk_bytes)
-        return self.host[lo:hi]
+    def __contains__(self, name: str) -> bool:
+        return name in self.offsets
+
+    def chunks(self, name: str, first: int, count: int, chunk_bytes: int) -> np.ndarray:
+        """Chunks first..first+count-1 of weight `name`, contiguous, in pinned memory."""
+        base = self.offsets[name] - self.store.entries[name]["offset"]
+        lo, _ = self.store.chunk_range(name, first, chunk_bytes)
+        _, hi = self.store.chunk_range(name, first + count - 1, chunk_bytes)
+        return self.host[base + lo: base + hi]
 
     def close(self) -> None:
         self.host.base.release(self.queue)

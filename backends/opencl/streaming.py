@@ -11,7 +11,7 @@ with its weights read from a weight store (`weight_store.py`) as the plan says.
   CL_MEM_ALLOC_HOST_PTR), then into the texture by image writes of regions, all on a copy
   queue of their own; kernels run on the compute queue, and a kernel that reads a
   streamed weight waits on the event of the weight's last chunk. On a discrete GPU the
-  chunks are written from a pinned host copy of the whole store instead (`PinnedStore`:
+  chunks are written from a pinned host copy of the streamed weights instead (`PinnedStore`:
   host memory, not the device's, and the copy engine's full rate).
 - Every allocation goes through `DeviceMemory`, which counts resident bytes: before it
   allocates, the host frees the streamed weights whose last readers have finished, and
@@ -119,9 +119,10 @@ class StreamingModel(CompiledModel):
         ring = max(1, max(moves.values(), default=0)) if self.plan.weights else 0
         if self.pinned is None:
             self.pinned = discrete(self.device)
-        source = PinnedStore(self.context, self.memory, self.store) if self.pinned else None
-        if source is None:
-            self._make_room(ring * self.chunk)
+        source = (PinnedStore(self.context, self.memory, self.store,
+                              [s.record.value for s in self.streamed.values()])
+                  if self.pinned else None)
+        self._make_room(ring * self.chunk)  # W goes through the ring either way
         self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring, source)
         self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
         for s in self.streamed.values():
