@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory
     from mobile_opt.backends.opencl.plan import PackRecord
-    from mobile_opt.backends.opencl.weight_store import ALIGN, MAGIC, WeightStore
+    from mobile_opt.backends.opencl.weight_store import WeightStore, write_pixels
 
     context = cl.Context([device.device])
     queue = cl.CommandQueue(context)
@@ -56,17 +56,10 @@ def main(argv: list[str] | None = None) -> int:
                         height, "f32")
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        # a one-weight store, written as write_store lays it out
+        # a one-weight store of random pixels
         path = Path(folder) / "w.weights"
-        header = json.dumps({"function": "main_graph", "chunk_bytes": 1 << 18, "weights": [
-            {"name": "w", "kind": "image", "width": width, "height": height,
-             "element_type": "f32", "layout": "rows4", "shape": record.shape, "offset": 0,
-             "nbytes": nbytes, "chunks": -(-nbytes // (1 << 18))}]}).encode()
-        start = -(-(len(MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
-        with open(path, "wb") as f:
-            f.write(MAGIC + len(header).to_bytes(8, "little") + header)
-            f.seek(start)
-            f.write(np.random.default_rng(0).standard_normal(nbytes // 4, np.float32).tobytes())
+        write_pixels(path, "main_graph", [record],
+                     [np.random.default_rng(0).standard_normal((height, width, 4), np.float32)])
         store = WeightStore(path)
         image = memory.image(width, height, "f32")
 
@@ -110,7 +103,6 @@ def main(argv: list[str] | None = None) -> int:
         queue.finish()
         memory.free(staging)
         memory.free(image)
-        del store, pixels
     for row in rows:
         row["gb_per_s"] = nbytes / row["seconds"] / 1e9
     print(f"device: {device.describe()}; {nbytes / (1 << 20):.0f} MiB per move, median of "

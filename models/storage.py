@@ -23,6 +23,11 @@ IR_LINK = {"ir": True}
 """Field metadata: the field links a record to the IR and never goes into the JSON."""
 
 
+def pixel_bytes(element_type: str) -> int:
+    """The bytes of one RGBA pixel of `element_type` ("f32" or "f16")."""
+    return 8 if element_type == "f16" else 16
+
+
 @dataclass
 class Storage:
     """One `texture.pack`/`texture.alloc` result: its pixel grid and where it lives."""
@@ -42,7 +47,7 @@ class Storage:
 
     @property
     def nbytes(self) -> int:
-        return self.width * self.height * 4 * (2 if self.element_type == "f16" else 4)
+        return self.width * self.height * pixel_bytes(self.element_type)
 
 
 @dataclass

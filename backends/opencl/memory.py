@@ -14,7 +14,7 @@ import pyopencl as cl
 
 from mobile_opt.backends.opencl.plan import PackRecord
 from mobile_opt.backends.opencl.weight_store import WeightStore
-from mobile_opt.models.storage import Slot
+from mobile_opt.models.storage import Slot, pixel_bytes
 
 
 class DeviceMemory:
@@ -46,7 +46,7 @@ class DeviceMemory:
         channel = cl.channel_type.HALF_FLOAT if element_type == "f16" else cl.channel_type.FLOAT
         fmt = cl.ImageFormat(cl.channel_order.RGBA, channel)
         image = cl.create_image(self.context, cl.mem_flags.READ_WRITE, fmt, shape=(width, height))
-        return self._count(image, width * height * 4 * (2 if element_type == "f16" else 4))
+        return self._count(image, width * height * pixel_bytes(element_type))
 
     def slot(self, slot: Slot) -> cl.MemoryObject:
         """The memory object of a host-plan slot."""
@@ -61,10 +61,6 @@ class DeviceMemory:
 
     def mark(self, label: str) -> None:
         self.marks.append((label, self.resident))
-
-
-def pixel_bytes(element_type: str) -> int:
-    return 8 if element_type == "f16" else 16
 
 
 def chunk_regions(k: int, chunk: int, nbytes: int, width: int, pixel: int

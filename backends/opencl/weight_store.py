@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,7 @@ import numpy as np
 from mobile_opt.backends.opencl.host_pack import OpenCLRunError, host_value, pack_pixels
 from mobile_opt.backends.opencl.plan import PackRecord, Plan
 from mobile_opt.dialects.stream.attributes import chunks_of
+from mobile_opt.models.storage import pixel_bytes
 
 MAGIC = b"MOBILE-OPT-WEIGHTS 1\n"
 ALIGN = 4096
@@ -57,24 +58,33 @@ def write_store(path: Path, plan: Plan, chunk_bytes: int = DEFAULT_CHUNK,
     Write the store of `plan`'s weights to `path` atomically (a temporary file renamed);
     returns its size. `progress(n)` is called with each weight's bytes.
     """
+    return write_pixels(path, plan.function, plan.weights,
+                        (pixels for _, pixels in weight_pixels(plan)), chunk_bytes, progress)
+
+
+def write_pixels(path: Path, function: str, records: Sequence[PackRecord],
+                 pixels: Iterable[np.ndarray], chunk_bytes: int = DEFAULT_CHUNK,
+                 progress=None) -> int:
+    """`write_store` of the weights `records` of `function`, whose pixels `pixels` gives in
+    their order (computed one at a time, as they are written)."""
     path = Path(path)
     entries, offset = [], 0
-    for record in plan.weights:
-        nbytes = record.width * record.height * 4 * (2 if record.element_type == "f16" else 4)
+    for record in records:
+        nbytes = record.width * record.height * pixel_bytes(record.element_type)
         offset = -(-offset // ALIGN) * ALIGN
         entries.append({"name": record.value, **_entry(record), "offset": offset,
                         "nbytes": nbytes, "chunks": chunks_of(nbytes, chunk_bytes)})
         offset += nbytes
-    header = json.dumps({"function": plan.function, "chunk_bytes": chunk_bytes,
+    header = json.dumps({"function": function, "chunk_bytes": chunk_bytes,
                          "weights": entries}).encode()
     start = -(-(len(MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         with open(tmp, "wb") as f:
             f.write(MAGIC + struct.pack("<Q", len(header)) + header)
-            for entry, (record, pixels) in zip(entries, weight_pixels(plan), strict=True):
-                data = pixels.tobytes()
-                assert len(data) == entry["nbytes"], record.value
+            for entry, array in zip(entries, pixels, strict=True):
+                data = array.tobytes()
+                assert len(data) == entry["nbytes"], entry["name"]
                 f.seek(start + entry["offset"])
                 f.write(data)
                 if progress is not None:
