@@ -35,7 +35,14 @@ from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, PinnedS
 from mobile_opt.backends.opencl.host_pack import host_value
 from mobile_opt.backends.opencl.plan import PackRecord, Plan
 from mobile_opt.backends.opencl.weight_store import WeightStore
-from mobile_opt.dialects.stream.attributes import PLAN, WEIGHT_PLAN, PlanAttr, WeightPlanAttr
+from mobile_opt.dialects.stream.attributes import (
+    PLAN,
+    Decision,
+    WEIGHT_PLAN,
+    PlanAttr,
+    WeightPlanAttr,
+    layer_chunks,
+)
 from mobile_opt.models.storage import Slot
 
 
@@ -99,7 +106,7 @@ class StreamingModel(CompiledModel):
             if attr is None:
                 raise OpenCLRunError(f"weight {record.value} has no stream.weight_plan: run "
                                      "flashmem-plan after the lowering")
-            if attr.decision.data.value == "stream":
+            if attr.decision.data is Decision.STREAM:
                 self.streamed[record.slot] = Streamed(record, attr, last_use[record.slot])
 
     def _allocated_now(self, slot: Slot) -> bool:
@@ -112,10 +119,7 @@ class StreamingModel(CompiledModel):
 
     def _upload_weights(self) -> None:
         assert self.store is not None
-        moves = {}
-        for s in self.streamed.values():
-            for layer, count in s.plan.moves.items():
-                moves[layer] = moves.get(layer, 0) + count
+        moves = layer_chunks(s.plan for s in self.streamed.values())
         ring = max(1, max(moves.values(), default=0)) if self.plan.weights else 0
         if self.pinned is None:
             self.pinned = discrete(self.device)
@@ -124,14 +128,14 @@ class StreamingModel(CompiledModel):
                   if self.pinned else None)
         self._make_room(ring * self.chunk)  # W goes through the ring either way
         self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring, source)
+        # what happens at each layer: chunks moved, weights loaded, first and last readers
         self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
-        for s in self.streamed.values():
-            for layer, count in s.plan.moves.items():
-                self.by_layer.setdefault(layer, []).append((s, count))
         self.loading: dict[int, list[Streamed]] = {}
         self.ending: dict[int, list[Streamed]] = {}
         self.first_reads: dict[int, list[int]] = {}
         for s in self.streamed.values():
+            for layer, count in s.plan.moves.items():
+                self.by_layer.setdefault(layer, []).append((s, count))
             self.loading.setdefault(s.plan.load.data, []).append(s)
             self.ending.setdefault(s.last_use, []).append(s)
             self.first_reads.setdefault(s.plan.use.data, []).append(s.slot)
