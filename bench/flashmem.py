@@ -208,24 +208,23 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     planned_function = next(op for op in planned.body.block.ops if isinstance(op, func.FuncOp))
     planned_kernels = {k.sym_name.data: k for k in planned.body.block.ops
                        if k.name == "ocl.kernel"}
-    split, _, _ = flashmem_problem(planned_function, target, chunk, kernels=planned_kernels,
-                                   ratios=ratios)
+    split, packs, _ = flashmem_problem(planned_function, target, chunk,
+                                       kernels=planned_kernels, ratios=ratios)
     least = flashmem.least_budget(split, 10, args.workers)
     budget = max(target, least.least)
     started = time.perf_counter()
     pipelines.apply(planned, [dataclasses.replace(passes[-1], budget_mb=budget / MIB)])
     solve_s = time.perf_counter() - started
-    # the plan again from its attributes, for the independent checker and the baselines
+    # the plan again from its attributes (the pass wrote them on the same packs), for the
+    # independent checker and the baselines
     head = planned.attributes["stream.plan"]
-    problem, packs, _ = flashmem_problem(planned_function, head.budget.data, chunk,
-                                         kernels=planned_kernels, ratios=ratios)
+    problem = dataclasses.replace(split, budget_bytes=head.budget.data)
     weight_plans = flashmem.weight_plans(
         {n: p.attributes["stream.weight_plan"] for n, p in packs.items()})
-    replayed = flashmem.check(problem, flashmem.Plan(
-        weight_plans, head.status.data, "flashmem-plan", 0, True,
-        flashmem.replay(problem, weight_plans).peak, 0))
+    replayed = flashmem.replay(problem, weight_plans)
     made = flashmem.Plan(weight_plans, head.status.data, "flashmem-plan", 0, True,
                          replayed.peak, replayed.peak_layer)
+    flashmem.check(problem, made)
     scores = flashmem.compare(problem, made)
     plan = build_plan(planned)
     stores = {"streamed": scratch / f"{name}.weights", "preload": scratch / f"{name}.all.weights"}
@@ -263,18 +262,12 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
         row[mode]["peak"] = max(r["peak"] for r in cold_runs)
         row[mode]["outputs"] = {k: "PASS" if all(r["outputs"][k] == "PASS" for r in cold_runs)
                                 else "FAIL" for k in expected}
-    streamed_values = [r.value for r in plan.weights
-                       if not weight_plans_of(plan, planned).get(r.value, True)]
+    storage_names = {s.ssa: s.value for s in plan.storage}
+    streamed_values = [storage_names[packs[n].result] for n, p in weight_plans.items()
+                       if not p.preloaded]
     row["overlap"] = overlap(planned, device, stores["streamed"], streamed_values, chunk,
                              args.repeat)
     return row
-
-
-def weight_plans_of(plan, planned) -> dict[str, bool]:
-    """Each weight's storage value name: preloaded or not."""
-    by_ssa = {s.ssa: s.value for s in plan.storage}
-    return {by_ssa[op.results[0]]: op.attributes["stream.weight_plan"].decision.data.value
-            == "preload" for op in planned.walk() if "stream.weight_plan" in op.attributes}
 
 
 # report -----------------------------------------------------------------------------
