@@ -26,12 +26,16 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
+import numpy as np
 from tqdm import tqdm
+from xdsl.dialects.builtin import ModuleOp
 
-from mobile_opt import pipelines
+from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.checking import format_table
 from mobile_opt.tools.cli import UserError, one_line
+from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(|B|KB|KIB|MB|MIB|GB|GIB)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "B": 1, "KB": 1 << 10, "KIB": 1 << 10, "MB": 1 << 20, "MIB": 1 << 20,
@@ -69,9 +73,25 @@ class Measured:
         return statistics.median(self.runs_s) if self.runs_s else self.first_s
 
 
-def run_memory_budget_mode(args: argparse.Namespace, load_with_inputs, report_outputs) -> int:
-    """The mode of the module docstring; `load_with_inputs` and `report_outputs` are
-    mobile-run's."""
+class Compiled(NamedTuple):
+    """A model compiled and planned under the budget, with its store and inputs."""
+
+    path: Path
+    module: ModuleOp
+    plan: Plan
+    store: Path
+    feeds: dict[str, np.ndarray]
+    args: argparse.Namespace
+    """mobile-run's options with MODEL this model."""
+    lsbs: dict[str, float]
+
+    def report(self, outputs: dict[str, np.ndarray]) -> int:
+        """mobile-run's error table against onnxruntime; 1 if an output fails."""
+        return report_outputs(self.path, self.feeds, outputs, self.args, lsbs=self.lsbs)
+
+
+def run_memory_budget_mode(args: argparse.Namespace) -> int:
+    """The mode of the module docstring."""
     from mobile_opt.backends.opencl.devices import DeviceError, choose_device, default_device
 
     budget = parse_size(args.memory_budget)
@@ -89,7 +109,7 @@ def run_memory_budget_mode(args: argparse.Namespace, load_with_inputs, report_ou
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     try:
-        return _run(args, device, budget, folder, written, load_with_inputs, report_outputs)
+        return _run(args, device, budget, folder, written)
     except BaseException:
         for path in written:  # no partial output
             path.unlink(missing_ok=True)
@@ -99,12 +119,11 @@ def run_memory_budget_mode(args: argparse.Namespace, load_with_inputs, report_ou
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run(args, device, budget: int, folder: Path, written: list[Path], load_with_inputs,
-         report_outputs) -> int:
+def _run(args, device, budget: int, folder: Path, written: list[Path]) -> int:
     import pyopencl as cl
 
     from mobile_opt.backends.opencl.executor import CompiledModel, DeviceMemory, OpenCLRunError
-    from mobile_opt.backends.opencl.plan import build_plan, is_lowered
+    from mobile_opt.backends.opencl.plan import build_plan
     from mobile_opt.backends.opencl.streaming import StreamingModel
     from mobile_opt.backends.opencl.weight_store import WeightStore, write_store
     from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
@@ -114,19 +133,11 @@ def _run(args, device, budget: int, folder: Path, written: list[Path], load_with
     specs = list(args.model)
     for index, spec in enumerate(tqdm(specs, desc="plan", unit="model", file=sys.stderr, disable=None)):
         one = argparse.Namespace(**{**vars(args), "model": spec})
-        path, ctx, module, feeds, _ = load_with_inputs(one)
+        path, ctx, module, feeds, lsbs = load_with_inputs(one)
         stream = FlashMemPlanPass(budget_mb=budget / (1 << 20), chunk_kb=args.chunk_kb,
                                   time_limit_s=args.time_limit, function=args.function)
         try:
-            if is_lowered(module):  # lowered IR: the passes -p names, then the plan
-                passes = [*pipelines.parse_passes(args.passes or ""), stream]
-            else:
-                passes, _ = pipelines.gpu_pipeline(
-                    pipelines.GRAPH_PASSES if args.passes is None else args.passes, device,
-                    stream=stream, solver=args.solver)
-            pipelines.apply(module, passes, ctx)
-        except pipelines.PipelineError as e:
-            raise UserError(str(e)) from None
+            compile_for_device(module, one, device, ctx, stream)
         except DiagnosticException as e:
             raise UserError(f"{path}: {one_line(e)}") from None
         plan = build_plan(module, args.function)
@@ -135,7 +146,7 @@ def _run(args, device, budget: int, folder: Path, written: list[Path], load_with
         with tqdm(total=plan.weight_bytes, desc=f"store {Path(path).name}", unit="B",
                   unit_scale=True, file=sys.stderr, leave=False, disable=None) as bar:
             write_store(store, plan, stream.chunk_kb * 1024, bar.update)
-        models.append((path, module, plan, store, feeds, one))
+        models.append(Compiled(path, module, plan, store, feeds, one, lsbs))
 
     context = cl.Context([getattr(device, "device", device)])
     memory = DeviceMemory(context)
@@ -143,11 +154,11 @@ def _run(args, device, budget: int, folder: Path, written: list[Path], load_with
     built = []
     failed = False
     try:
-        for path, module, plan, store, feeds, _ in models:
+        for c in models:
             # build each program once; its memory is loaded in its turn
             started = time.perf_counter()
-            model = StreamingModel(module, device, WeightStore(store), args.function, plan,
-                                   budget, context, memory)
+            model = StreamingModel(c.module, device, WeightStore(c.store), args.function,
+                                   c.plan, budget, context, memory)
             model.unload()
             built.append(model)
             streamed[len(built) - 1].build_s = time.perf_counter() - started
@@ -156,14 +167,13 @@ def _run(args, device, budget: int, folder: Path, written: list[Path], load_with
                       file=sys.stderr, disable=None)
         for i in rounds:
             which = i % len(models)
-            model, m = built[which], streamed[which]
-            path, feeds = models[which][0], models[which][4]
+            model, m, c = built[which], streamed[which], models[which]
             peak = max(peak, memory.peak)
             memory.peak = memory.resident  # this run's peak from here
             started = time.perf_counter()
             model.load()
             loaded = time.perf_counter()
-            result = model.run(feeds)
+            result = model.run(c.feeds)
             done = time.perf_counter()
             model.unload()
             m.peak = max(m.peak, memory.peak)
@@ -171,35 +181,35 @@ def _run(args, device, budget: int, folder: Path, written: list[Path], load_with
                 m.load_s, m.first_s = loaded - started, done - loaded
             else:
                 m.runs_s.append(done - loaded)
-            checks.append((f"{path} (streamed, round {i // len(models) + 1}):", path, feeds,
-                           result.outputs, models[which][5]))
+            checks.append((f"{c.path} (streamed, round {i // len(models) + 1}):", c,
+                           result.outputs))
         rounds.close()
         peak = max(peak, memory.peak)
-        for title, path, feeds, outputs, one in checks:
+        for title, c, outputs in checks:
             print(title)
-            failed |= report_outputs(path, feeds, outputs, one) != 0
+            failed |= c.report(outputs) != 0
         preload = []
-        for path, module, plan, store, feeds, one in models:
+        for c in models:
             m = Measured()
             started = time.perf_counter()
-            model = CompiledModel(module, device, args.function, plan, WeightStore(store),
-                                  context)
+            model = CompiledModel(c.module, device, args.function, c.plan,
+                                  WeightStore(c.store), context)
             m.build_s = model.build_seconds
             m.load_s = time.perf_counter() - started - model.build_seconds
-            result = model.run(feeds)
+            result = model.run(c.feeds)
             m.first_s = result.wall_seconds
             for _ in range(max(args.iterations - 1, 1)):
-                m.runs_s.append(model.run(feeds).wall_seconds)
+                m.runs_s.append(model.run(c.feeds).wall_seconds)
             m.peak = model.memory.peak
             model.unload()
             preload.append(m)
-            print(f"{path} (preload-all):")
-            failed |= report_outputs(path, feeds, result.outputs, one) != 0
+            print(f"{c.path} (preload-all):")
+            failed |= c.report(result.outputs) != 0
     except OpenCLRunError as e:
         raise UserError(one_line(e)) from None
     rows = [["model", "mode", "peak MiB", "integrated ms", "execution ms", "build s"]]
-    for (path, *_), s, p in zip(models, streamed, preload):
-        rows.append([Path(path).name, "preload-all", mib(p.peak), f"{p.integrated_s * 1e3:.1f}",
+    for c, s, p in zip(models, streamed, preload):
+        rows.append([Path(c.path).name, "preload-all", mib(p.peak), f"{p.integrated_s * 1e3:.1f}",
                      f"{p.execution_s * 1e3:.1f}", f"{p.build_s:.1f}"])
         rows.append(["", "streamed", mib(s.peak), f"{s.integrated_s * 1e3:.1f}",
                      f"{s.execution_s * 1e3:.1f}", f"{s.build_s:.1f}"])

@@ -301,7 +301,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("--memory-budget applies to the OpenCL run")
         from mobile_opt.tools.memory_budget import run_memory_budget_mode
 
-        return run_memory_budget_mode(args, load_with_inputs, report_outputs)
+        return run_memory_budget_mode(args)
     if len(args.model) > 1:
         raise UserError("several models run only with --memory-budget")
     args.model = args.model[0]
@@ -425,16 +425,21 @@ def report_outputs(
 
 # OpenCL ------------------------------------------------------------------------------
 def compile_for_device(
-    module: ModuleOp, args: argparse.Namespace, device, ctx: Context
+    module: ModuleOp, args: argparse.Namespace, device, ctx: Context, stream=None
 ) -> bool:
-    """Lower `module` in place for `device`; whether it stores tensors as half."""
+    """
+    Lower `module` in place for `device`; whether it stores tensors as half. `stream`, a
+    `flashmem-plan` pass, plans weight streaming last (`--memory-budget`).
+    """
     from mobile_opt.backends.opencl.plan import is_lowered
 
-    if is_lowered(module):  # lowered IR: only the passes -p names
+    if is_lowered(module):  # lowered IR: only the passes -p names (and the plan)
         if args.fp16:
             raise UserError("--fp16 applies to a model that is not lowered yet")
         if args.passes:
             run_passes(module, args.passes, ctx)
+        if stream is not None:
+            pipelines.apply(module, [stream], ctx)
         return any(
             isinstance(getattr(op.result.type, "element_type", None), Float16Type)
             for op in module.walk()
@@ -443,7 +448,7 @@ def compile_for_device(
     spec = pipelines.GRAPH_PASSES if args.passes is None else args.passes
     try:
         passes, lowering = pipelines.gpu_pipeline(spec, device, args.fp16,
-                                                  solver=args.solver)
+                                                  solver=args.solver, stream=stream)
     except pipelines.PipelineError as e:
         raise UserError(str(e)) from None
     pipelines.apply(module, passes, ctx)
