@@ -218,11 +218,7 @@ class CompiledModel:
                 launch, kernel, global_size, local_size = next(launches)
                 assert launch is record
                 self.memory.mark(launch.kernel)
-                try:
-                    event = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
-                except cl.Error as e:
-                    raise OpenCLRunError(f"launching {record.kernel} failed: {e}") from None
-                events.append((record, event))
+                events.append((record, self._enqueue(launch, kernel, global_size, local_size)))
             elif record.slot is not None:
                 downloads.append((record, self._download(record)))
         self.queue.finish()
@@ -258,13 +254,18 @@ class CompiledModel:
         """
         events = []
         for record, kernel, global_size, local_size in self._launches:
-            try:
-                events.append(cl.enqueue_nd_range_kernel(
-                    self.queue, kernel, global_size, local_size,
-                    wait_for=None if events else wait_for))
-            except cl.Error as e:
-                raise OpenCLRunError(f"launching {record.kernel} failed: {e}") from None
+            events.append(self._enqueue(record, kernel, global_size, local_size,
+                                        None if events else wait_for))
         return events
+
+    def _enqueue(self, record: LaunchRecord, kernel: cl.Kernel, global_size, local_size,
+                 wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+        """One kernel launch on the compute queue; a failure names the kernel."""
+        try:
+            return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size,
+                                              wait_for=wait_for or None)
+        except cl.Error as e:
+            raise OpenCLRunError(f"launching {record.kernel} failed: {e}") from None
 
 
 def host_tensor(values: np.ndarray, dtype: np.dtype) -> np.ndarray:

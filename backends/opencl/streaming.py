@@ -242,11 +242,7 @@ class StreamingModel(CompiledModel):
                 wait = [ready[slot] for slot in self.first_reads.get(layer, ())]
                 if layer in self.reads_streamed:
                     kernel.set_args(*[self.slots[a["slot"]] for a in launch.args])
-                try:
-                    event = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size,
-                                                       local_size, wait_for=wait or None)
-                except cl.Error as e:
-                    raise OpenCLRunError(f"launching {launch.kernel} failed: {e}") from None
+                event = self._enqueue(launch, kernel, global_size, local_size, wait)
                 if wait or layer % FLUSH_EVERY == 0:
                     self.queue.flush()
                 events.append((launch, event))
