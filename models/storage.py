@@ -9,7 +9,7 @@ run time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
@@ -153,14 +153,20 @@ class HostStorage:
                    if not s.permanent)
 
 
-def host_storage(function: func.FuncOp) -> HostStorage:
-    """Every storage value of `function` with its lifetime (a weight's last use included)."""
+def host_storage(function: func.FuncOp,
+                 name: Callable[[texture.PackOp | texture.AllocOp], str] | None = None
+                 ) -> HostStorage:
+    """
+    Every storage value of `function` with its lifetime (a weight's last use included),
+    named by `name` (called in program order; default `%N`).
+    """
     values: dict[SSAValue, Storage] = {}
     launches: list[tuple[int, ocl.LaunchOp]] = []
     step = 0
     for step, op in host_steps(function):
         if isinstance(op, texture.PackOp | texture.AllocOp):
-            values[op.result] = new_storage(op, step, f"%{len(values)}")
+            values[op.result] = new_storage(op, step,
+                                            name(op) if name else f"%{len(values)}")
         elif isinstance(op, ocl.LaunchOp | texture.UnpackOp):
             for v in op.args if isinstance(op, ocl.LaunchOp) else [op.source]:
                 if v in values:

@@ -40,8 +40,8 @@ from mobile_opt.models.storage import (
     Storage,
     assign_slots,
     host_steps,
+    host_storage,
 )
-from mobile_opt.models.storage import new_storage as storage_of
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -300,7 +300,6 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
     kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, ocl.KernelOp)}
     plan = Plan(graph.sym_name.data)
     name = _Namer()
-    storages: dict[SSAValue, Storage] = {}
     packs: list[tuple[PackRecord, Storage]] = []
     allocs: list[tuple[AllocRecord, Storage]] = []
     launches: list[tuple[LaunchRecord, list[Storage]]] = []
@@ -312,9 +311,21 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
         else ""
     )
 
-    def new_storage(op: texture.PackOp | texture.AllocOp, step: int, hint: str | None) -> Storage:
-        s = storage_of(op, step, name(op.result, hint))
-        storages[op.result] = s
+    def storage_name(op: texture.PackOp | texture.AllocOp) -> str:
+        hint = None
+        if isinstance(op, texture.PackOp):
+            source = op.source
+            label = arg_names.get(source) if isinstance(source, BlockArgument) else None
+            if label is None and isinstance(source.owner, WeightOp):
+                label = source.owner.key.data
+            hint = f"{label or name(source)}@{op.layout.data.value}"
+        return name(op.result, hint)
+
+    storages = host_storage(graph, storage_name).values
+
+    def remark(op: texture.PackOp | texture.AllocOp) -> Storage:
+        """The storage `op` makes, with a remark if it fell back to a buffer."""
+        s = storages[op.result]
         width, height = s.width, s.height
         if s.kind == "buffer":
             remark = getattr(op, "remark", None)
@@ -329,23 +340,17 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
             )
         return s
 
-    def use(value: SSAValue, step: int) -> Storage:
+    def use(value: SSAValue) -> Storage:
         if value not in storages:
             raise PlanError(f"storage {value} is not made by a texture.pack or texture.alloc")
-        s = storages[value]
-        s.last_use = max(s.last_use, step)
-        return s
+        return storages[value]
 
     for step, op in host_steps(graph):
         match op:
             case texture.PackOp():
                 source = op.source
                 permanent = is_constant_expression(source)
-                label = arg_names.get(source) if isinstance(source, BlockArgument) else None
-                if label is None and isinstance(source.owner, WeightOp):
-                    label = source.owner.key.data
-                hint = f"{label or name(source)}@{op.layout.data.value}"
-                s = new_storage(op, step, hint)
+                s = remark(op)
                 record = PackRecord(
                     step,
                     s.value,
@@ -363,7 +368,7 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
                 )
                 packs.append((record, s))
             case texture.AllocOp():
-                s = new_storage(op, step, None)
+                s = remark(op)
                 allocs.append(
                     (
                         AllocRecord(
@@ -384,7 +389,7 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
                 kernel_name = op.kernel.root_reference.data
                 kernel = kernels.get(kernel_name)
                 node = kernel.attributes.get("onnx.node") if kernel is not None else None
-                used = [use(a, step) for a in op.args]
+                used = [use(a) for a in op.args]
                 record = LaunchRecord(
                     step,
                     kernel_name,
@@ -395,7 +400,7 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
                 )
                 launches.append((record, used))
             case texture.UnpackOp():
-                use(op.source, step)
+                use(op.source)
                 unpacks[op.result] = (step, op)
             case func.ReturnOp():
                 for out_name, value in zip(output_names, op.operands, strict=True):
