@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from mobile_opt.dialects import ocl, texture
+from mobile_opt.dialects.onnx.base import is_constant_expression
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float16Type
 from xdsl.ir import Operation, SSAValue
-
-from mobile_opt.dialects import ocl, texture
-from mobile_opt.dialects.onnx.base import is_constant_expression
 
 IR_LINK = {"ir": True}
 """Field metadata: the field links a record to the IR and never goes into the JSON."""
@@ -106,6 +105,50 @@ def _reusable(free: list[Slot], s: Storage) -> Slot | None:
         )
     fits = [f for f in free if f.kind == "buffer" and f.nbytes >= s.nbytes]
     return min(fits, key=lambda f: f.nbytes, default=None)
+
+
+def _grown(home: Slot, slot: Slot) -> Slot:
+    """`home` made large enough for `slot` as well."""
+    if slot.kind == "buffer":
+        nbytes = max(home.nbytes, slot.nbytes)
+        return Slot(home.index, "buffer", nbytes, 1, home.element_type, nbytes, True)
+    width, height = max(home.width, slot.width), max(home.height, slot.height)
+    return Slot(home.index, "image", width, height, home.element_type,
+                width * height * pixel_bytes(home.element_type), True)
+
+
+def weight_pool(lives: list[tuple[Slot, int, int]]) -> tuple[list[Slot], list[int]]:
+    """
+    Memory objects for streamed weights that are made once and kept across runs, so that
+    a run allocates and releases nothing. Each weight (its slot, the layer it is loaded
+    at, the layer of its last reader) gets an object of its kind and format, at least its
+    size, whose previous weight's last reader comes before this load: kernels read a
+    weight's pixels by coordinates, so a larger image serves. Greedy in load order: the
+    free object that grows least, or a new one where growing would add more than the
+    weight's own bytes. Returns the objects and, per weight, its object's index.
+    """
+    pool: list[Slot] = []
+    free_after: list[int] = []
+    homes = [0] * len(lives)
+    for i in sorted(range(len(lives)), key=lambda i: lives[i][1]):
+        slot, load, last = lives[i]
+        best, cost = None, slot.nbytes
+        for j, home in enumerate(pool):
+            if free_after[j] < load and (home.kind, home.element_type) == (
+                    slot.kind, slot.element_type):
+                grown = _grown(home, slot).nbytes - home.nbytes
+                if grown < cost or (grown == cost and best is None):
+                    best, cost = j, grown
+        if best is None:
+            best = len(pool)
+            pool.append(Slot(best, slot.kind, slot.width, slot.height, slot.element_type,
+                             slot.nbytes, True))
+            free_after.append(last)
+        else:
+            pool[best] = _grown(pool[best], slot)
+        free_after[best] = last
+        homes[i] = best
+    return pool, homes
 
 
 STEP_OPS = (texture.PackOp, texture.AllocOp, ocl.LaunchOp, texture.UnpackOp)

@@ -11,7 +11,6 @@ from collections.abc import Iterable
 
 import numpy as np
 import pyopencl as cl
-
 from mobile_opt.backends.opencl.plan import PackRecord
 from mobile_opt.backends.opencl.weight_store import WeightStore
 from mobile_opt.models.storage import Slot, pixel_bytes
@@ -118,24 +117,28 @@ class ChunkCopier:
         self._next = 0
 
     def move(self, store: WeightStore, record: PackRecord, dest: cl.MemoryObject, first: int,
-             count: int) -> cl.Event:
-        """Enqueue chunks first..first+count-1 of `record`'s weight into `dest`; the event
-        of the last write."""
+             count: int, after: list[cl.Event] | None = None) -> cl.Event:
+        """Enqueue chunks first..first+count-1 of `record`'s weight into `dest`, once the
+        events `after` are done (the readers of what `dest` held); the event of the last
+        write."""
         pixel = pixel_bytes(record.element_type)
         nbytes = record.width * record.height * pixel
         event = None
+        wait = list(after or ())  # only the first write waits: the queue is in order
         if self.pinned is not None and record.value in self.pinned:
             # already in pinned memory: the chunks in one go
             host = self.pinned.chunks(record.value, first, count, self.chunk)
             start = first * self.chunk
             if record.kind == "buffer":
                 event = cl.enqueue_copy(self.queue, dest, host, dst_offset=start,
-                                        is_blocking=False)
+                                        is_blocking=False, wait_for=wait)
             for offset, origin, region in ([] if record.kind == "buffer" else byte_regions(
                     start, start + len(host), record.width, pixel)):
                 size = region[0] * region[1] * pixel
                 event = cl.enqueue_copy(self.queue, dest, host[offset: offset + size],
-                                        origin=origin, region=region, is_blocking=False)
+                                        origin=origin, region=region, is_blocking=False,
+                                        wait_for=wait)
+                wait = []
             self.queue.flush()
             return event
         for k in range(first, first + count):
@@ -148,13 +151,17 @@ class ChunkCopier:
             host[: len(data)] = data
             if record.kind == "buffer":
                 event = cl.enqueue_copy(self.queue, dest, host[: len(data)],
-                                        dst_offset=k * self.chunk, is_blocking=False)
+                                        dst_offset=k * self.chunk, is_blocking=False,
+                                        wait_for=wait)
             else:
                 for offset, origin, region in chunk_regions(k, self.chunk, nbytes,
                                                             record.width, pixel):
                     size = region[0] * region[1] * pixel
                     event = cl.enqueue_copy(self.queue, dest, host[offset: offset + size],
-                                            origin=origin, region=region, is_blocking=False)
+                                            origin=origin, region=region, is_blocking=False,
+                                            wait_for=wait)
+                    wait = []
+            wait = []
             self.busy[slot] = event
         self.queue.flush()
         return event

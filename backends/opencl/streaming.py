@@ -4,23 +4,32 @@ with its weights read from a weight store (`weight_store.py`) as the plan says.
 
 - The weights of W (`#stream.weight_plan<preload ...>`) are copied into their textures
   once, when the model is made (layer 0), and stay.
-- A streamed weight's texture is allocated when the host reaches its load layer z_w, its
-  chunks move while the layers of its plan run, and it is freed once its last reader has
-  finished; the next run streams it again.
+- A streamed weight gets its texture at its load layer z_w, its chunks move while the
+  layers of its plan run, and the texture is free again once its last reader is done;
+  the next run streams it again.
 - Chunks go from the store's memory map into a ring of R staging buffers (host-visible,
   CL_MEM_ALLOC_HOST_PTR), then into the texture by image writes of regions, all on a copy
   queue of their own; kernels run on the compute queue, and a kernel that reads a
   streamed weight waits on the event of the weight's last chunk. On a discrete GPU the
   chunks are written from a pinned host copy of the streamed weights instead (`PinnedStore`:
-  host memory, not the device's, and the copy engine's full rate).
-- Every allocation goes through `DeviceMemory`, which counts resident bytes: before it
-  allocates, the host frees the streamed weights whose last readers have finished, and
-  waits for the oldest of them while the allocation would exceed the budget. The peak it
-  reports is therefore what the run held, and never over the budget.
+  host memory, not the device's, and the copy engine's full rate), made on a thread while
+  the first runs take the ring.
+- At each layer the host enqueues the kernel first, then the layer's loads, which that
+  kernel does not read (C1): where a load waits for memory, the kernel keeps running.
+- Every allocation goes through `DeviceMemory`, which counts resident bytes. Where the
+  budget allows, the streamed weights' textures are made once and kept (`weight_pool`):
+  a weight's first chunk then waits on the device for the last reader of the weight that
+  held its texture before. Otherwise they are made per run: before it allocates, the host
+  frees the streamed weights whose last readers have finished, releases spare textures
+  needed last, and waits for the oldest weight still in use while the allocation would
+  exceed the budget (releasing a texture costs 0.1-0.25 ms on the H100,
+  `bench/flashmem_waits.py`). Either way the peak reported is what the run held, and never
+  over the budget.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -28,23 +37,21 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
-from xdsl.dialects.builtin import ModuleOp
-
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError, RunResult
-from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, PinnedStore, discrete
 from mobile_opt.backends.opencl.host_pack import host_value
+from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, PinnedStore, discrete
 from mobile_opt.backends.opencl.plan import PackRecord, Plan
 from mobile_opt.backends.opencl.weight_store import WeightStore
 from mobile_opt.dialects.stream.attributes import (
     PLAN,
-    Decision,
     WEIGHT_PLAN,
+    Decision,
     PlanAttr,
     WeightPlanAttr,
     layer_chunks,
 )
-from mobile_opt.models.storage import Slot
-
+from mobile_opt.models.storage import Slot, weight_pool
+from xdsl.dialects.builtin import ModuleOp
 
 FLUSH_EVERY = 8
 """Launches between flushes of the compute queue where no wait forces one."""
@@ -74,7 +81,7 @@ class StreamingModel(CompiledModel):
     def __init__(self, module: ModuleOp, device, store: WeightStore, function: str = "main_graph",
                  plan: Plan | None = None, budget: int | None = None,
                  context: cl.Context | None = None, memory: DeviceMemory | None = None,
-                 pinned: bool | None = None):
+                 pinned: bool | None = None, keep: bool = True):
         head = module.attributes.get(PLAN)
         if not isinstance(head, PlanAttr):
             raise OpenCLRunError("the module has no stream.plan: run flashmem-plan first")
@@ -89,7 +96,11 @@ class StreamingModel(CompiledModel):
                 self._weight_plans[op.results[0]] = attr
         self._pending: deque[tuple[cl.Event, Streamed]] = deque()
         self._spare: dict[tuple, list[cl.MemoryObject]] = {}
+        self._layer = 0
+        self.pool: list[cl.MemoryObject] = []
         self.pinned = pinned
+        self.keep = keep
+        """Whether streamed weights get kept memory objects where they fit (`_make_pool`)."""
         super().__init__(module, device, function, plan, store, context, memory)
 
     # storage --------------------------------------------------------------------------
@@ -123,26 +134,47 @@ class StreamingModel(CompiledModel):
         ring = max(1, max(moves.values(), default=0)) if self.plan.weights else 0
         if self.pinned is None:
             self.pinned = discrete(self.device)
-        source = (PinnedStore(self.context, self.memory, self.store,
-                              [s.record.value for s in self.streamed.values()])
-                  if self.pinned else None)
         self._make_room(ring * self.chunk)  # W goes through the ring either way
-        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring, source)
+        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring)
+        self._pinning = (Pinning(self.context, self.memory, self.store,
+                                 [s.record.value for s in self.streamed.values()])
+                         if self.pinned else None)
         # what happens at each layer: chunks moved, weights loaded, first and last readers
         self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
         self.loading: dict[int, list[Streamed]] = {}
         self.ending: dict[int, list[Streamed]] = {}
         self.first_reads: dict[int, list[int]] = {}
+        self.key_loads: dict[tuple, list[int]] = {}
         for s in self.streamed.values():
             for layer, count in s.plan.moves.items():
                 self.by_layer.setdefault(layer, []).append((s, count))
             self.loading.setdefault(s.plan.load.data, []).append(s)
             self.ending.setdefault(s.last_use, []).append(s)
             self.first_reads.setdefault(s.plan.use.data, []).append(s.slot)
+            self.key_loads.setdefault(self._key(s.slot), []).append(s.plan.load.data)
         self.reads_streamed = {layer for layer, launch in enumerate(self.plan.launches, 1)
                                if any(a["slot"] in self.streamed for a in launch.args)}
         super()._upload_weights()  # W, whole, from the store, through the ring
+        self._make_pool()
         self.memory.mark("preload")
+
+    def _make_pool(self) -> None:
+        """
+        The streamed weights' memory objects, made now and kept, where they fit the budget
+        beside what is held (`weight_pool`): a run then allocates and releases nothing, and
+        a weight's first chunk waits on the device for the last reader of the weight before
+        it in that object. Where they do not fit, objects are made and released per run.
+        """
+        streamed = list(self.streamed.values())
+        pool, homes = weight_pool([(self.plan.slots[s.slot], s.plan.load.data, s.last_use)
+                                   for s in streamed])
+        if not (self.keep and streamed) or \
+                self.memory.resident + sum(p.nbytes for p in pool) > self.budget:
+            return
+        self.pool = [super(StreamingModel, self)._new_slot(p) for p in pool]
+        self.home = {s.slot: h for s, h in zip(streamed, homes)}
+        self.freed: list[cl.Event | None] = [None] * len(pool)
+        """The event of the last reader of each object's latest weight."""
 
     def _preload_copier(self) -> ChunkCopier:
         return self.copier
@@ -156,7 +188,13 @@ class StreamingModel(CompiledModel):
         while self._pending:
             self._free(self._pending.popleft()[1])
         self._release_spare(None)
+        for obj in self.pool:
+            self.memory.free(obj)
+        for index in self.home if self.pool else ():
+            self.slots[index] = None  # a kept object, freed once above
+        self.pool = []
         self.copier.close()
+        self.wait_for_pinning()
         if self.copier.pinned is not None:
             self.copier.pinned.close()
         super().unload()
@@ -185,15 +223,21 @@ class StreamingModel(CompiledModel):
         """A finished weight's memory object becomes spare: still held, and counted, until a
         later weight of its size takes it or the budget needs it (creating an image costs
         more than the copies of a chunk on a GPU)."""
-        slot = self.plan.slots[s.slot]
-        self._spare.setdefault((slot.kind, slot.width, slot.height, slot.element_type,
-                                slot.nbytes), []).append(self.slots[s.slot])
+        self._spare.setdefault(self._key(s.slot), []).append(self.slots[s.slot])
         self.slots[s.slot] = None
 
     def _release_spare(self, nbytes: int | None) -> bool:
-        """Release spare objects until `nbytes` are freed (None: all); whether any was."""
+        """Release spare objects until `nbytes` are freed (None: all), those needed last
+        first (Belady's rule, across runs); whether any was."""
         released = 0
-        for key in list(self._spare):
+        n = len(self.plan.launches)
+
+        def next_need(key: tuple) -> int:
+            loads = self.key_loads.get(key, [])
+            later = [layer for layer in loads if layer > self._layer]
+            return min(later) if later else n + min(loads, default=n + 1)
+
+        for key in sorted(self._spare, key=next_need, reverse=True):
             while self._spare[key] and (nbytes is None or released < nbytes):
                 self.memory.free(self._spare[key].pop())
                 released += key[-1]
@@ -201,42 +245,56 @@ class StreamingModel(CompiledModel):
                 del self._spare[key]
         return released > 0
 
+    def _key(self, index: int) -> tuple:
+        slot = self.plan.slots[index]
+        return slot.kind, slot.width, slot.height, slot.element_type, slot.nbytes
+
     def _take(self, index: int) -> cl.MemoryObject:
         """The memory object of a streamed weight's slot: a spare one of its size, or new."""
-        slot = self.plan.slots[index]
-        spare = self._spare.get((slot.kind, slot.width, slot.height, slot.element_type,
-                                 slot.nbytes))
+        spare = self._spare.get(self._key(index))
         if spare:
             return spare.pop()
+        slot = self.plan.slots[index]
         self._make_room(slot.nbytes)
         return super()._new_slot(slot)
 
+    def _place(self, s: Streamed) -> list[cl.Event]:
+        """Give a streamed weight its memory object at its load layer; the events its
+        first chunk waits for (the readers of what a kept object held)."""
+        if self.pool:
+            home = self.home[s.slot]
+            self.slots[s.slot] = self.pool[home]
+            return [self.freed[home]] if self.freed[home] is not None else []
+        self.slots[s.slot] = self._take(s.slot)
+        return []
+
     # running --------------------------------------------------------------------------
+    def wait_for_pinning(self) -> None:
+        """Let the pinned store be done, so that the next runs take their chunks from it."""
+        if self._pinning is not None:
+            self.copier.pinned, self._pinning = self._pinning.result(), None
+
     def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
         values = self._inputs(inputs)
+        if self._pinning is not None and self._pinning.done():
+            self.wait_for_pinning()
         self.memory.marks.clear()
         start = time.perf_counter()
         keep: list = []
         events, downloads = [], []
         ready: dict[int, cl.Event] = {}  # a streamed weight's last chunk copy
         done: dict[int, int] = {}
+        after: dict[int, list[cl.Event]] = {}
         launches = iter(self._launches)
-        layer = 0
+        self._layer = 0
         for kind, record in self._steps:
             if kind == "input":
                 host_value(record.source_value, values)
                 keep.append(self._upload(record, values[record.source_value], blocking=False))
             elif kind == "launch":
-                layer += 1
+                self._layer += 1
+                layer = self._layer
                 launch, kernel, global_size, local_size = next(launches)
-                for s in self.loading.get(layer, []):
-                    self.slots[s.slot] = self._take(s.slot)
-                for s, count in self.by_layer.get(layer, []):
-                    first = done.get(s.slot, 0)
-                    ready[s.slot] = self.copier.move(self.store, s.record, self.slots[s.slot],
-                                                     first, count)
-                    done[s.slot] = first + count
-                self.memory.mark(launch.kernel)
                 # the first reader of a streamed weight waits for its chunks; the queue is
                 # in order, so later readers need not
                 wait = [ready[slot] for slot in self.first_reads.get(layer, ())]
@@ -247,7 +305,20 @@ class StreamingModel(CompiledModel):
                     self.queue.flush()
                 events.append((launch, event))
                 for s in self.ending.get(layer, ()):
-                    self._pending.append((event, s))
+                    if self.pool:
+                        self.freed[self.home[s.slot]] = event
+                    else:
+                        self._pending.append((event, s))
+                # then this layer's loads, which its kernel does not read (C1): a wait
+                # for memory here leaves the kernel running
+                for s in self.loading.get(layer, []):
+                    after[s.slot] = self._place(s)
+                for s, count in self.by_layer.get(layer, []):
+                    first = done.get(s.slot, 0)
+                    ready[s.slot] = self.copier.move(self.store, s.record, self.slots[s.slot],
+                                                     first, count, after.pop(s.slot, None))
+                    done[s.slot] = first + count
+                self.memory.mark(launch.kernel)
             elif record.slot is not None:
                 downloads.append((record, self._download(record)))
         self.queue.finish()
@@ -256,3 +327,31 @@ class StreamingModel(CompiledModel):
         while self._pending:
             self._free(self._pending.popleft()[1])
         return result
+
+
+class Pinning:
+    """A `PinnedStore` made on a thread of its own while the model loads and runs: until
+    it is done, chunks go through the staging ring."""
+
+    def __init__(self, context: cl.Context, memory: DeviceMemory, store: WeightStore,
+                 names: list[str]):
+        self._store: PinnedStore | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._make, args=(context, memory, store, names),
+                                        name="pinning", daemon=True)
+        self._thread.start()
+
+    def _make(self, *args) -> None:
+        try:
+            self._store = PinnedStore(*args)
+        except BaseException as e:  # noqa: BLE001 - raised again on the caller's thread
+            self._error = e
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def result(self) -> PinnedStore | None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._store
