@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -37,11 +38,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 import e2e
+import numpy as np
 from e2e import BENCH_DIR, one_line, pick_device, slug
-
 from mobile_opt import checking, pipelines
 
 MODELS = ["resnet50", "gpt2_base", "vit_b16"]
@@ -89,7 +88,11 @@ def child(args: argparse.Namespace) -> None:
     first = model.run(feeds)
     done = time.perf_counter()
     marks = [m for _, m in model.memory.marks]
-    runs = [model.run(feeds).wall_seconds for _ in range(args.iterations - 1)]
+    runs, pinned = [], []
+    for _ in range(args.iterations - 1):
+        runs.append(model.run(feeds).wall_seconds)
+        copier = getattr(model, "copier", None)
+        pinned.append(copier is not None and copier.pinned is not None)
     np.savez(args.out, **first.outputs)
     print(json.dumps({
         "import_s": imported - started, "build_s": model.build_seconds,
@@ -98,6 +101,7 @@ def child(args: argparse.Namespace) -> None:
         "execution_s": statistics.median(runs) if runs else done - loaded, "runs_s": runs,
         "kernel_s": sum(k.seconds for k in first.kernel_times),
         "peak": model.memory.peak, "host_pinned": model.memory.host_pinned,
+        "pinned_after_run": pinned,
         "resident": marks}))
 
 
@@ -105,7 +109,8 @@ def cold(mode: str, module: Path, store: Path, inputs: Path, out: Path, args) ->
     command = [sys.executable, __file__, "--child", mode, "--module", str(module), "--store",
                str(store), "--inputs", str(inputs), "--out", str(out), "--iterations",
                str(args.iterations)] + (["--device", args.device] if args.device else [])
-    done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout,
+                          check=False)
     if done.returncode:
         raise RuntimeError(f"{mode} run failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -115,10 +120,14 @@ def cold(mode: str, module: Path, store: Path, inputs: Path, out: Path, args) ->
 
 
 def overlap(module, device, store_path: Path, streamed: list[str], chunk: int,
-            repeat: int) -> dict:
-    """Kernels alone, chunk copies alone, and both: the medians over `repeat` rounds."""
+            repeat: int, targets: str = "image") -> dict:
+    """
+    Kernels alone, chunk copies alone, and both: the medians over `repeat` rounds of the
+    wall time and of this process's CPU time (all its threads, a CPU device's workers
+    included). The copies go into the weights' textures, or into buffers of their bytes
+    (`targets="buffer"`), to tell the copy engine's image writes apart.
+    """
     import pyopencl as cl
-
     from mobile_opt.backends.opencl.executor import CompiledModel
     from mobile_opt.backends.opencl.memory import ChunkCopier, PinnedStore, discrete
     from mobile_opt.backends.opencl.weight_store import WeightStore
@@ -130,53 +139,112 @@ def overlap(module, device, store_path: Path, streamed: list[str], chunk: int,
     source = (PinnedStore(model.context, model.memory, store, [r.value for r in records])
               if discrete(model.device) else None)
     copier = ChunkCopier(model.context, model.memory, chunk, 8, source)
-    targets = {r.value: model.memory.slot(model.plan.slots[r.slot]) for r in records}
+    if targets == "buffer":
+        records = [dataclasses.replace(r, kind="buffer") for r in records]
+        dests = {r.value: model.memory.buffer(store.entries[r.value]["nbytes"])
+                 for r in records}
+    else:
+        dests = {r.value: model.memory.slot(model.plan.slots[r.slot]) for r in records}
 
     rounds = 1  # copies of the streamed weights per measurement, to match the kernels' time
 
-    def timed(kernels: bool, copying: bool) -> float:
+    def timed(kernels: bool, copying: bool) -> tuple[float, float]:
         # no user-event gate: pyopencl waits on the events of a host copy's wait list
         events = []
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         launched = model.launch() if kernels else []
         model.queue.flush()
         if copying:
             for _ in range(rounds):
                 for r in records:
                     chunks = store.entries[r.value]["chunks"]
-                    events.append(copier.move(store, r, targets[r.value], 0, chunks))
+                    events.append(copier.move(store, r, dests[r.value], 0, chunks))
             copier.queue.flush()
         cl.wait_for_events(events + launched)
         model.queue.finish()
         copier.queue.finish()
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - cpu
 
     timed(True, True)  # warm-up
     # a balanced load: as many copy rounds as take about the kernels' time
-    rounds = max(1, round(timed(True, False) / timed(False, True)))
-    samples = {"compute": [], "copy": [], "both": []}
+    rounds = max(1, round(timed(True, False)[0] / timed(False, True)[0]))
+    samples: dict[str, list[tuple[float, float]]] = {"compute": [], "copy": [], "both": []}
     for _ in range(repeat):
         samples["compute"].append(timed(True, False))
         samples["copy"].append(timed(False, True))
         samples["both"].append(timed(True, True))
-    result = {k: statistics.median(v) for k, v in samples.items()}
+    result: dict = {k: statistics.median(w for w, _ in v) for k, v in samples.items()}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in samples.items()}
+    result["cpu"] = cpu
     result["bytes"] = rounds * sum(store.entries[r.value]["nbytes"] for r in records)
     result["rounds"] = rounds
-    result["ratio"] = result["both"] / max(result["compute"], result["copy"])
+    result["targets"] = targets
+    longest = max(result["compute"], result["copy"])
+    result["ratio"] = result["both"] / longest
+    if model.device.type & cl.device_type.CPU:
+        # kernels and copies share the host's cores: `both` takes at least their CPU
+        # time over the cores (so the ratio can be no better than this)
+        cores = len(os.sched_getaffinity(0))
+        result["cores"] = cores
+        result["ratio_bound"] = max(1.0, (cpu["compute"] + cpu["copy"]) / cores / longest)
     copier.close()
     if source is not None:
         source.close()
     result["source"] = "pinned store" if source is not None else "staging ring"
-    for target in targets.values():
-        model.memory.free(target)
+    for dest in dests.values():
+        model.memory.free(dest)
     model.unload()
     return result
+
+
+def overlap_child(args: argparse.Namespace) -> None:
+    """The overlap microbenchmark in a process of its own (`POCL_MAX_PTHREAD_COUNT` is
+    read when the platform starts)."""
+    from xdsl.parser import Parser
+
+    device = pick_device(args.device, "flashmem")
+    module = Parser(pipelines.context(), Path(args.module).read_text(), args.module).parse_module()
+    spec = json.loads(Path(args.inputs).read_text())
+    print(json.dumps(overlap(module, device, Path(args.store), spec["streamed"], spec["chunk"],
+                             spec["repeat"], spec["targets"])))
+
+
+def overlaps(module: Path, store: Path, streamed: list[str], chunk: int, args,
+             scratch: Path, cpu_device: bool) -> dict:
+    """
+    The overlap microbenchmark into textures and into buffers; on a CPU device also with
+    one core kept from the kernels (`POCL_MAX_PTHREAD_COUNT`), as a SoC's copy engine
+    is not the cores that compute.
+    """
+    spec = scratch / "overlap.json"
+    out = {}
+    cores = len(os.sched_getaffinity(0))
+    variants = [("image", None), ("buffer", None)]
+    if cpu_device and cores > 1:
+        variants.append(("image", cores - 1))
+    for targets, threads in variants:
+        spec.write_text(json.dumps({"streamed": streamed, "chunk": chunk,
+                                    "repeat": args.repeat, "targets": targets}))
+        env = dict(os.environ)
+        if threads:
+            env["POCL_MAX_PTHREAD_COUNT"] = str(threads)
+        command = [sys.executable, __file__, "--child", "overlap", "--module", str(module),
+                   "--store", str(store), "--inputs", str(spec)] + (
+                       ["--device", args.device] if args.device else [])
+        done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout,
+                              check=False, env=env)
+        if done.returncode:
+            raise RuntimeError(f"overlap run failed: {done.stderr.strip().splitlines()[-1:]}")
+        key = targets if not threads else f"{targets}, {threads} of {cores} cores computing"
+        out[key] = json.loads(done.stdout.strip().splitlines()[-1])
+    return {**out["image"], "variants": out}
 
 
 # one model ----------------------------------------------------------------------------
 
 
 def bench_model(name: str, device, args, scratch: Path) -> dict:
+    import pyopencl as cl
     from mobile_opt.backends.opencl.plan import build_plan
     from mobile_opt.backends.opencl.weight_store import write_store
     from mobile_opt.models import flashmem
@@ -265,12 +333,25 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     storage_names = {s.ssa: s.value for s in plan.storage}
     streamed_values = [storage_names[packs[n].result] for n, p in weight_plans.items()
                        if not p.preloaded]
-    row["overlap"] = overlap(planned, device, stores["streamed"], streamed_values, chunk,
-                             args.repeat)
+    row["overlap"] = overlaps(mlirs["streamed"], stores["streamed"], streamed_values, chunk,
+                              args, scratch, bool(device.device.type & cl.device_type.CPU))
     return row
 
 
 # report -----------------------------------------------------------------------------
+
+
+def overlap_cell(o: dict) -> str:
+    """The ratio into textures; into buffers; and on a CPU device, the cores' bound and
+    the ratio with a core kept from the kernels."""
+    v = o.get("variants", {})
+    cell = f"{o['ratio']:.2f}" + (f" (buf {v['buffer']['ratio']:.2f}" if "buffer" in v else " (")
+    if "ratio_bound" in o:
+        cell += f", bound {o['ratio_bound']:.2f}"
+    kept = [x for k, x in v.items() if "cores computing" in k]
+    if kept:
+        cell += f", core kept {kept[0]['ratio']:.2f}"
+    return cell + ")"
 
 
 def table(rows: list[dict]) -> str:
@@ -290,7 +371,7 @@ def table(rows: list[dict]) -> str:
             f"{p['integrated_s'] * 1e3:.0f}/{s['integrated_s'] * 1e3:.0f}",
             f"{p['execution_s'] * 1e3:.0f}/{s['execution_s'] * 1e3:.0f}",
             f"{r['solver']['seconds']:.1f} {r['solver']['status']}",
-            f"{r['overlap']['ratio']:.2f}"])
+            overlap_cell(r["overlap"])])
     return checking.format_table(lines)
 
 
@@ -332,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--chunk-kb", type=int, default=256)
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--workers", type=int, default=2, help="CP-SAT workers (2: this box)")
-    parser.add_argument("--iterations", type=int, default=4,
+    parser.add_argument("--iterations", type=int, default=6,
                         help="inferences per cold process (execution: runs 2..N)")
     parser.add_argument("--repeat", type=int, default=5, help="overlap rounds")
     parser.add_argument("--cold", type=int, default=2,
@@ -348,6 +429,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.child == "overlap":
+        overlap_child(args)
+        return 0
     if args.child:
         child(args)
         return 0

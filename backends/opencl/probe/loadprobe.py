@@ -6,9 +6,8 @@ A kernel of each family this compiler emits (a single ONNX node compiled by the 
 GPU pipeline: MatMul and Conv are reusable, Relu and Add elemental, Softmax and
 LayerNormalization hierarchical) is timed alone and while chunks move on a second
 in-order queue of its context, as the streaming runtime moves them (`ChunkMover`): each
-chunk from a pinned staging buffer into a device buffer (stream.load's host→device
-copy), then from there into its rows of an image (stream.transform's buffer→image
-copy). The extra bytes grow by doubling, as a ratio of the kernel's own input bytes
+chunk from pinned host memory into its rows of an image, the write that lays it out as
+pixels (stream.load and stream.transform in one copy, as `memory.ChunkCopier` does). The extra bytes grow by doubling, as a ratio of the kernel's own input bytes
 (`flashmem.LOAD_RATIO`'s unit), until the slowdown is well past the threshold.
 
 The time with a load is its span: from the first of the kernels and copies to start to
@@ -138,11 +137,11 @@ def chunk_image_shape(chunk_bytes: int, max_width: int) -> tuple[int, int]:
 
 class ChunkMover:
     """
-    The streaming runtime's chunk moves on a second in-order queue of a build's context
-    (the kernels' own queue is the first): chunk k from bytes k·S.. of a pinned staging
-    buffer (ALLOC_HOST_PTR, mapped) into the same bytes of a device buffer, then from
-    there into its rows of an image2d, each into memory of its own as a weight's chunks
-    are.
+    The streaming runtime's chunk moves (`memory.ChunkCopier`) on a second in-order queue
+    of a build's context (the kernels' own queue is the first): chunk k from bytes k·S..
+    of pinned host memory (ALLOC_HOST_PTR, mapped: the runtime's staging ring, or a
+    discrete GPU's pinned store) into its rows of an image2d, each into memory of its own
+    as a weight's chunks are; the write lays the bytes out as the texture's pixels.
     """
 
     def __init__(self, build: CompiledModel, chunk_bytes: int, chunks: int,
@@ -159,29 +158,31 @@ class ChunkMover:
                                                   0, (total,), np.uint8)
         mapped.wait()
         self.host[:] = np.arange(total, dtype=np.uint64).astype(np.uint8)  # bytes, not zeros
-        self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE, total)
         self.image = cl.create_image(
             context, cl.mem_flags.READ_WRITE,
             cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT),
             shape=(self.width, self.rows * chunks))
+        # the gate holds the queue through a small buffer write: image writes from host
+        # memory are not given a user event to wait on
+        self.marker = cl.Buffer(context, cl.mem_flags.READ_WRITE, PIXEL_BYTES)
 
     def enqueue(self, chunks: int, gate: cl.Event) -> list[cl.Event]:
-        """Enqueue the moves of chunks 0..`chunks`-1, the first after `gate`; their events."""
-        s, events = self.chunk_bytes, []
-        for k in range(chunks):
-            events.append(cl.enqueue_copy(self.queue, self.buffer, self.host[k * s:(k + 1) * s],
-                                          dst_offset=k * s, is_blocking=False,
-                                          wait_for=None if events else [gate]))
-            events.append(cl.enqueue_copy(self.queue, self.image, self.buffer, offset=k * s,
-                                          origin=(0, k * self.rows),
-                                          region=(self.width, self.rows)))
-        return events
+        """Enqueue the moves of chunks 0..`chunks`-1, after `gate`; their events."""
+        if not chunks:
+            return []
+        s = self.chunk_bytes
+        held = cl.enqueue_copy(self.queue, self.marker, self.host[:PIXEL_BYTES],
+                               is_blocking=False, wait_for=[gate])
+        return [held] + [cl.enqueue_copy(self.queue, self.image, self.host[k * s:(k + 1) * s],
+                                         origin=(0, k * self.rows),
+                                         region=(self.width, self.rows), is_blocking=False)
+                         for k in range(chunks)]
 
     def close(self) -> None:
-        """Unmap the staging buffer and free the memory (up to three times the most bytes)."""
+        """Unmap the staging buffer and free the memory (up to twice the most bytes)."""
         self.host.base.release(self.queue)
         self.queue.finish()
-        for memory in (self.staging, self.buffer, self.image):
+        for memory in (self.staging, self.image, self.marker):
             memory.release()
 
 
