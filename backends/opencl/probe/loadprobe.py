@@ -34,12 +34,10 @@ from statistics import median
 
 import numpy as np
 import pyopencl as cl
-
-from xdsl.utils.exceptions import DiagnosticException
-
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
 from mobile_opt.frontend.single_node import save_single_node
 from mobile_opt.models.flashmem import OpClass, op_class
+from xdsl.utils.exceptions import DiagnosticException
 
 from .archprobe import Effort, Progress, _noop
 from .runner import ProbeError, Runner
