@@ -295,8 +295,8 @@ def probe_load_capacity(runner: Runner, effort: Effort, compile_model: Compile,
         "unit": "extra bytes moved while the kernel runs / the kernel's input bytes",
         "ratios": {str(c): r for c, r in ratios_by_class.items()},
         "chunk_bytes": chunk_bytes,
-        "copies": "per chunk on a second in-order queue: pinned staging buffer -> buffer "
-                  "(host to device), then buffer -> image2d rows",
+        "copies": "per chunk on a second in-order queue: pinned host memory -> image2d rows "
+                  "(one write, as the streaming runtime moves chunks)",
         "statistic": f"median over {repeats} pairs of runs (alone, then with the moves) "
                      "of their time ratio; time = the span of the kernels and copies",
         "kernels": kernels,
