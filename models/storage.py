@@ -107,6 +107,16 @@ def _reusable(free: list[Slot], s: Storage) -> Slot | None:
     return min(fits, key=lambda f: f.nbytes, default=None)
 
 
+def holds(home: Slot, slot: Slot) -> bool:
+    """Whether the memory object `home` can hold `slot`'s value: of its kind and format
+    and at least its size (kernels read pixels by coordinates, so a larger image serves)."""
+    if (home.kind, home.element_type) != (slot.kind, slot.element_type):
+        return False
+    if slot.kind == "buffer":
+        return home.nbytes >= slot.nbytes
+    return home.width >= slot.width and home.height >= slot.height
+
+
 def _grown(home: Slot, slot: Slot) -> Slot:
     """`home` made large enough for `slot` as well."""
     if slot.kind == "buffer":
@@ -121,12 +131,17 @@ def weight_pool(lives: list[tuple[Slot, int, int]]) -> tuple[list[Slot], list[in
     """
     Memory objects for streamed weights that are made once and kept across runs, so that
     a run allocates and releases nothing. Each weight (its slot, the layer it is loaded
-    at, the layer of its last reader) gets an object of its kind and format, at least its
-    size, whose previous weight's last reader comes before this load: kernels read a
-    weight's pixels by coordinates, so a larger image serves. Greedy in load order: the
-    free object that grows least, or a new one where growing would add more than the
-    weight's own bytes. Returns the objects and, per weight, its object's index.
+    at, the layer of its last reader) gets an object that `holds` it and whose previous
+    weight's last reader comes before this load. Greedy in load order, twice: taking a
+    free object that holds the weight, or else a new one; and also growing a free object
+    where that adds less than the weight's own bytes. Returns the smaller pool's objects
+    and, per weight, its object's index.
     """
+    pools = [_pool(lives, grow) for grow in (False, True)]
+    return min(pools, key=lambda p: sum(s.nbytes for s in p[0]))
+
+
+def _pool(lives: list[tuple[Slot, int, int]], grow: bool) -> tuple[list[Slot], list[int]]:
     pool: list[Slot] = []
     free_after: list[int] = []
     homes = [0] * len(lives)
@@ -134,11 +149,13 @@ def weight_pool(lives: list[tuple[Slot, int, int]]) -> tuple[list[Slot], list[in
         slot, load, last = lives[i]
         best, cost = None, slot.nbytes
         for j, home in enumerate(pool):
-            if free_after[j] < load and (home.kind, home.element_type) == (
-                    slot.kind, slot.element_type):
-                grown = _grown(home, slot).nbytes - home.nbytes
-                if grown < cost or (grown == cost and best is None):
-                    best, cost = j, grown
+            if free_after[j] >= load or (home.kind, home.element_type) != (
+                    slot.kind, slot.element_type) or not (grow or holds(home, slot)):
+                continue
+            added = _grown(home, slot).nbytes - home.nbytes
+            if added < cost or added == cost and (best is None
+                                                  or home.nbytes < pool[best].nbytes):
+                best, cost = j, added
         if best is None:
             best = len(pool)
             pool.append(Slot(best, slot.kind, slot.width, slot.height, slot.element_type,

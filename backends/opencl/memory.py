@@ -95,7 +95,7 @@ class ChunkCopier:
     """
     The copy side of streaming: a copy queue and a ring of `ring` staging buffers of
     `chunk` bytes in pinned host memory (CL_MEM_ALLOC_HOST_PTR, mapped once), allocated
-    through `memory`. A chunk is copied from the weight store's map into the next staging
+    through `memory`. A chunk is read from the weight store's file into the next staging
     buffer by the host, then written from there into its pixels of the weight's image (or
     bytes of its buffer) by the copy queue: from pinned memory, a GPU's copy engine moves
     it while kernels run. A staging buffer is refilled once the writes out of it are done.
@@ -146,11 +146,11 @@ class ChunkCopier:
             self._next = (self._next + 1) % len(self.ring)
             if self.busy[slot] is not None:
                 self.busy[slot].wait()
-            data = store.chunk(record.value, k, self.chunk)
+            lo, hi = store.chunk_range(record.value, k, self.chunk)
             host = self.host[slot]
-            host[: len(data)] = data
+            store.read_into(lo, host[: hi - lo])
             if record.kind == "buffer":
-                event = cl.enqueue_copy(self.queue, dest, host[: len(data)],
+                event = cl.enqueue_copy(self.queue, dest, host[: hi - lo],
                                         dst_offset=k * self.chunk, is_blocking=False,
                                         wait_for=wait)
             else:
@@ -166,21 +166,25 @@ class ChunkCopier:
         self.queue.flush()
         return event
 
-    def close(self) -> None:
+    def drop_ring(self) -> None:
+        """Free the staging ring (chunks from a `PinnedStore` do not use it)."""
         self.queue.finish()
         for host, buffer in zip(self.host, self.ring):
             host.base.release(self.queue)
             self.memory.free(buffer)
         self.queue.finish()
-        self.ring, self.host = [], []
+        self.ring, self.host, self.busy = [], [], []
+
+    def close(self) -> None:
+        self.drop_ring()
 
 
 class PinnedStore:
     """
-    The streamed weights' bytes of a weight store, copied once into pinned host memory (one
+    The streamed weights' bytes of a weight store, read once into pinned host memory (one
     CL_MEM_ALLOC_HOST_PTR buffer, mapped): the chunk source of a discrete GPU, whose copy engine writes from
-    pinned memory at its full rate (54 GB/s on the H100, against 9 GB/s through a host
-    copy from the store's map, `bench/flashmem_copy.py`). It is host memory, outside the
+    pinned memory at its full rate (54 GB/s on the H100, against 9 GB/s through the
+    staging ring, `bench/flashmem_copy.py`). It is host memory, outside the
     device's: `DeviceMemory.host_pinned` counts it apart from the resident bytes. A device
     whose memory is the host's (`host_unified_memory`, PoCL, mobile SoCs) streams through
     the ring instead, as this would hold every weight in the budgeted memory.
@@ -204,8 +208,7 @@ class PinnedStore:
         event.wait()
         for name, offset in self.offsets.items():
             entry = store.entries[name]
-            self.host[offset: offset + entry["nbytes"]] = \
-                store.data[entry["offset"]: entry["offset"] + entry["nbytes"]]
+            store.read_into(entry["offset"], self.host[offset: offset + entry["nbytes"]])
         memory.host_pinned += self.size
 
     def __contains__(self, name: str) -> bool:

@@ -7,13 +7,12 @@ with its weights read from a weight store (`weight_store.py`) as the plan says.
 - A streamed weight gets its texture at its load layer z_w, its chunks move while the
   layers of its plan run, and the texture is free again once its last reader is done;
   the next run streams it again.
-- Chunks go from the store's memory map into a ring of R staging buffers (host-visible,
+- Chunks are read from the store's file into a ring of R staging buffers (host-visible,
   CL_MEM_ALLOC_HOST_PTR), then into the texture by image writes of regions, all on a copy
   queue of their own; kernels run on the compute queue, and a kernel that reads a
   streamed weight waits on the event of the weight's last chunk. On a discrete GPU the
   chunks are written from a pinned host copy of the streamed weights instead (`PinnedStore`:
-  host memory, not the device's, and the copy engine's full rate), made on a thread while
-  the first runs take the ring.
+  host memory, not the device's, and the copy engine's full rate).
 - At each layer the host enqueues the kernel first, then the layer's loads, which that
   kernel does not read (C1): where a load waits for memory, the kernel keeps running.
 - Every allocation goes through `DeviceMemory`, which counts resident bytes. Where the
@@ -29,7 +28,6 @@ with its weights read from a weight store (`weight_store.py`) as the plan says.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -95,7 +93,9 @@ class StreamingModel(CompiledModel):
             if isinstance(attr, WeightPlanAttr):
                 self._weight_plans[op.results[0]] = attr
         self._pending: deque[tuple[cl.Event, Streamed]] = deque()
-        self._spare: dict[tuple, list[cl.MemoryObject]] = {}
+        self._spare: list[tuple[Slot, cl.MemoryObject]] = []
+        self._shapes: dict[int, Slot] = {}
+        """What each streamed weight's memory object can hold, by id."""
         self._layer = 0
         self.pool: list[cl.MemoryObject] = []
         self.pinned = pinned
@@ -134,24 +134,24 @@ class StreamingModel(CompiledModel):
         ring = max(1, max(moves.values(), default=0)) if self.plan.weights else 0
         if self.pinned is None:
             self.pinned = discrete(self.device)
+        source = (PinnedStore(self.context, self.memory, self.store,
+                              [s.record.value for s in self.streamed.values()])
+                  if self.pinned else None)
         self._make_room(ring * self.chunk)  # W goes through the ring either way
-        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring)
-        self._pinning = (Pinning(self.context, self.memory, self.store,
-                                 [s.record.value for s in self.streamed.values()])
-                         if self.pinned else None)
+        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring, source)
         # what happens at each layer: chunks moved, weights loaded, first and last readers
         self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
         self.loading: dict[int, list[Streamed]] = {}
         self.ending: dict[int, list[Streamed]] = {}
         self.first_reads: dict[int, list[int]] = {}
-        self.key_loads: dict[tuple, list[int]] = {}
         for s in self.streamed.values():
             for layer, count in s.plan.moves.items():
                 self.by_layer.setdefault(layer, []).append((s, count))
             self.loading.setdefault(s.plan.load.data, []).append(s)
             self.ending.setdefault(s.last_use, []).append(s)
             self.first_reads.setdefault(s.plan.use.data, []).append(s.slot)
-            self.key_loads.setdefault(self._key(s.slot), []).append(s.plan.load.data)
+        self.load_order = sorted(((s.plan.load.data, self.plan.slots[s.slot])
+                                  for s in self.streamed.values()), key=lambda x: x[0])
         self.reads_streamed = {layer for layer, launch in enumerate(self.plan.launches, 1)
                                if any(a["slot"] in self.streamed for a in launch.args)}
         super()._upload_weights()  # W, whole, from the store, through the ring
@@ -180,7 +180,8 @@ class StreamingModel(CompiledModel):
         return self.copier
 
     def _preloaded(self, copier: ChunkCopier) -> None:
-        pass  # the ring stays for the streamed weights
+        if copier.pinned is not None:
+            copier.drop_ring()  # the streamed chunks come from pinned memory
 
     def unload(self) -> None:
         self.copier.queue.finish()
@@ -194,7 +195,6 @@ class StreamingModel(CompiledModel):
             self.slots[index] = None  # a kept object, freed once above
         self.pool = []
         self.copier.close()
-        self.wait_for_pinning()
         if self.copier.pinned is not None:
             self.copier.pinned.close()
         super().unload()
@@ -221,42 +221,43 @@ class StreamingModel(CompiledModel):
 
     def _free(self, s: Streamed) -> None:
         """A finished weight's memory object becomes spare: still held, and counted, until a
-        later weight of its size takes it or the budget needs it (creating an image costs
+        later weight of its shape takes it or the budget needs it (releasing an image costs
         more than the copies of a chunk on a GPU)."""
-        self._spare.setdefault(self._key(s.slot), []).append(self.slots[s.slot])
+        self._spare.append((self._shapes[id(self.slots[s.slot])], self.slots[s.slot]))
         self.slots[s.slot] = None
 
     def _release_spare(self, nbytes: int | None) -> bool:
         """Release spare objects until `nbytes` are freed (None: all), those needed last
         first (Belady's rule, across runs); whether any was."""
-        released = 0
         n = len(self.plan.launches)
 
-        def next_need(key: tuple) -> int:
-            loads = self.key_loads.get(key, [])
-            later = [layer for layer in loads if layer > self._layer]
-            return min(later) if later else n + min(loads, default=n + 1)
+        def next_need(shape: Slot) -> int:
+            needs = [layer if layer > self._layer else n + layer
+                     for layer, slot in self.load_order if same_shape(shape, slot)]
+            return min(needs, default=2 * n + 1)
 
-        for key in sorted(self._spare, key=next_need, reverse=True):
-            while self._spare[key] and (nbytes is None or released < nbytes):
-                self.memory.free(self._spare[key].pop())
-                released += key[-1]
-            if not self._spare[key]:
-                del self._spare[key]
+        released = 0
+        self._spare.sort(key=lambda spare: next_need(spare[0]))
+        while self._spare and (nbytes is None or released < nbytes):
+            shape, obj = self._spare.pop()
+            del self._shapes[id(obj)]
+            self.memory.free(obj)
+            released += shape.nbytes
         return released > 0
 
-    def _key(self, index: int) -> tuple:
-        slot = self.plan.slots[index]
-        return slot.kind, slot.width, slot.height, slot.element_type, slot.nbytes
-
     def _take(self, index: int) -> cl.MemoryObject:
-        """The memory object of a streamed weight's slot: a spare one of its size, or new."""
-        spare = self._spare.get(self._key(index))
-        if spare:
-            return spare.pop()
+        """The memory object of a streamed weight's slot: a spare one of its shape, or a new
+        one. (Not a larger one: the plan counts each weight's own bytes, and a weight kept
+        in a larger object could leave a later one no room.)"""
         slot = self.plan.slots[index]
+        for i, (shape, obj) in enumerate(self._spare):
+            if same_shape(shape, slot):
+                del self._spare[i]
+                return obj
         self._make_room(slot.nbytes)
-        return super()._new_slot(slot)
+        obj = super()._new_slot(slot)
+        self._shapes[id(obj)] = slot
+        return obj
 
     def _place(self, s: Streamed) -> list[cl.Event]:
         """Give a streamed weight its memory object at its load layer; the events its
@@ -269,15 +270,8 @@ class StreamingModel(CompiledModel):
         return []
 
     # running --------------------------------------------------------------------------
-    def wait_for_pinning(self) -> None:
-        """Let the pinned store be done, so that the next runs take their chunks from it."""
-        if self._pinning is not None:
-            self.copier.pinned, self._pinning = self._pinning.result(), None
-
     def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
         values = self._inputs(inputs)
-        if self._pinning is not None and self._pinning.done():
-            self.wait_for_pinning()
         self.memory.marks.clear()
         start = time.perf_counter()
         keep: list = []
@@ -329,29 +323,7 @@ class StreamingModel(CompiledModel):
         return result
 
 
-class Pinning:
-    """A `PinnedStore` made on a thread of its own while the model loads and runs: until
-    it is done, chunks go through the staging ring."""
-
-    def __init__(self, context: cl.Context, memory: DeviceMemory, store: WeightStore,
-                 names: list[str]):
-        self._store: PinnedStore | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._make, args=(context, memory, store, names),
-                                        name="pinning", daemon=True)
-        self._thread.start()
-
-    def _make(self, *args) -> None:
-        try:
-            self._store = PinnedStore(*args)
-        except BaseException as e:  # noqa: BLE001 - raised again on the caller's thread
-            self._error = e
-
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-    def result(self) -> PinnedStore | None:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._store
+def same_shape(a: Slot, b: Slot) -> bool:
+    """Whether memory objects for `a` and `b` are alike."""
+    return (a.kind, a.width, a.height, a.element_type) == (b.kind, b.width, b.height,
+                                                            b.element_type)
