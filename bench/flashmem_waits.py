@@ -129,13 +129,19 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     row["release"] = release_blocks(pre, device)
     pre.unload()
     budget = planned.attributes["stream.plan"].budget.data
-    for label, scale in (("streamed", 1), ("unpressed", 100)):
+    # the plan's budget; a budget 100x (no memory pressure) with kept textures and with
+    # spares; and the plan's budget with each layer's loads enqueued before its kernel
+    for label, scale, keep, loads_first in (("streamed", 1, True, False),
+                                            ("unpressed", 100, True, False),
+                                            ("spares", 100, False, False),
+                                            ("loads-first", 1, True, True)):
         from mobile_opt.backends.opencl import memory
 
         pinning = Counter(memory.PinnedStore, "__init__")
         started = time.perf_counter()
         model = StreamingModel(planned, device, WeightStore(stores["streamed"]),
-                               budget=budget * scale)
+                               budget=budget * scale, keep=keep)
+        model.loads_first = loads_first
         made = {"load_ms": (time.perf_counter() - started - model.build_seconds) * 1e3,
                 "pin": pinning.take()}
         memory.PinnedStore.__init__ = pinning.inner
@@ -149,6 +155,7 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
         row[label] = runs(model, feeds, args.iterations, counters)
         row[label]["peak"] = model.memory.peak
         row[label]["made"] = made
+        row[label]["kept"] = len(model.pool)
         cl.Event.wait = original
         model.unload()
     row["budget"] = budget
@@ -172,11 +179,9 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.models:
             rows.append(bench_model(name, device, args, Path(folder)))
             r = rows[-1]
-            print(name, "preload", round(r["preload"]["median_ms"], 2), "streamed",
-                  round(r["streamed"]["median_ms"], 2), "unpressed",
-                  round(r["unpressed"]["median_ms"], 2), file=sys.stderr)
-            print(json.dumps({k: r[k] for k in ("streamed", "unpressed", "release")}),
-                  file=sys.stderr)
+            print(name, *(f"{k} {r[k]['median_ms']:.2f}" for k in
+                          ("preload", "streamed", "unpressed", "spares", "loads-first")),
+                  f"kept {r['streamed']['kept']}", file=sys.stderr)
     caps = {"extensions": device.device.extensions if hasattr(device, "device") else ""}
     out = Path(args.out) if args.out else \
         BENCH_DIR / "results" / f"flashmem-waits-{slug(device.name)}.json"

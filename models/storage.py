@@ -141,6 +141,32 @@ def weight_pool(lives: list[tuple[Slot, int, int]]) -> tuple[list[Slot], list[in
     return min(pools, key=lambda p: sum(s.nbytes for s in p[0]))
 
 
+def kept_objects(lives: list[tuple[Slot, int, int]], pool: list[Slot], homes: list[int],
+                 room: int) -> set[int]:
+    """
+    Which objects of `weight_pool` to keep within `room` bytes, the weights of the others
+    getting theirs per run: those serving the most weights first (each saves an allocation
+    and a release per run), while the kept objects and the most bytes that the other
+    weights hold at one layer (from load to last reader) fit.
+    """
+    layers = max((last for _, _, last in lives), default=0) + 1
+
+    def fits(kept: set[int]) -> bool:
+        live = [0] * (layers + 1)
+        for (slot, load, last), home in zip(lives, homes):
+            if home not in kept:
+                for layer in range(load, last + 1):
+                    live[layer] += slot.nbytes
+        return sum(pool[j].nbytes for j in kept) + max(live) <= room
+
+    served = [homes.count(j) for j in range(len(pool))]
+    kept: set[int] = set()
+    for j in sorted(range(len(pool)), key=lambda j: -served[j]):
+        if fits(kept | {j}):
+            kept.add(j)
+    return kept
+
+
 def _pool(lives: list[tuple[Slot, int, int]], grow: bool) -> tuple[list[Slot], list[int]]:
     pool: list[Slot] = []
     free_after: list[int] = []

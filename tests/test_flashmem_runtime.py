@@ -83,6 +83,27 @@ def test_weight_pool_shares_objects_between_weights_apart_in_time():
     assert sum(p.nbytes for p in pool) < sum(s.nbytes for s, _, _ in lives)
 
 
+def test_kept_objects_leave_room_for_the_weights_made_per_run():
+    from mobile_opt.models.storage import Slot, kept_objects, weight_pool
+
+    def image(w: int, h: int) -> Slot:
+        return Slot(0, "image", w, h, "f32", w * h * 16, False)
+
+    # three 64x8 weights one after another (8192 bytes; one object serves them) while a
+    # 64x32 one (32768) is read at layers 1-2, and another at 5-6
+    lives = [(image(64, 8), 1, 2), (image(64, 8), 3, 4), (image(64, 8), 5, 6),
+             (image(64, 32), 1, 2), (image(64, 32), 5, 6)]
+    pool, homes = weight_pool(lives)
+    assert len(pool) == 2 and homes[:3] == [homes[0]] * 3
+    small, large = homes[0], homes[3]
+    assert kept_objects(lives, pool, homes, 8192 + 32768) == {small, large}
+    # the most bytes live at one layer: made per run, nothing kept fits beside them
+    assert kept_objects(lives, pool, homes, 8192 + 32768 - 1) == set()
+    lives.append((image(64, 32), 3, 4))  # the large object now serves three as well
+    pool, homes = weight_pool(lives)
+    assert kept_objects(lives, pool, homes, 8192 + 32768) == set(homes)
+
+
 def test_the_store_holds_the_packed_weights_and_rejects_another_program(lowered, tmp_path):
     from mobile_opt.backends.opencl.plan import build_plan
     from mobile_opt.backends.opencl.weight_store import (

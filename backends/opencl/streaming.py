@@ -48,11 +48,16 @@ from mobile_opt.dialects.stream.attributes import (
     WeightPlanAttr,
     layer_chunks,
 )
-from mobile_opt.models.storage import Slot, weight_pool
+from mobile_opt.models.storage import Slot, kept_objects, weight_pool
 from xdsl.dialects.builtin import ModuleOp
 
 FLUSH_EVERY = 8
 """Launches between flushes of the compute queue where no wait forces one."""
+
+LOADS_FIRST = False
+"""Whether a layer's loads are enqueued before its kernel (else after it: the layer's
+kernel does not read them (C1), and where a load waits for memory the kernel keeps
+running)."""
 
 
 class BudgetExceeded(OpenCLRunError):
@@ -97,9 +102,11 @@ class StreamingModel(CompiledModel):
         self._shapes: dict[int, Slot] = {}
         """What each streamed weight's memory object can hold, by id."""
         self._layer = 0
-        self.pool: list[cl.MemoryObject] = []
+        self._after: dict[int, list[cl.Event]] = {}
+        self.pool: dict[int, cl.MemoryObject] = {}
         self.pinned = pinned
         self.keep = keep
+        self.loads_first = LOADS_FIRST
         """Whether streamed weights get kept memory objects where they fit (`_make_pool`)."""
         super().__init__(module, device, function, plan, store, context, memory)
 
@@ -160,21 +167,22 @@ class StreamingModel(CompiledModel):
 
     def _make_pool(self) -> None:
         """
-        The streamed weights' memory objects, made now and kept, where they fit the budget
-        beside what is held (`weight_pool`): a run then allocates and releases nothing, and
-        a weight's first chunk waits on the device for the last reader of the weight before
-        it in that object. Where they do not fit, objects are made and released per run.
+        Memory objects for streamed weights, made now and kept where they fit the budget
+        beside what is held (`weight_pool`, `kept_objects`): a weight in one needs no
+        allocation or release per run, and its first chunk waits on the device for the last
+        reader of the weight before it there. The other weights get theirs per run.
         """
+        self.pool, self.home = {}, {}
+        self.freed: dict[int, cl.Event] = {}
+        """The event of the last reader of each kept object's latest weight."""
         streamed = list(self.streamed.values())
-        pool, homes = weight_pool([(self.plan.slots[s.slot], s.plan.load.data, s.last_use)
-                                   for s in streamed])
-        if not (self.keep and streamed) or \
-                self.memory.resident + sum(p.nbytes for p in pool) > self.budget:
+        if not (self.keep and streamed):
             return
-        self.pool = [super(StreamingModel, self)._new_slot(p) for p in pool]
-        self.home = {s.slot: h for s, h in zip(streamed, homes)}
-        self.freed: list[cl.Event | None] = [None] * len(pool)
-        """The event of the last reader of each object's latest weight."""
+        lives = [(self.plan.slots[s.slot], s.plan.load.data, s.last_use) for s in streamed]
+        pool, homes = weight_pool(lives)
+        kept = kept_objects(lives, pool, homes, self.budget - self.memory.resident)
+        self.pool = {j: super(StreamingModel, self)._new_slot(pool[j]) for j in sorted(kept)}
+        self.home = {s.slot: h for s, h in zip(streamed, homes) if h in kept}
 
     def _preload_copier(self) -> ChunkCopier:
         return self.copier
@@ -189,11 +197,11 @@ class StreamingModel(CompiledModel):
         while self._pending:
             self._free(self._pending.popleft()[1])
         self._release_spare(None)
-        for obj in self.pool:
+        for obj in self.pool.values():
             self.memory.free(obj)
-        for index in self.home if self.pool else ():
+        for index in self.home:
             self.slots[index] = None  # a kept object, freed once above
-        self.pool = []
+        self.pool = {}
         self.copier.close()
         if self.copier.pinned is not None:
             self.copier.pinned.close()
@@ -262,14 +270,26 @@ class StreamingModel(CompiledModel):
     def _place(self, s: Streamed) -> list[cl.Event]:
         """Give a streamed weight its memory object at its load layer; the events its
         first chunk waits for (the readers of what a kept object held)."""
-        if self.pool:
-            home = self.home[s.slot]
+        home = self.home.get(s.slot)
+        if home is not None:
             self.slots[s.slot] = self.pool[home]
-            return [self.freed[home]] if self.freed[home] is not None else []
+            return [self.freed[home]] if home in self.freed else []
         self.slots[s.slot] = self._take(s.slot)
         return []
 
     # running --------------------------------------------------------------------------
+    def _loads(self, layer: int, ready: dict[int, cl.Event], done: dict[int, int]) -> None:
+        """Layer `layer`'s loads: the weights loaded there get their memory objects, and
+        the chunks moved there are enqueued (`ready`: a weight's last chunk's event;
+        `done`: its chunks enqueued)."""
+        for s in self.loading.get(layer, []):
+            self._after[s.slot] = self._place(s)  # for its first move, here or later
+        for s, count in self.by_layer.get(layer, []):
+            first = done.get(s.slot, 0)
+            ready[s.slot] = self.copier.move(self.store, s.record, self.slots[s.slot], first,
+                                             count, self._after.pop(s.slot, None))
+            done[s.slot] = first + count
+
     def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
         values = self._inputs(inputs)
         self.memory.marks.clear()
@@ -278,7 +298,6 @@ class StreamingModel(CompiledModel):
         events, downloads = [], []
         ready: dict[int, cl.Event] = {}  # a streamed weight's last chunk copy
         done: dict[int, int] = {}
-        after: dict[int, list[cl.Event]] = {}
         launches = iter(self._launches)
         self._layer = 0
         for kind, record in self._steps:
@@ -289,6 +308,8 @@ class StreamingModel(CompiledModel):
                 self._layer += 1
                 layer = self._layer
                 launch, kernel, global_size, local_size = next(launches)
+                if self.loads_first:
+                    self._loads(layer, ready, done)
                 # the first reader of a streamed weight waits for its chunks; the queue is
                 # in order, so later readers need not
                 wait = [ready[slot] for slot in self.first_reads.get(layer, ())]
@@ -299,19 +320,12 @@ class StreamingModel(CompiledModel):
                     self.queue.flush()
                 events.append((launch, event))
                 for s in self.ending.get(layer, ()):
-                    if self.pool:
+                    if s.slot in self.home:
                         self.freed[self.home[s.slot]] = event
                     else:
                         self._pending.append((event, s))
-                # then this layer's loads, which its kernel does not read (C1): a wait
-                # for memory here leaves the kernel running
-                for s in self.loading.get(layer, []):
-                    after[s.slot] = self._place(s)
-                for s, count in self.by_layer.get(layer, []):
-                    first = done.get(s.slot, 0)
-                    ready[s.slot] = self.copier.move(self.store, s.record, self.slots[s.slot],
-                                                     first, count, after.pop(s.slot, None))
-                    done[s.slot] = first + count
+                if not self.loads_first:
+                    self._loads(layer, ready, done)
                 self.memory.mark(launch.kernel)
             elif record.slot is not None:
                 downloads.append((record, self._download(record)))
