@@ -131,10 +131,10 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     budget = planned.attributes["stream.plan"].budget.data
     # the plan's budget; a budget 100x (no memory pressure) with kept textures and with
     # spares; and the plan's budget with each layer's loads enqueued before its kernel
-    for label, scale, keep, loads_first in (("streamed", 1, True, False),
+    for label, scale, keep, loads_first in (("streamed", 1, None, False),
                                             ("unpressed", 100, True, False),
                                             ("spares", 100, False, False),
-                                            ("loads-first", 1, True, True)):
+                                            ("loads-first", 1, None, True)):
         from mobile_opt.backends.opencl import memory
 
         pinning = Counter(memory.PinnedStore, "__init__")

@@ -141,29 +141,73 @@ def weight_pool(lives: list[tuple[Slot, int, int]]) -> tuple[list[Slot], list[in
     return min(pools, key=lambda p: sum(s.nbytes for s in p[0]))
 
 
+def same_shape(a: Slot, b: Slot) -> bool:
+    """Whether memory objects for `a` and `b` are alike."""
+    return (a.kind, a.width, a.height, a.element_type) == (b.kind, b.width, b.height,
+                                                            b.element_type)
+
+
+def churn(lives: list[tuple[Slot, int, int]], room: int) -> int | None:
+    """
+    The allocations and releases per run, once runs repeat, of memory objects made per run
+    for the weights `lives` (slot, load layer, last reader's layer) within `room` bytes, as
+    the streaming runtime makes them: a weight takes a spare object of its shape, else a
+    new one, releasing spare objects needed last first (Belady's rule, across runs) while
+    the new one would not fit. A weight's object is spare after its last reader. None where
+    the weights do not fit.
+    """
+    order = sorted(lives, key=lambda life: life[1])
+    n = max((last for _, _, last in lives), default=0)
+
+    def next_need(shape: Slot, layer: int) -> int:
+        return min((load if load > layer else n + load
+                    for slot, load, _ in order if same_shape(shape, slot)), default=2 * n + 1)
+
+    spare: list[Slot] = []
+    busy: list[tuple[Slot, int]] = []
+    held = count = 0
+    for run in range(2):  # the second run starts with the first's spare objects
+        count = 0
+        for slot, load, last in order:
+            spare += [shape for shape, end in busy if end < load]
+            busy = [(shape, end) for shape, end in busy if end >= load]
+            alike = next((k for k, shape in enumerate(spare) if same_shape(shape, slot)), None)
+            if alike is not None:
+                busy.append((spare.pop(alike), last))
+                continue
+            spare.sort(key=lambda shape: next_need(shape, load))
+            while held + slot.nbytes > room:
+                if not spare:
+                    return None
+                held -= spare.pop().nbytes
+                count += 1
+            held += slot.nbytes
+            count += 1
+            busy.append((slot, last))
+        spare += [shape for shape, _ in busy]
+        busy = []
+    return count
+
+
 def kept_objects(lives: list[tuple[Slot, int, int]], pool: list[Slot], homes: list[int],
                  room: int) -> set[int]:
     """
     Which objects of `weight_pool` to keep within `room` bytes, the weights of the others
-    getting theirs per run: those serving the most weights first (each saves an allocation
-    and a release per run), while the kept objects and the most bytes that the other
-    weights hold at one layer (from load to last reader) fit.
+    getting theirs per run: greedily, those serving the most weights first, each while the
+    allocations and releases per run (`churn`) of the others within the room left fall.
     """
-    layers = max((last for _, _, last in lives), default=0) + 1
-
-    def fits(kept: set[int]) -> bool:
-        live = [0] * (layers + 1)
-        for (slot, load, last), home in zip(lives, homes):
-            if home not in kept:
-                for layer in range(load, last + 1):
-                    live[layer] += slot.nbytes
-        return sum(pool[j].nbytes for j in kept) + max(live) <= room
-
     served = [homes.count(j) for j in range(len(pool))]
+
+    def cost(kept: set[int]) -> int | None:
+        left = room - sum(pool[j].nbytes for j in kept)
+        return churn([life for life, home in zip(lives, homes) if home not in kept], left)
+
     kept: set[int] = set()
+    best = cost(kept)
     for j in sorted(range(len(pool)), key=lambda j: -served[j]):
-        if fits(kept | {j}):
-            kept.add(j)
+        trial = cost(kept | {j})
+        if trial is not None and (best is None or trial < best):
+            kept, best = kept | {j}, trial
     return kept
 
 

@@ -83,25 +83,24 @@ def test_weight_pool_shares_objects_between_weights_apart_in_time():
     assert sum(p.nbytes for p in pool) < sum(s.nbytes for s, _, _ in lives)
 
 
-def test_kept_objects_leave_room_for_the_weights_made_per_run():
-    from mobile_opt.models.storage import Slot, kept_objects, weight_pool
+def test_kept_objects_spare_the_allocations_made_per_run():
+    from mobile_opt.models.storage import Slot, churn, kept_objects, weight_pool
 
     def image(w: int, h: int) -> Slot:
         return Slot(0, "image", w, h, "f32", w * h * 16, False)
 
-    # three 64x8 weights one after another (8192 bytes; one object serves them) while a
-    # 64x32 one (32768) is read at layers 1-2, and another at 5-6
-    lives = [(image(64, 8), 1, 2), (image(64, 8), 3, 4), (image(64, 8), 5, 6),
-             (image(64, 32), 1, 2), (image(64, 32), 5, 6)]
+    # 64x8 (8192 bytes) and 32x8 weights in turn: made per run within 8192 bytes, each
+    # takes the room of the one before (a release and an allocation); one kept 64x8
+    # object holds them all
+    lives = [(image(64, 8), 1, 2), (image(32, 8), 3, 4), (image(64, 8), 5, 6),
+             (image(32, 8), 7, 8)]
+    assert churn(lives, 8192) == 8
+    assert churn(lives, 8192 + 4096) == 0  # both shapes fit: spare objects serve
+    assert churn(lives, 4096) is None
     pool, homes = weight_pool(lives)
-    assert len(pool) == 2 and homes[:3] == [homes[0]] * 3
-    small, large = homes[0], homes[3]
-    assert kept_objects(lives, pool, homes, 8192 + 32768) == {small, large}
-    # the most bytes live at one layer: made per run, nothing kept fits beside them
-    assert kept_objects(lives, pool, homes, 8192 + 32768 - 1) == set()
-    lives.append((image(64, 32), 3, 4))  # the large object now serves three as well
-    pool, homes = weight_pool(lives)
-    assert kept_objects(lives, pool, homes, 8192 + 32768) == set(homes)
+    assert len(pool) == 1 and pool[0].nbytes == 8192
+    assert kept_objects(lives, pool, homes, 8192) == {0}
+    assert kept_objects(lives, pool, homes, 8192 + 4096) == set()  # nothing to spare
 
 
 def test_the_store_holds_the_packed_weights_and_rejects_another_program(lowered, tmp_path):
@@ -155,16 +154,16 @@ def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device
                                                    workers=2)])
         plan = build_plan(planned)
         write_store(tmp_path / "w.bin", plan, chunk)
-        # the ring and a discrete GPU's pinned store; memory kept across runs where it
-        # fits, and made and released per run
-        # a run budget of twice preload-all's peak: the kept objects fit
-        for pinned, keep, run_budget in ((False, True, budget), (True, False, budget),
-                                         (True, True, budget), (False, True, 2 * preload_peak)):
+        # the ring and a discrete GPU's pinned store; memory objects kept across runs
+        # where they spare allocations, none kept, and all kept (under a run budget of
+        # twice preload-all's peak, where they fit)
+        for pinned, keep, run_budget in ((False, None, budget), (True, False, budget),
+                                         (True, None, budget), (False, True, 2 * preload_peak)):
             model = StreamingModel(planned, pocl_device, WeightStore(tmp_path / "w.bin"),
                                    plan=plan, pinned=pinned, keep=keep, budget=run_budget)
             streamed_any |= bool(model.streamed)
             kept_any |= bool(model.pool)
-            assert bool(model.pool) or not model.streamed or not (keep and run_budget > preload_peak)
+            assert bool(model.pool) == (keep is True and bool(model.streamed)) or keep is None
             for _ in range(2):
                 outputs = model.run(feeds).outputs
                 for name, want in expected.items():

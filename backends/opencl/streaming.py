@@ -48,7 +48,7 @@ from mobile_opt.dialects.stream.attributes import (
     WeightPlanAttr,
     layer_chunks,
 )
-from mobile_opt.models.storage import Slot, kept_objects, weight_pool
+from mobile_opt.models.storage import Slot, kept_objects, same_shape, weight_pool
 from xdsl.dialects.builtin import ModuleOp
 
 FLUSH_EVERY = 8
@@ -84,7 +84,7 @@ class StreamingModel(CompiledModel):
     def __init__(self, module: ModuleOp, device, store: WeightStore, function: str = "main_graph",
                  plan: Plan | None = None, budget: int | None = None,
                  context: cl.Context | None = None, memory: DeviceMemory | None = None,
-                 pinned: bool | None = None, keep: bool = True):
+                 pinned: bool | None = None, keep: bool | None = None):
         head = module.attributes.get(PLAN)
         if not isinstance(head, PlanAttr):
             raise OpenCLRunError("the module has no stream.plan: run flashmem-plan first")
@@ -106,8 +106,9 @@ class StreamingModel(CompiledModel):
         self.pool: dict[int, cl.MemoryObject] = {}
         self.pinned = pinned
         self.keep = keep
+        """Kept memory objects for streamed weights (`_make_pool`): where they spare
+        allocations per run (None), all where they fit (True), or none (False)."""
         self.loads_first = LOADS_FIRST
-        """Whether streamed weights get kept memory objects where they fit (`_make_pool`)."""
         super().__init__(module, device, function, plan, store, context, memory)
 
     # storage --------------------------------------------------------------------------
@@ -176,11 +177,13 @@ class StreamingModel(CompiledModel):
         self.freed: dict[int, cl.Event] = {}
         """The event of the last reader of each kept object's latest weight."""
         streamed = list(self.streamed.values())
-        if not (self.keep and streamed):
+        if self.keep is False or not streamed:
             return
         lives = [(self.plan.slots[s.slot], s.plan.load.data, s.last_use) for s in streamed]
         pool, homes = weight_pool(lives)
-        kept = kept_objects(lives, pool, homes, self.budget - self.memory.resident)
+        room = self.budget - self.memory.resident
+        kept = (set(range(len(pool))) if self.keep and sum(p.nbytes for p in pool) <= room
+                else kept_objects(lives, pool, homes, room))
         self.pool = {j: super(StreamingModel, self)._new_slot(pool[j]) for j in sorted(kept)}
         self.home = {s.slot: h for s, h in zip(streamed, homes) if h in kept}
 
@@ -254,18 +257,35 @@ class StreamingModel(CompiledModel):
         return released > 0
 
     def _take(self, index: int) -> cl.MemoryObject:
-        """The memory object of a streamed weight's slot: a spare one of its shape, or a new
-        one. (Not a larger one: the plan counts each weight's own bytes, and a weight kept
-        in a larger object could leave a later one no room.)"""
+        """
+        The memory object of a streamed weight's slot, as `models.storage.churn` counts: a
+        spare one of its shape; else, once the weights last read before this layer are
+        spare (waiting for their readers), one of those; else a new one. (Not a larger
+        one: the plan counts each weight's own bytes, and a weight kept in a larger object
+        could leave a later one no room.)
+        """
         slot = self.plan.slots[index]
-        for i, (shape, obj) in enumerate(self._spare):
-            if same_shape(shape, slot):
-                del self._spare[i]
-                return obj
+        obj = self._spare_like(slot)
+        if obj is None and self._pending and self._pending[0][1].last_use < self._layer:
+            self.queue.flush()
+            while self._pending and self._pending[0][1].last_use < self._layer:
+                event, s = self._pending.popleft()
+                event.wait()
+                self._free(s)
+            obj = self._spare_like(slot)
+        if obj is not None:
+            return obj
         self._make_room(slot.nbytes)
         obj = super()._new_slot(slot)
         self._shapes[id(obj)] = slot
         return obj
+
+    def _spare_like(self, slot: Slot) -> cl.MemoryObject | None:
+        for i, (shape, obj) in enumerate(self._spare):
+            if same_shape(shape, slot):
+                del self._spare[i]
+                return obj
+        return None
 
     def _place(self, s: Streamed) -> list[cl.Event]:
         """Give a streamed weight its memory object at its load layer; the events its
@@ -336,8 +356,3 @@ class StreamingModel(CompiledModel):
             self._free(self._pending.popleft()[1])
         return result
 
-
-def same_shape(a: Slot, b: Slot) -> bool:
-    """Whether memory objects for `a` and `b` are alike."""
-    return (a.kind, a.width, a.height, a.element_type) == (b.kind, b.width, b.height,
-                                                            b.element_type)
