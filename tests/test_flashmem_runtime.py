@@ -154,16 +154,19 @@ def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device
                                                    workers=2)])
         plan = build_plan(planned)
         write_store(tmp_path / "w.bin", plan, chunk)
-        # the ring and a discrete GPU's pinned store; memory objects kept across runs
-        # where they spare allocations, none kept, and all kept (under a run budget of
-        # twice preload-all's peak, where they fit)
-        for pinned, keep, run_budget in ((False, None, budget), (True, False, budget),
+        # the ring and a discrete GPU's pinned store; memory objects kept across runs as
+        # by default, none kept, kept where they spare allocations, and as by default under
+        # a run budget of twice preload-all's peak (all kept: they fit)
+        for pinned, keep, run_budget in ((False, True, budget), (True, False, budget),
                                          (True, None, budget), (False, True, 2 * preload_peak)):
             model = StreamingModel(planned, pocl_device, WeightStore(tmp_path / "w.bin"),
                                    plan=plan, pinned=pinned, keep=keep, budget=run_budget)
             streamed_any |= bool(model.streamed)
             kept_any |= bool(model.pool)
-            assert bool(model.pool) == (keep is True and bool(model.streamed)) or keep is None
+            if keep is False or not model.streamed:
+                assert not model.pool
+            elif keep and run_budget > preload_peak:
+                assert len(model.pool) == len(set(model.home.values())) > 0
             for _ in range(2):
                 outputs = model.run(feeds).outputs
                 for name, want in expected.items():

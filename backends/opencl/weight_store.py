@@ -122,13 +122,6 @@ class WeightStore:
             raise WeightStoreError(f"{self.path}: the store is truncated")
         self.data = (np.memmap(self.path, np.uint8, "r", offset=start, shape=(end,))
                      if end else np.zeros(0, np.uint8))
-        self._start = start
-        self._fd = os.open(self.path, os.O_RDONLY)
-
-    def __del__(self) -> None:
-        fd = getattr(self, "_fd", None)
-        if fd is not None:
-            os.close(fd)
 
     def check(self, plan: Plan) -> None:
         """Raise unless the store holds exactly `plan`'s weights, as the plan packs them."""
@@ -167,17 +160,3 @@ class WeightStore:
         """Chunk k of a weight's pixels, from the map."""
         lo, hi = self.chunk_range(name, k, chunk_bytes)
         return self.data[lo:hi]
-
-    def read_into(self, lo: int, dest: np.ndarray) -> None:
-        """
-        Bytes lo.. of `data` into `dest` (pinned staging memory) by reads of the file: the
-        kernel copies them from the page cache, where copying from the map would first
-        fault each page of it into this process (2-3x slower on a first pass).
-        """
-        view = memoryview(dest).cast("B")
-        done = 0
-        while done < len(view):
-            n = os.preadv(self._fd, [view[done:]], self._start + lo + done)
-            if n <= 0:
-                raise WeightStoreError(f"{self.path}: the store is truncated")
-            done += n
