@@ -341,6 +341,11 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
 # report -----------------------------------------------------------------------------
 
 
+def ms(seconds: float) -> str:
+    """Milliseconds to three significant figures or whole."""
+    return f"{seconds * 1e3:.3g}" if seconds < 0.1 else f"{seconds * 1e3:.0f}"
+
+
 def overlap_cell(o: dict) -> str:
     """The ratio into textures; into buffers; and on a CPU device, the cores' bound and
     the ratio with a core kept from the kernels."""
@@ -368,8 +373,8 @@ def table(rows: list[dict]) -> str:
             f"{p['peak'] / MIB:.1f}",
             f"{s['peak'] / MIB:.1f}" + ("" if s["peak"] <= r["budget"] else " OVER"),
             f"{p['peak'] / s['peak']:.2f}",
-            f"{p['integrated_s'] * 1e3:.0f}/{s['integrated_s'] * 1e3:.0f}",
-            f"{p['execution_s'] * 1e3:.0f}/{s['execution_s'] * 1e3:.0f}",
+            f"{ms(p['integrated_s'])}/{ms(s['integrated_s'])}",
+            f"{ms(p['execution_s'])}/{ms(s['execution_s'])}",
             f"{r['solver']['seconds']:.1f} {r['solver']['status']}",
             overlap_cell(r["overlap"])])
     return checking.format_table(lines)
