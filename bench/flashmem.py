@@ -38,9 +38,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import e2e
 import numpy as np
+
+import e2e
 from e2e import BENCH_DIR, one_line, pick_device, slug
+
 from mobile_opt import checking, pipelines
 
 MODELS = ["resnet50", "gpt2_base", "vit_b16"]

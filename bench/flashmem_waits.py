@@ -24,6 +24,7 @@ from pathlib import Path
 import e2e
 import flashmem as bench
 from e2e import BENCH_DIR, pick_device, slug
+
 from mobile_opt import pipelines
 
 MIB = 1 << 20

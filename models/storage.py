@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from mobile_opt.dialects import ocl, texture
-from mobile_opt.dialects.onnx.base import is_constant_expression
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float16Type
 from xdsl.ir import Operation, SSAValue
+
+from mobile_opt.dialects import ocl, texture
+from mobile_opt.dialects.onnx.base import is_constant_expression
 
 IR_LINK = {"ir": True}
 """Field metadata: the field links a record to the IR and never goes into the JSON."""

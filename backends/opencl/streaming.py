@@ -15,15 +15,15 @@ with its weights read from a weight store (`weight_store.py`) as the plan says.
   host memory, not the device's, and the copy engine's full rate).
 - At each layer the host enqueues the kernel first, then the layer's loads, which that
   kernel does not read (C1): where a load waits for memory, the kernel keeps running.
-- Every allocation goes through `DeviceMemory`, which counts resident bytes. Where the
-  budget allows, the streamed weights' textures are made once and kept (`weight_pool`):
-  a weight's first chunk then waits on the device for the last reader of the weight that
-  held its texture before. Otherwise they are made per run: before it allocates, the host
-  frees the streamed weights whose last readers have finished, releases spare textures
-  needed last, and waits for the oldest weight still in use while the allocation would
-  exceed the budget (releasing a texture costs 0.1-0.25 ms on the H100,
-  `bench/flashmem_waits.py`). Either way the peak reported is what the run held, and never
-  over the budget.
+- Every allocation goes through `DeviceMemory`, which counts resident bytes. Releasing a
+  texture costs 0.1-0.4 ms of host time on NVIDIA (`bench/flashmem_waits.py`), so the
+  streamed weights' textures are made once and kept where the budget allows
+  (`weight_pool`; `kept_objects` where not all fit): a weight's first chunk then waits on
+  the device for the last reader of the weight that held its texture before. The others
+  are made per run: a spare texture of the weight's shape, else one freed by waiting for
+  the weights last read before this layer, else a new one once the host has released
+  spares needed last or waited for the oldest weight still in use. Either way the peak
+  reported is what the run held, and never over the budget.
 """
 
 from __future__ import annotations
@@ -35,21 +35,23 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
+from xdsl.dialects.builtin import ModuleOp
+
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError, RunResult
-from mobile_opt.backends.opencl.host_pack import host_value
 from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, PinnedStore, discrete
+from mobile_opt.backends.opencl.host_pack import host_value
 from mobile_opt.backends.opencl.plan import PackRecord, Plan
 from mobile_opt.backends.opencl.weight_store import WeightStore
 from mobile_opt.dialects.stream.attributes import (
     PLAN,
-    WEIGHT_PLAN,
     Decision,
+    WEIGHT_PLAN,
     PlanAttr,
     WeightPlanAttr,
     layer_chunks,
 )
 from mobile_opt.models.storage import Slot, kept_objects, same_shape, weight_pool
-from xdsl.dialects.builtin import ModuleOp
+
 
 FLUSH_EVERY = 8
 """Launches between flushes of the compute queue where no wait forces one."""

@@ -7,7 +7,8 @@ GPU pipeline: MatMul and Conv are reusable, Relu and Add elemental, Softmax and
 LayerNormalization hierarchical) is timed alone and while chunks move on a second
 in-order queue of its context, as the streaming runtime moves them (`ChunkMover`): each
 chunk from pinned host memory into its rows of an image, the write that lays it out as
-pixels (stream.load and stream.transform in one copy, as `memory.ChunkCopier` does). The extra bytes grow by doubling, as a ratio of the kernel's own input bytes
+pixels (stream.load and stream.transform in one copy, as `memory.ChunkCopier` does). The
+extra bytes grow by doubling, as a ratio of the kernel's own input bytes
 (`flashmem.LOAD_RATIO`'s unit), until the slowdown is well past the threshold.
 
 The time with a load is its span: from the first of the kernels and copies to start to
@@ -34,10 +35,12 @@ from statistics import median
 
 import numpy as np
 import pyopencl as cl
+
+from xdsl.utils.exceptions import DiagnosticException
+
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
 from mobile_opt.frontend.single_node import save_single_node
 from mobile_opt.models.flashmem import OpClass, op_class
-from xdsl.utils.exceptions import DiagnosticException
 
 from .archprobe import Effort, Progress, _noop
 from .runner import ProbeError, Runner
