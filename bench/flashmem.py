@@ -429,9 +429,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--out", help="JSON path (default bench/results/flashmem-<device>.json)")
+    parser.add_argument("--merge", nargs="+", metavar="JSON",
+                        help="merge these runs' results into --out (no measuring)")
     for name in ("child", "module", "store", "inputs"):
         parser.add_argument(f"--{name}", help=argparse.SUPPRESS)
     return parser
+
+
+def merge(paths: list[Path], out: Path) -> int:
+    """The rows of several runs of this script (one model each, as a time-limited machine
+    takes them) in one JSON, with its table and plot; the first run's device and settings."""
+    runs = [json.loads(p.read_text()) for p in paths]
+    devices = {r["device"] for r in runs}
+    if len(devices) > 1:
+        raise SystemExit(f"flashmem: the runs are of different devices: {sorted(devices)}")
+    rows = [row for r in runs for row in r["rows"]]
+    out.write_text(json.dumps({**{k: v for k, v in runs[0].items() if k != "rows"},
+                               "rows": rows}, indent=1) + "\n")
+    print(table(rows))
+    plot(rows, out.with_suffix(".png"), runs[0]["device"])
+    print(f"saved {out}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -442,6 +460,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(args)
         return 0
+    if args.merge:
+        return merge([Path(p) for p in args.merge], Path(args.out))
     device = pick_device(args.device, "flashmem")
     rows = []
     from tqdm import tqdm
