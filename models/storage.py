@@ -9,6 +9,7 @@ run time.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -142,10 +143,14 @@ def weight_pool(lives: list[tuple[Slot, int, int]]) -> tuple[list[Slot], list[in
     return min(pools, key=lambda p: sum(s.nbytes for s in p[0]))
 
 
+def shape_of(slot: Slot) -> tuple:
+    """What makes memory objects alike: kind, size and format."""
+    return slot.kind, slot.width, slot.height, slot.element_type
+
+
 def same_shape(a: Slot, b: Slot) -> bool:
     """Whether memory objects for `a` and `b` are alike."""
-    return (a.kind, a.width, a.height, a.element_type) == (b.kind, b.width, b.height,
-                                                            b.element_type)
+    return shape_of(a) == shape_of(b)
 
 
 def churn(lives: list[tuple[Slot, int, int]], room: int) -> int | None:
@@ -159,24 +164,29 @@ def churn(lives: list[tuple[Slot, int, int]], room: int) -> int | None:
     """
     order = sorted(lives, key=lambda life: life[1])
     n = max((last for _, _, last in lives), default=0)
+    loads: dict[tuple, list[int]] = {}
+    for slot, load, _ in order:
+        loads.setdefault(shape_of(slot), []).append(load)
 
-    def next_need(shape: Slot, layer: int) -> int:
-        return min((load if load > layer else n + load
-                    for slot, load, _ in order if same_shape(shape, slot)), default=2 * n + 1)
+    def next_need(shape: tuple, layer: int) -> int:
+        at = loads.get(shape, [])
+        i = bisect_right(at, layer)
+        return at[i] if i < len(at) else (n + at[0] if at else 2 * n + 1)
 
     spare: list[Slot] = []
     busy: list[tuple[Slot, int]] = []
     held = count = 0
-    for run in range(2):  # the second run starts with the first's spare objects
+    for _ in range(2):  # the second run starts with the first's spare objects
         count = 0
         for slot, load, last in order:
-            spare += [shape for shape, end in busy if end < load]
-            busy = [(shape, end) for shape, end in busy if end >= load]
-            alike = next((k for k, shape in enumerate(spare) if same_shape(shape, slot)), None)
+            spare += [obj for obj, end in busy if end < load]
+            busy = [(obj, end) for obj, end in busy if end >= load]
+            shape = shape_of(slot)
+            alike = next((k for k, obj in enumerate(spare) if shape_of(obj) == shape), None)
             if alike is not None:
                 busy.append((spare.pop(alike), last))
                 continue
-            spare.sort(key=lambda shape: next_need(shape, load))
+            spare.sort(key=lambda obj: next_need(shape_of(obj), load))
             while held + slot.nbytes > room:
                 if not spare:
                     return None
@@ -185,7 +195,7 @@ def churn(lives: list[tuple[Slot, int, int]], room: int) -> int | None:
             held += slot.nbytes
             count += 1
             busy.append((slot, last))
-        spare += [shape for shape, _ in busy]
+        spare += [obj for obj, _ in busy]
         busy = []
     return count
 
@@ -194,10 +204,9 @@ def kept_objects(lives: list[tuple[Slot, int, int]], pool: list[Slot], homes: li
                  room: int) -> set[int]:
     """
     Which objects of `weight_pool` to keep within `room` bytes, the weights of the others
-    getting theirs per run: greedily, those serving the most weights first, each while the
-    allocations and releases per run (`churn`) of the others within the room left fall.
+    getting theirs per run: greedily, each round the object whose keeping lowers the
+    allocations and releases per run (`churn`) of the others, within the room left, most.
     """
-    served = [homes.count(j) for j in range(len(pool))]
 
     def cost(kept: set[int]) -> int | None:
         left = room - sum(pool[j].nbytes for j in kept)
@@ -205,10 +214,13 @@ def kept_objects(lives: list[tuple[Slot, int, int]], pool: list[Slot], homes: li
 
     kept: set[int] = set()
     best = cost(kept)
-    for j in sorted(range(len(pool)), key=lambda j: -served[j]):
-        trial = cost(kept | {j})
-        if trial is not None and (best is None or trial < best):
-            kept, best = kept | {j}, trial
+    while best != 0:
+        trials = [(c, j) for j in range(len(pool)) if j not in kept
+                  for c in [cost(kept | {j})] if c is not None and (best is None or c < best)]
+        if not trials:
+            break
+        best, j = min(trials)
+        kept.add(j)
     return kept
 
 
