@@ -90,11 +90,7 @@ def child(args: argparse.Namespace) -> None:
     first = model.run(feeds)
     done = time.perf_counter()
     marks = [m for _, m in model.memory.marks]
-    runs, pinned = [], []
-    for _ in range(args.iterations - 1):
-        runs.append(model.run(feeds).wall_seconds)
-        copier = getattr(model, "copier", None)
-        pinned.append(copier is not None and copier.pinned is not None)
+    runs = [model.run(feeds).wall_seconds for _ in range(args.iterations - 1)]
     np.savez(args.out, **first.outputs)
     print(json.dumps({
         "import_s": imported - started, "build_s": model.build_seconds,
@@ -103,18 +99,24 @@ def child(args: argparse.Namespace) -> None:
         "execution_s": statistics.median(runs) if runs else done - loaded, "runs_s": runs,
         "kernel_s": sum(k.seconds for k in first.kernel_times),
         "peak": model.memory.peak, "host_pinned": model.memory.host_pinned,
-        "pinned_after_run": pinned,
         "resident": marks}))
 
 
 def cold(mode: str, module: Path, store: Path, inputs: Path, out: Path, args) -> dict:
-    command = [sys.executable, __file__, "--child", mode, "--module", str(module), "--store",
-               str(store), "--inputs", str(inputs), "--out", str(out), "--iterations",
-               str(args.iterations)] + (["--device", args.device] if args.device else [])
+    return run_child([mode, "--module", str(module), "--store", str(store), "--inputs",
+                      str(inputs), "--out", str(out), "--iterations", str(args.iterations)],
+                     args)
+
+
+def run_child(child_args: list[str], args, env: dict[str, str] | None = None) -> dict:
+    """This script as `--child ...` in a process of its own; the JSON of its last line."""
+    command = [sys.executable, __file__, "--child", *child_args] + (
+        ["--device", args.device] if args.device else [])
     done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout,
-                          check=False)
+                          check=False, env=env)
     if done.returncode:
-        raise RuntimeError(f"{mode} run failed: {done.stderr.strip().splitlines()[-1:]}")
+        raise RuntimeError(f"{child_args[0]} run failed: "
+                           f"{done.stderr.strip().splitlines()[-1:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -130,6 +132,7 @@ def overlap(module, device, store_path: Path, streamed: list[str], chunk: int,
     (`targets="buffer"`), to tell the copy engine's image writes apart.
     """
     import pyopencl as cl
+
     from mobile_opt.backends.opencl.executor import CompiledModel
     from mobile_opt.backends.opencl.memory import ChunkCopier, PinnedStore, discrete
     from mobile_opt.backends.opencl.weight_store import WeightStore
@@ -230,15 +233,9 @@ def overlaps(module: Path, store: Path, streamed: list[str], chunk: int, args,
         env = dict(os.environ)
         if threads:
             env["POCL_MAX_PTHREAD_COUNT"] = str(threads)
-        command = [sys.executable, __file__, "--child", "overlap", "--module", str(module),
-                   "--store", str(store), "--inputs", str(spec)] + (
-                       ["--device", args.device] if args.device else [])
-        done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout,
-                              check=False, env=env)
-        if done.returncode:
-            raise RuntimeError(f"overlap run failed: {done.stderr.strip().splitlines()[-1:]}")
         key = targets if not threads else f"{targets}, {threads} of {cores} cores computing"
-        out[key] = json.loads(done.stdout.strip().splitlines()[-1])
+        out[key] = run_child(["overlap", "--module", str(module), "--store", str(store),
+                              "--inputs", str(spec)], args, env)
     return {**out["image"], "variants": out}
 
 
@@ -247,6 +244,7 @@ def overlaps(module: Path, store: Path, streamed: list[str], chunk: int, args,
 
 def bench_model(name: str, device, args, scratch: Path) -> dict:
     import pyopencl as cl
+
     from mobile_opt.backends.opencl.plan import build_plan
     from mobile_opt.backends.opencl.weight_store import write_store
     from mobile_opt.models import flashmem
@@ -461,6 +459,8 @@ def main(argv: list[str] | None = None) -> int:
         child(args)
         return 0
     if args.merge:
+        if not args.out:
+            raise SystemExit("flashmem: --merge needs --out")
         return merge([Path(p) for p in args.merge], Path(args.out))
     device = pick_device(args.device, "flashmem")
     rows = []

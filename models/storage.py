@@ -143,6 +143,33 @@ def weight_pool(lives: list[tuple[Slot, int, int]]) -> tuple[list[Slot], list[in
     return min(pools, key=lambda p: sum(s.nbytes for s in p[0]))
 
 
+def _pool(lives: list[tuple[Slot, int, int]], grow: bool) -> tuple[list[Slot], list[int]]:
+    pool: list[Slot] = []
+    free_after: list[int] = []
+    homes = [0] * len(lives)
+    for i in sorted(range(len(lives)), key=lambda i: lives[i][1]):
+        slot, load, last = lives[i]
+        best, cost = None, slot.nbytes
+        for j, home in enumerate(pool):
+            if free_after[j] >= load or (home.kind, home.element_type) != (
+                    slot.kind, slot.element_type) or not (grow or holds(home, slot)):
+                continue
+            added = _grown(home, slot).nbytes - home.nbytes
+            if added < cost or added == cost and (best is None
+                                                  or home.nbytes < pool[best].nbytes):
+                best, cost = j, added
+        if best is None:
+            best = len(pool)
+            pool.append(Slot(best, slot.kind, slot.width, slot.height, slot.element_type,
+                             slot.nbytes, True))
+            free_after.append(last)
+        else:
+            pool[best] = _grown(pool[best], slot)
+        free_after[best] = last
+        homes[i] = best
+    return pool, homes
+
+
 def shape_of(slot: Slot) -> tuple:
     """What makes memory objects alike: kind, size and format."""
     return slot.kind, slot.width, slot.height, slot.element_type
@@ -151,6 +178,26 @@ def shape_of(slot: Slot) -> tuple:
 def same_shape(a: Slot, b: Slot) -> bool:
     """Whether memory objects for `a` and `b` are alike."""
     return shape_of(a) == shape_of(b)
+
+
+def next_need(lives: list[tuple[Slot, int, int]]) -> Callable[[Slot, int], int]:
+    """
+    For the weights `lives` (slot, load layer, last reader's layer): when a memory object
+    like `slot` is next needed after `layer`, the key of Belady's rule across runs: the
+    next load of a weight of its shape in this run, else its first in the next run (counted
+    on past the last layer), else never (later than both).
+    """
+    n = max((last for _, _, last in lives), default=0)
+    loads: dict[tuple, list[int]] = {}
+    for slot, load, _ in sorted(lives, key=lambda life: life[1]):
+        loads.setdefault(shape_of(slot), []).append(load)
+
+    def need(slot: Slot, layer: int) -> int:
+        at = loads.get(shape_of(slot), [])
+        i = bisect_right(at, layer)
+        return at[i] if i < len(at) else (n + at[0] if at else 2 * n + 1)
+
+    return need
 
 
 def churn(lives: list[tuple[Slot, int, int]], room: int) -> int | None:
@@ -163,16 +210,7 @@ def churn(lives: list[tuple[Slot, int, int]], room: int) -> int | None:
     the weights do not fit.
     """
     order = sorted(lives, key=lambda life: life[1])
-    n = max((last for _, _, last in lives), default=0)
-    loads: dict[tuple, list[int]] = {}
-    for slot, load, _ in order:
-        loads.setdefault(shape_of(slot), []).append(load)
-
-    def next_need(shape: tuple, layer: int) -> int:
-        at = loads.get(shape, [])
-        i = bisect_right(at, layer)
-        return at[i] if i < len(at) else (n + at[0] if at else 2 * n + 1)
-
+    need = next_need(lives)
     spare: list[Slot] = []
     busy: list[tuple[Slot, int]] = []
     held = count = 0
@@ -186,7 +224,7 @@ def churn(lives: list[tuple[Slot, int, int]], room: int) -> int | None:
             if alike is not None:
                 busy.append((spare.pop(alike), last))
                 continue
-            spare.sort(key=lambda obj: next_need(shape_of(obj), load))
+            spare.sort(key=lambda obj: need(obj, load))
             while held + slot.nbytes > room:
                 if not spare:
                     return None
@@ -222,33 +260,6 @@ def kept_objects(lives: list[tuple[Slot, int, int]], pool: list[Slot], homes: li
         best, j = min(trials)
         kept.add(j)
     return kept
-
-
-def _pool(lives: list[tuple[Slot, int, int]], grow: bool) -> tuple[list[Slot], list[int]]:
-    pool: list[Slot] = []
-    free_after: list[int] = []
-    homes = [0] * len(lives)
-    for i in sorted(range(len(lives)), key=lambda i: lives[i][1]):
-        slot, load, last = lives[i]
-        best, cost = None, slot.nbytes
-        for j, home in enumerate(pool):
-            if free_after[j] >= load or (home.kind, home.element_type) != (
-                    slot.kind, slot.element_type) or not (grow or holds(home, slot)):
-                continue
-            added = _grown(home, slot).nbytes - home.nbytes
-            if added < cost or added == cost and (best is None
-                                                  or home.nbytes < pool[best].nbytes):
-                best, cost = j, added
-        if best is None:
-            best = len(pool)
-            pool.append(Slot(best, slot.kind, slot.width, slot.height, slot.element_type,
-                             slot.nbytes, True))
-            free_after.append(last)
-        else:
-            pool[best] = _grown(pool[best], slot)
-        free_after[best] = last
-        homes[i] = best
-    return pool, homes
 
 
 STEP_OPS = (texture.PackOp, texture.AllocOp, ocl.LaunchOp, texture.UnpackOp)

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import pyopencl as cl
+
 from mobile_opt.backends.opencl.plan import PackRecord
 from mobile_opt.backends.opencl.weight_store import WeightStore
 from mobile_opt.models.storage import Slot, pixel_bytes
@@ -160,7 +161,6 @@ class ChunkCopier:
                     event = cl.enqueue_copy(self.queue, dest, host[offset: offset + size],
                                             origin=origin, region=region, is_blocking=False,
                                             wait_for=wait)
-                    wait = []
             wait = []
             self.busy[slot] = event
         self.queue.flush()
@@ -182,9 +182,9 @@ class ChunkCopier:
 class PinnedStore:
     """
     The streamed weights' bytes of a weight store, copied once into pinned host memory (one
-    CL_MEM_ALLOC_HOST_PTR buffer, mapped): the chunk source of a discrete GPU, whose copy engine writes from
-    pinned memory at its full rate (54 GB/s on the H100, against 9 GB/s through the
-    staging ring, `bench/flashmem_copy.py`). It is host memory, outside the
+    CL_MEM_ALLOC_HOST_PTR buffer, mapped): the chunk source of a discrete GPU, whose copy
+    engine writes from pinned memory at its full rate (54 GB/s on the H100, against 9 GB/s
+    through the staging ring, `bench/flashmem_copy.py`). It is host memory, outside the
     device's: `DeviceMemory.host_pinned` counts it apart from the resident bytes. A device
     whose memory is the host's (`host_unified_memory`, PoCL, mobile SoCs) streams through
     the ring instead, as this would hold every weight in the budgeted memory.

@@ -50,7 +50,7 @@ from mobile_opt.dialects.stream.attributes import (
     WeightPlanAttr,
     layer_chunks,
 )
-from mobile_opt.models.storage import Slot, kept_objects, same_shape, weight_pool
+from mobile_opt.models.storage import Slot, kept_objects, next_need, same_shape, weight_pool
 
 
 FLUSH_EVERY = 8
@@ -101,8 +101,6 @@ class StreamingModel(CompiledModel):
                 self._weight_plans[op.results[0]] = attr
         self._pending: deque[tuple[cl.Event, Streamed]] = deque()
         self._spare: list[tuple[Slot, cl.MemoryObject]] = []
-        self._shapes: dict[int, Slot] = {}
-        """What each streamed weight's memory object can hold, by id."""
         self._layer = 0
         self._after: dict[int, list[cl.Event]] = {}
         self.pool: dict[int, cl.MemoryObject] = {}
@@ -162,8 +160,8 @@ class StreamingModel(CompiledModel):
             self.loading.setdefault(s.plan.load.data, []).append(s)
             self.ending.setdefault(s.last_use, []).append(s)
             self.first_reads.setdefault(s.plan.use.data, []).append(s.slot)
-        self.load_order = sorted(((s.plan.load.data, self.plan.slots[s.slot])
-                                  for s in self.streamed.values()), key=lambda x: x[0])
+        self.need = next_need([(self.plan.slots[s.slot], s.plan.load.data, s.last_use)
+                               for s in self.streamed.values()])
         self.reads_streamed = {layer for layer, launch in enumerate(self.plan.launches, 1)
                                if any(a["slot"] in self.streamed for a in launch.args)}
         super()._upload_weights()  # W, whole, from the store, through the ring
@@ -238,24 +236,16 @@ class StreamingModel(CompiledModel):
         """A finished weight's memory object becomes spare: still held, and counted, until a
         later weight of its shape takes it or the budget needs it (releasing an image costs
         more than the copies of a chunk on a GPU)."""
-        self._spare.append((self._shapes[id(self.slots[s.slot])], self.slots[s.slot]))
+        self._spare.append((self.plan.slots[s.slot], self.slots[s.slot]))
         self.slots[s.slot] = None
 
     def _release_spare(self, nbytes: int | None) -> bool:
         """Release spare objects until `nbytes` are freed (None: all), those needed last
         first (Belady's rule, across runs); whether any was."""
-        n = len(self.plan.launches)
-
-        def next_need(shape: Slot) -> int:
-            needs = [layer if layer > self._layer else n + layer
-                     for layer, slot in self.load_order if same_shape(shape, slot)]
-            return min(needs, default=2 * n + 1)
-
         released = 0
-        self._spare.sort(key=lambda spare: next_need(spare[0]))
+        self._spare.sort(key=lambda spare: self.need(spare[0], self._layer))
         while self._spare and (nbytes is None or released < nbytes):
             shape, obj = self._spare.pop()
-            del self._shapes[id(obj)]
             self.memory.free(obj)
             released += shape.nbytes
         return released > 0
@@ -280,9 +270,7 @@ class StreamingModel(CompiledModel):
         if obj is not None:
             return obj
         self._make_room(slot.nbytes)
-        obj = super()._new_slot(slot)
-        self._shapes[id(obj)] = slot
-        return obj
+        return super()._new_slot(slot)
 
     def _spare_like(self, slot: Slot) -> cl.MemoryObject | None:
         for i, (shape, obj) in enumerate(self._spare):
@@ -359,4 +347,3 @@ class StreamingModel(CompiledModel):
         while self._pending:
             self._free(self._pending.popleft()[1])
         return result
-
