@@ -253,6 +253,7 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     from xdsl.dialects import func
 
     path = model_file(name, Path(args.models_dir), scratch, args.seed)
+    stem = Path(name).stem  # the scratch files' names (a name may be an .onnx path)
     module, feeds = e2e.import_model(path, args.seed)
     source = module.clone()
     # preload-all: the default pipeline, what a run without a budget compiles
@@ -295,13 +296,13 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     flashmem.check(problem, made)
     scores = flashmem.compare(problem, made)
     plan = build_plan(planned)
-    stores = {"streamed": scratch / f"{name}.weights", "preload": scratch / f"{name}.all.weights"}
+    stores = {"streamed": scratch / f"{stem}.weights", "preload": scratch / f"{stem}.all.weights"}
     write_store(stores["streamed"], plan, chunk)
     write_store(stores["preload"], build_plan(module), chunk)
-    mlirs = {"streamed": scratch / f"{name}.mlir", "preload": scratch / f"{name}.all.mlir"}
+    mlirs = {"streamed": scratch / f"{stem}.mlir", "preload": scratch / f"{stem}.all.mlir"}
     mlirs["streamed"].write_text(str(planned))
     mlirs["preload"].write_text(str(module))
-    inputs = scratch / f"{name}.inputs.npz"
+    inputs = scratch / f"{stem}.inputs.npz"
     np.savez(inputs, **feeds)
     expected = checking.run_onnxruntime(path, feeds)
     row = {"model": name, "layers": problem.n, "weights": len(problem.weights),
@@ -317,7 +318,7 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
         cold(mode, mlirs[mode], stores[mode], inputs, scratch / "warm.npz", args)
     for i in range(args.cold):  # cold processes in alternating order
         for mode in ("preload", "streamed") if i % 2 == 0 else ("streamed", "preload"):
-            out = scratch / f"{name}.{mode}.npz"
+            out = scratch / f"{stem}.{mode}.npz"
             run = cold(mode, mlirs[mode], stores[mode], inputs, out, args)
             got = dict(np.load(out))
             run["outputs"] = {k: checking.compare(got[k], v, checking.criterion(v)).status
@@ -465,12 +466,14 @@ def main(argv: list[str] | None = None) -> int:
     device = pick_device(args.device, "flashmem")
     rows = []
     from tqdm import tqdm
+    from xdsl.utils.exceptions import DiagnosticException
 
     with tempfile.TemporaryDirectory() as folder:
         for name in tqdm(args.models, desc="flashmem", unit="model", file=sys.stderr):
             try:
                 rows.append(bench_model(name, device, args, Path(folder)))
-            except (RuntimeError, ValueError, OSError, subprocess.TimeoutExpired) as e:
+            except (RuntimeError, ValueError, OSError, subprocess.TimeoutExpired,
+                    DiagnosticException) as e:  # a budget no plan fits, among others
                 rows.append({"model": name, "error": one_line(e)})
             print(table(rows[-1:]), file=sys.stderr)
     print(f"device: {device.describe()}")
