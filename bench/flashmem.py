@@ -37,8 +37,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 import e2e
 from e2e import BENCH_DIR, one_line, pick_device, slug
@@ -242,18 +244,38 @@ def overlaps(module: Path, store: Path, streamed: list[str], chunk: int, args,
 # one model ----------------------------------------------------------------------------
 
 
-def bench_model(name: str, device, args, scratch: Path) -> dict:
-    import pyopencl as cl
+class Planned(NamedTuple):
+    """A benchmark model compiled both ways, the streamed one planned at the bench's budget."""
 
-    from mobile_opt.backends.opencl.plan import build_plan
-    from mobile_opt.backends.opencl.weight_store import write_store
+    path: Path
+    stem: str
+    """The scratch files' names (a model may be named by an .onnx path)."""
+    preload: ModuleOp
+    planned: ModuleOp
+    feeds: dict
+    weight_bytes: int
+    arena: int
+    target: int
+    least: object
+    budget: int
+    split: object
+    """FlashMem's problem of the planned module (after flashmem-split)."""
+    packs: dict
+    solve_s: float
+
+
+def plan_model(name: str, device, args, scratch: Path) -> Planned:
+    """
+    `name` imported and compiled by the default pipeline (preload-all) and by the pipeline
+    under a budget (flashmem-split, flashmem-plan) at the arena plus `args.share` of the
+    weight bytes, or the least budget that works where that is more.
+    """
     from mobile_opt.models import flashmem
     from mobile_opt.models.device_profile import load_profile, profile_for_device
     from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass, flashmem_problem
     from xdsl.dialects import func
 
     path = model_file(name, Path(args.models_dir), scratch, args.seed)
-    stem = Path(name).stem  # the scratch files' names (a name may be an .onnx path)
     module, feeds = e2e.import_model(path, args.seed)
     source = module.clone()
     # preload-all: the default pipeline, what a run without a budget compiles
@@ -283,7 +305,20 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     budget = max(target, least.least)
     started = time.perf_counter()
     pipelines.apply(planned, [dataclasses.replace(passes[-1], budget_mb=budget / MIB)])
-    solve_s = time.perf_counter() - started
+    return Planned(path, Path(name).stem, module, planned, feeds, weights, arena, target,
+                   least, budget, split, packs, time.perf_counter() - started)
+
+
+def bench_model(name: str, device, args, scratch: Path) -> dict:
+    import pyopencl as cl
+
+    from mobile_opt.backends.opencl.plan import build_plan
+    from mobile_opt.backends.opencl.weight_store import write_store
+    from mobile_opt.models import flashmem
+
+    p = plan_model(name, device, args, scratch)
+    path, stem, module, planned, feeds = p.path, p.stem, p.preload, p.planned, p.feeds
+    split, packs, least, budget, chunk = p.split, p.packs, p.least, p.budget, args.chunk_kb * 1024
     # the plan again from its attributes (the pass wrote them on the same packs), for the
     # independent checker and the baselines
     head = planned.attributes["stream.plan"]
@@ -306,9 +341,9 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     np.savez(inputs, **feeds)
     expected = checking.run_onnxruntime(path, feeds)
     row = {"model": name, "layers": problem.n, "weights": len(problem.weights),
-           "weight_bytes": weights, "arena_bytes": arena, "target_budget": target,
+           "weight_bytes": p.weight_bytes, "arena_bytes": p.arena, "target_budget": p.target,
            "least_budget": least.least, "budget": budget,
-           "solver": {"seconds": solve_s, "status": head.status.data.value,
+           "solver": {"seconds": p.solve_s, "status": head.status.data.value,
                       "plan_peak": replayed.peak,
                       "streamed": sum(1 for p in weight_plans.values() if not p.preloaded)},
            "plans": {k: {"peak": v.peak, "over_capacity": v.over_capacity, "fits": v.fits,

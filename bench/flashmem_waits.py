@@ -21,13 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import e2e
 import flashmem as bench
 from e2e import BENCH_DIR, pick_device, slug
-
-from mobile_opt import pipelines
-
-MIB = 1 << 20
 
 
 class Counter:
@@ -54,30 +49,17 @@ class Counter:
 
 
 def compiled(name: str, device, args, scratch: Path):
-    """The preload-all and the planned module of `name`, their stores, and the inputs."""
+    """The preload-all and the planned module of `name` (`flashmem.plan_model`: the bench's
+    budget), their stores, and the inputs."""
     from mobile_opt.backends.opencl.plan import build_plan
     from mobile_opt.backends.opencl.weight_store import write_store
-    from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass, flashmem_problem
-    from xdsl.dialects import func
 
-    path = bench.model_file(name, Path(args.models_dir), scratch, 0)
-    module, feeds = e2e.import_model(path, 0)
-    source = module.clone()
-    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device)
-    pipelines.apply(module, passes)
-    function = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
-    kernels = {k.sym_name.data: k for k in module.body.block.ops if k.name == "ocl.kernel"}
-    problem, _, storage = flashmem_problem(function, 1, args.chunk_kb * 1024, kernels=kernels)
-    target = storage.arena_bytes() + int(0.25 * sum(w.bytes for w in problem.weights))
-    stream = FlashMemPlanPass(budget_mb=target / MIB, chunk_kb=args.chunk_kb,
-                              time_limit_s=60, workers=args.workers)
-    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device, stream=stream)
-    pipelines.apply(source, passes)
+    p = bench.plan_model(name, device, args, scratch)
     stores = {}
-    for mode, m in (("preload", module), ("streamed", source)):
-        stores[mode] = scratch / f"{name}.{mode}.weights"
+    for mode, m in (("preload", p.preload), ("streamed", p.planned)):
+        stores[mode] = scratch / f"{p.stem}.{mode}.weights"
         write_store(stores[mode], build_plan(m), args.chunk_kb * 1024)
-    return module, source, stores, feeds
+    return p.preload, p.planned, stores, p.feeds
 
 
 def runs(model, feeds, n: int, counters: dict[str, Counter]) -> dict:
@@ -169,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", nargs="+", default=["resnet50", "gpt2_base"])
     parser.add_argument("--device")
     parser.add_argument("--chunk-kb", type=int, default=256)
+    parser.add_argument("--share", type=float, default=0.25,
+                        help="budget: the arena plus this share of the weight bytes")
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--iterations", type=int, default=6)
     parser.add_argument("--models-dir", default=str(Path(tempfile.gettempdir()) / "zoo-large"))

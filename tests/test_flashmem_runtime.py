@@ -60,11 +60,15 @@ def _device(cl_device):
     return choose_device("pocl")
 
 
-def test_weight_pool_shares_objects_between_weights_apart_in_time():
-    from mobile_opt.models.storage import Slot, weight_pool
+def image(w: int, h: int):
+    """A slot of an f32 image of w x h pixels."""
+    from mobile_opt.models.storage import Slot
 
-    def image(w: int, h: int) -> Slot:
-        return Slot(0, "image", w, h, "f32", w * h * 16, False)
+    return Slot(0, "image", w, h, "f32", w * h * 16, False)
+
+
+def test_weight_pool_shares_objects_between_weights_apart_in_time():
+    from mobile_opt.models.storage import weight_pool
 
     lives = [(image(64, 8), 1, 2), (image(64, 8), 2, 3), (image(64, 8), 3, 4),
              (image(32, 8), 4, 5), (image(8, 64), 5, 6), (image(64, 2), 1, 9)]
@@ -84,10 +88,7 @@ def test_weight_pool_shares_objects_between_weights_apart_in_time():
 
 
 def test_kept_objects_spare_the_allocations_made_per_run():
-    from mobile_opt.models.storage import Slot, churn, kept_objects, weight_pool
-
-    def image(w: int, h: int) -> Slot:
-        return Slot(0, "image", w, h, "f32", w * h * 16, False)
+    from mobile_opt.models.storage import churn, kept_objects, weight_pool
 
     # 64x8 (8192 bytes) and 32x8 weights in turn: made per run within 8192 bytes, each
     # takes the room of the one before (a release and an allocation); one kept 64x8
