@@ -1,10 +1,11 @@
 """
 Where a streamed inference's time goes (issue 21): for each model, the streaming runtime
 in one process, counting what it does on the host per run (waits for kernels to free
-memory, image allocations and releases, spare images reused), beside preload-all and beside
-streaming without memory pressure (the same plan under a budget of 100x). Also whether
-releasing or making an image waits for kernels in flight, timed with the model's kernels
-running.
+memory, image allocations and releases), beside preload-all, beside kept objects chosen by
+churn alone, and beside streaming without memory pressure (the same plan under a budget of
+100x). Also whether releasing or making an image waits for kernels in flight, timed with
+the model's kernels running; with `--timeline`, one run of each laid out on the device's
+clock (`timeline`: kernels, copies, and the compute queue's idle time by cause).
 
     python3 bench/flashmem_waits.py [--models resnet50 gpt2_base] [--device gpu]
 
@@ -97,6 +98,63 @@ def release_blocks(model, device) -> dict:
     return out
 
 
+def timeline(model, feeds) -> dict:
+    """
+    One streamed run laid out on the device's clock (both queues are profiled): the
+    kernels' busy time, the copies', and the compute queue's idle time between kernels,
+    split into waits for a streamed weight's chunks (the kernel started within 20 us of its
+    weight's last copy ending) and the rest (the host enqueued it late, or a launch gap).
+    """
+    import pyopencl as cl
+
+    kernels, copies, waits = [], [], {}
+    enqueue, copy = model._enqueue, cl.enqueue_copy
+    copier = getattr(model, "copier", None)  # none: preload-all
+
+    def kernel(record, k, global_size, local_size, wait_for=None):
+        event = enqueue(record, k, global_size, local_size, wait_for)
+        kernels.append(event)
+        waits[len(kernels) - 1] = list(wait_for or ())
+        return event
+
+    def copied(queue, *a, **kw):
+        event = copy(queue, *a, **kw)
+        if copier is not None and queue is copier.queue:
+            copies.append(event)
+        return event
+
+    model._enqueue, cl.enqueue_copy = kernel, copied
+    try:
+        model.run(feeds)
+    finally:
+        del model._enqueue
+        cl.enqueue_copy = copy
+    info = cl.profiling_info
+
+    def span(e):
+        return e.get_profiling_info(info.START) * 1e-6, e.get_profiling_info(info.END) * 1e-6
+
+    ks = [span(e) for e in kernels]
+    cs = sorted(span(e) for e in copies)
+    copy_busy, reach = 0.0, -1e30
+    for a, b in cs:  # the union of the copies' intervals
+        copy_busy += max(0.0, b - max(a, reach))
+        reach = max(reach, b)
+    on_copy = other = 0.0
+    for i in range(1, len(ks)):
+        gap = ks[i][0] - ks[i - 1][1]
+        if gap <= 0:
+            continue
+        if any(abs(span(e)[1] - ks[i][0]) < 0.02 or span(e)[1] > ks[i - 1][1]
+               for e in waits[i]):
+            on_copy += gap
+        else:
+            other += gap
+    return {"span_ms": ks[-1][1] - ks[0][0], "kernels_ms": sum(b - a for a, b in ks),
+            "copies_ms": copy_busy, "copy_commands": len(cs), "idle_on_copy_ms": on_copy,
+            "idle_other_ms": other}
+
+
 def bench_model(name: str, device, args, scratch: Path) -> dict:
     import pyopencl as cl
     from mobile_opt.backends.opencl.executor import CompiledModel
@@ -110,24 +168,17 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     row["preload_load_ms"] = (time.perf_counter() - started - pre.build_seconds) * 1e3
     row["preload"] = runs(pre, feeds, args.iterations, {})
     row["release"] = release_blocks(pre, device)
-    pre.unload()
     budget = planned.attributes["stream.plan"].budget.data
-    # the plan's budget; a budget 100x (no memory pressure) with kept textures and with
-    # spares; and the plan's budget with each layer's loads enqueued before its kernel
-    for label, scale, keep, loads_first in (("streamed", 1, None, False),
-                                            ("unpressed", 100, True, False),
-                                            ("spares", 100, False, False),
-                                            ("loads-first", 1, None, True)):
-        from mobile_opt.backends.opencl import memory
-
-        pinning = Counter(memory.PinnedStore, "__init__")
+    pre_timeline = timeline(pre, feeds) if args.timeline else None
+    pre.unload()
+    # the plan's budget as the runtime runs it; kept objects chosen by churn alone; and a
+    # budget 100x (no memory pressure)
+    for label, scale, keep in (("streamed", 1, True), ("churn", 1, None),
+                               ("unpressed", 100, True)):
         started = time.perf_counter()
         model = StreamingModel(planned, device, WeightStore(stores["streamed"]),
                                budget=budget * scale, keep=keep)
-        model.loads_first = loads_first
-        made = {"load_ms": (time.perf_counter() - started - model.build_seconds) * 1e3,
-                "pin": pinning.take()}
-        memory.PinnedStore.__init__ = pinning.inner
+        made = {"load_ms": (time.perf_counter() - started - model.build_seconds) * 1e3}
         counters = {"image": Counter(model.memory, "image"),
                     "free": Counter(model.memory, "free"),
                     "make_room": Counter(model, "_make_room"),
@@ -139,9 +190,14 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
         row[label]["peak"] = model.memory.peak
         row[label]["made"] = made
         row[label]["kept"] = len(model.pool)
+        row[label]["pin_ms"] = model.pin_seconds * 1e3
         cl.Event.wait = original
+        if args.timeline:
+            row[label]["timeline"] = timeline(model, feeds)
         model.unload()
     row["budget"] = budget
+    if pre_timeline is not None:
+        row["preload"]["timeline"] = pre_timeline
     return row
 
 
@@ -158,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--iterations", type=int, default=6)
     parser.add_argument("--models-dir", default=str(Path(tempfile.gettempdir()) / "zoo-large"))
+    parser.add_argument("--timeline", action="store_true",
+                        help="also lay one run of each out on the device's clock")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     device = pick_device(args.device, "flashmem_waits")
@@ -167,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(bench_model(name, device, args, Path(folder)))
             r = rows[-1]
             print(name, *(f"{k} {r[k]['median_ms']:.2f}" for k in
-                          ("preload", "streamed", "unpressed", "spares", "loads-first")),
+                          ("preload", "streamed", "churn", "unpressed")),
                   f"kept {r['streamed']['kept']}", file=sys.stderr)
     caps = {"extensions": device.device.extensions if hasattr(device, "device") else ""}
     out = Path(args.out) if args.out else \

@@ -104,7 +104,9 @@ class ChunkCopier:
 
     def __init__(self, context: cl.Context, memory: DeviceMemory, chunk: int, ring: int,
                  pinned: PinnedStore | None = None):
-        self.queue = cl.CommandQueue(context)
+        # profiled, as the compute queue is: a run's copies can be laid beside its kernels
+        self.queue = cl.CommandQueue(context,
+                                     properties=cl.command_queue_properties.PROFILING_ENABLE)
         self.chunk, self.memory, self.pinned = chunk, memory, pinned
         flags = cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR
         self.ring = [memory.buffer(chunk, flags) for _ in range(ring)]

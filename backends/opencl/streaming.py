@@ -10,9 +10,12 @@ with its weights read from a weight store (`weight_store.py`) as the plan says.
 - Chunks go from the store's memory map into a ring of R staging buffers (host-visible,
   CL_MEM_ALLOC_HOST_PTR), then into the texture by image writes of regions, all on a copy
   queue of their own; kernels run on the compute queue, and a kernel that reads a
-  streamed weight waits on the event of the weight's last chunk. On a discrete GPU the
-  chunks are written from a pinned host copy of the streamed weights instead (`PinnedStore`:
-  host memory, not the device's, and the copy engine's full rate).
+  streamed weight waits on the event of the weight's last chunk. On a discrete GPU, from
+  the second run on, the chunks are written from a pinned host copy of the streamed weights
+  instead (`PinnedStore`: host memory, not the device's, and the copy engine's full rate).
+  It is made before the second run, not at load: pinning costs more host time than the
+  first run's copies through the ring save (257 ms for GPT-2's streamed weights on the
+  H100), and the integrated latency is load plus the first run.
 - At each layer the host enqueues the kernel first, then the layer's loads, which that
   kernel does not read (C1): where a load waits for memory, the kernel keeps running.
 - Every allocation goes through `DeviceMemory`, which counts resident bytes. Releasing a
@@ -111,6 +114,9 @@ class StreamingModel(CompiledModel):
         1.23x preload-all's with all kept, 1.41x with those chosen by churn); only where
         they spare allocations (None); or none (False)."""
         self.loads_first = LOADS_FIRST
+        self.runs = 0
+        self.pin_seconds = 0.0
+        """Host time of making the pinned store, before the second run (not in its time)."""
         super().__init__(module, device, function, plan, store, context, memory)
 
     # storage --------------------------------------------------------------------------
@@ -144,11 +150,8 @@ class StreamingModel(CompiledModel):
         ring = max(1, max(moves.values(), default=0)) if self.plan.weights else 0
         if self.pinned is None:
             self.pinned = discrete(self.device)
-        source = (PinnedStore(self.context, self.memory, self.store,
-                              [s.record.value for s in self.streamed.values()])
-                  if self.pinned else None)
-        self._make_room(ring * self.chunk)  # W goes through the ring either way
-        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring, source)
+        self._make_room(ring * self.chunk)  # W and the first run go through the ring
+        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring)
         # what happens at each layer: chunks moved, weights loaded, first and last readers
         self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
         self.loading: dict[int, list[Streamed]] = {}
@@ -193,8 +196,28 @@ class StreamingModel(CompiledModel):
         return self.copier
 
     def _preloaded(self, copier: ChunkCopier) -> None:
-        if copier.pinned is not None:
-            copier.drop_ring()  # the streamed chunks come from pinned memory
+        pass  # the ring stays for the first run
+
+    def _pin(self) -> None:
+        """
+        The streamed weights into a pinned store, the chunks' source from now on; the ring
+        is freed, and the kept objects made again in the room that it leaves.
+        """
+        started = time.perf_counter()
+        self.copier.pinned = PinnedStore(self.context, self.memory, self.store,
+                                         [s.record.value for s in self.streamed.values()])
+        self.copier.drop_ring()
+        self._drop_pool()
+        self._release_spare(None)
+        self._make_pool()
+        self.pin_seconds = time.perf_counter() - started
+
+    def _drop_pool(self) -> None:
+        for obj in self.pool.values():
+            self.memory.free(obj)
+        for index in self.home:
+            self.slots[index] = None  # a kept object, freed once above
+        self.pool, self.home = {}, {}
 
     def unload(self) -> None:
         self.copier.queue.finish()
@@ -202,11 +225,7 @@ class StreamingModel(CompiledModel):
         while self._pending:
             self._free(self._pending.popleft()[1])
         self._release_spare(None)
-        for obj in self.pool.values():
-            self.memory.free(obj)
-        for index in self.home:
-            self.slots[index] = None  # a kept object, freed once above
-        self.pool = {}
+        self._drop_pool()
         self.copier.close()
         if self.copier.pinned is not None:
             self.copier.pinned.close()
@@ -304,6 +323,9 @@ class StreamingModel(CompiledModel):
 
     def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
         values = self._inputs(inputs)
+        if self.pinned and self.runs and self.copier.pinned is None and self.streamed:
+            self._pin()
+        self.runs += 1
         self.memory.marks.clear()
         start = time.perf_counter()
         keep: list = []
