@@ -269,27 +269,26 @@ class StreamingModel(CompiledModel):
             released += shape.nbytes
         return released > 0
 
-    def _take(self, index: int) -> cl.MemoryObject:
+    def _take(self, index: int) -> tuple[cl.MemoryObject, list[cl.Event]]:
         """
-        The memory object of a streamed weight's slot, as `models.storage.churn` counts: a
-        spare one of its shape; else, once the weights last read before this layer are
-        spare (waiting for their readers), one of those; else a new one. (Not a larger
-        one: the plan counts each weight's own bytes, and a weight kept in a larger object
-        could leave a later one no room.)
+        The memory object of a streamed weight's slot, as `models.storage.churn` counts,
+        and the events its first chunk waits for: a spare one of its shape; else that of a
+        weight of its shape last read before this layer, once that weight's last reader is
+        done (on the device: the host does not wait); else a new one. (Not a larger one:
+        the plan counts each weight's own bytes, and a weight kept in a larger object could
+        leave a later one no room.)
         """
         slot = self.plan.slots[index]
         obj = self._spare_like(slot)
-        if obj is None and self._pending and self._pending[0][1].last_use < self._layer:
-            self.queue.flush()
-            while self._pending and self._pending[0][1].last_use < self._layer:
-                event, s = self._pending.popleft()
-                event.wait()
-                self._free(s)
-            obj = self._spare_like(slot)
         if obj is not None:
-            return obj
+            return obj, []
+        for i, (event, s) in enumerate(self._pending):
+            if s.last_use < self._layer and same_shape(self.plan.slots[s.slot], slot):
+                del self._pending[i]
+                obj, self.slots[s.slot] = self.slots[s.slot], None
+                return obj, [event]
         self._make_room(slot.nbytes)
-        return super()._new_slot(slot)
+        return super()._new_slot(slot), []
 
     def _spare_like(self, slot: Slot) -> cl.MemoryObject | None:
         for i, (shape, obj) in enumerate(self._spare):
@@ -305,8 +304,8 @@ class StreamingModel(CompiledModel):
         if home is not None:
             self.slots[s.slot] = self.pool[home]
             return [self.freed[home]] if home in self.freed else []
-        self.slots[s.slot] = self._take(s.slot)
-        return []
+        self.slots[s.slot], after = self._take(s.slot)
+        return after
 
     # running --------------------------------------------------------------------------
     def _loads(self, layer: int, ready: dict[int, cl.Event], done: dict[int, int]) -> None:
