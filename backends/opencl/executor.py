@@ -246,16 +246,20 @@ class CompiledModel:
             result.kernel_times.append(KernelTime(record.kernel, record.node, seconds))
         return result
 
-    def launch(self, wait_for: Sequence[cl.Event] | None = None) -> list[cl.Event]:
+    def launch(self, wait_for: Sequence[cl.Event] | None = None,
+               each: Callable[[int], None] | None = None) -> list[cl.Event]:
         """
         Enqueue the kernels alone again, over what the storage holds (the last run's
         inputs), the first after `wait_for`; their events, not waited on. What a probe
-        times when the inputs' packing must not share the kernels' time.
+        times when the inputs' packing must not share the kernels' time. `each` is called
+        with the number of kernels enqueued after each (to enqueue other work in step).
         """
         events = []
         for record, kernel, global_size, local_size in self._launches:
             events.append(self._enqueue(record, kernel, global_size, local_size,
                                         None if events else wait_for))
+            if each is not None:
+                each(len(events))
         return events
 
     def _enqueue(self, record: LaunchRecord, kernel: cl.Kernel, global_size, local_size,
