@@ -103,7 +103,7 @@ def child(args: argparse.Namespace) -> None:
         "execution_s": statistics.median(runs) if runs else done - loaded, "runs_s": runs,
         "kernel_s": sum(k.seconds for k in first.kernel_times),
         "peak": model.memory.peak, "host_pinned": model.memory.host_pinned,
-        "pin_s": getattr(model, "pin_seconds", 0.0),
+        "settle_s": getattr(model, "settle_seconds", 0.0), "upload_s": model.upload_seconds,
         "resident": marks}))
 
 
@@ -379,7 +379,8 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
             runs[mode].append(run)
     for mode, cold_runs in runs.items():
         row[mode] = {**cold_runs[0], "cold_runs": cold_runs}
-        for key in ("integrated_s", "execution_s", "load_s", "first_s", "build_s", "pin_s"):
+        for key in ("integrated_s", "execution_s", "load_s", "first_s", "build_s", "settle_s",
+                    "upload_s"):
             row[mode][key] = statistics.median(r[key] for r in cold_runs)
         row[mode]["peak"] = max(r["peak"] for r in cold_runs)
         row[mode]["outputs"] = {k: "PASS" if all(r["outputs"][k] == "PASS" for r in cold_runs)

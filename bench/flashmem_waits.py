@@ -190,7 +190,7 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
         row[label]["peak"] = model.memory.peak
         row[label]["made"] = made
         row[label]["kept"] = len(model.pool)
-        row[label]["pin_ms"] = model.pin_seconds * 1e3
+        row[label]["settle_ms"] = model.settle_seconds * 1e3
         cl.Event.wait = original
         if args.timeline:
             row[label]["timeline"] = timeline(model, feeds)

@@ -25,7 +25,7 @@ from mobile_opt.backends.opencl.plan import (
     build_plan,
     steps,
 )
-from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory
+from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, discrete
 from mobile_opt.backends.opencl.host_pack import (
     OpenCLRunError,
     host_value,
@@ -99,7 +99,10 @@ class CompiledModel:
             local = None if record.local_size is None else tuple(record.local_size)
             self._launches.append((record, kernel, tuple(record.global_size), local))
         self._steps = list(steps(self.plan))
+        started = time.perf_counter()
         self._upload_weights()
+        self.upload_seconds = time.perf_counter() - started
+        """Moving the weights in, apart from the rest of loading."""
 
     def unload(self) -> None:
         """Free every memory object of the model (`load` makes them again)."""
@@ -177,7 +180,8 @@ class CompiledModel:
     def _preload_copier(self) -> ChunkCopier:
         """The staging ring that preloading from the store goes through."""
         assert self.store is not None
-        return ChunkCopier(self.context, self.memory, self.store.chunk_bytes, PRELOAD_RING)
+        return ChunkCopier(self.context, self.memory, self.store.chunk_bytes, PRELOAD_RING,
+                           direct=discrete(self.device))
 
     def _preloaded(self, copier: ChunkCopier) -> None:
         copier.close()

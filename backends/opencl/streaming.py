@@ -10,18 +10,19 @@ with its weights read from a weight store (`weight_store.py`) as the plan says.
 - Chunks go from the store's memory map into a ring of R staging buffers (host-visible,
   CL_MEM_ALLOC_HOST_PTR), then into the texture by image writes of regions, all on a copy
   queue of their own; kernels run on the compute queue, and a kernel that reads a
-  streamed weight waits on the event of the weight's last chunk. On a discrete GPU, from
-  the second run on, the chunks are written from a pinned host copy of the streamed weights
-  instead (`PinnedStore`: host memory, not the device's, and the copy engine's full rate).
-  It is made before the second run, not at load: pinning costs more host time than the
-  first run's copies through the ring save (257 ms for GPT-2's streamed weights on the
-  H100), and the integrated latency is load plus the first run. The kept objects are
-  chosen then too (0.12 s for GPT-2), as the ring's room is free by then.
+  streamed weight waits on the event of the weight's last chunk. A discrete GPU has no
+  ring: W and the first run's chunks are written straight from the map (its driver stages
+  pageable memory), and from the second run on from a pinned host copy of the streamed
+  weights (`PinnedStore`: host memory, not the device's, and the copy engine's full rate).
+  That is made before the second run, not at load: pinning costs more host time than the
+  first run's copies save (257 ms for GPT-2's streamed weights on the H100), and the
+  integrated latency is load plus the first run.
 - At each layer the host enqueues the kernel first, then the layer's loads, which that
   kernel does not read (C1): where a load waits for memory, the kernel keeps running.
 - Every allocation goes through `DeviceMemory`, which counts resident bytes. Releasing a
   texture costs 0.1-0.4 ms of host time on NVIDIA (`bench/flashmem_waits.py`), so the
-  streamed weights' textures are made once and kept where the budget allows
+  streamed weights' textures are made once, before the second run, and kept where the
+  budget allows
   (`weight_pool`; `kept_objects` where not all fit): a weight's first chunk then waits on
   the device for the last reader of the weight that held its texture before. The others
   are made per run: a spare texture of the weight's shape, else one freed by waiting for
@@ -116,8 +117,8 @@ class StreamingModel(CompiledModel):
         they spare allocations (None); or none (False)."""
         self.loads_first = LOADS_FIRST
         self.runs = 0
-        self.pin_seconds = 0.0
-        """Host time of making the pinned store, before the second run (not in its time)."""
+        self.settle_seconds = 0.0
+        """Host time of `_settle`, before the second run (not in its time)."""
         super().__init__(module, device, function, plan, store, context, memory)
 
     # storage --------------------------------------------------------------------------
@@ -151,8 +152,10 @@ class StreamingModel(CompiledModel):
         ring = max(1, max(moves.values(), default=0)) if self.plan.weights else 0
         if self.pinned is None:
             self.pinned = discrete(self.device)
-        self._make_room(ring * self.chunk)  # W and the first run go through the ring
-        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring)
+        if not self.pinned:  # W and the chunks go through the ring
+            self._make_room(ring * self.chunk)
+        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring,
+                                  direct=self.pinned)
         # what happens at each layer: chunks moved, weights loaded, first and last readers
         self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
         self.loading: dict[int, list[Streamed]] = {}
@@ -164,19 +167,19 @@ class StreamingModel(CompiledModel):
             self.loading.setdefault(s.plan.load.data, []).append(s)
             self.ending.setdefault(s.last_use, []).append(s)
             self.first_reads.setdefault(s.plan.use.data, []).append(s.slot)
+        if self.pinned:
+            self._whole_moves()
         self.need = next_need([(self.plan.slots[s.slot], s.plan.load.data, s.last_use)
                                for s in self.streamed.values()])
         self.reads_streamed = {layer for layer, launch in enumerate(self.plan.launches, 1)
                                if any(a["slot"] in self.streamed for a in launch.args)}
         super()._upload_weights()  # W, whole, from the store, through the ring
-        self.pool, self.home, self.freed = {}, {}, {}
-        if not self.pinned:  # else after the first run, with the pinned store (`_pin`)
-            self._make_pool()
+        self.pool, self.home, self.freed = {}, {}, {}  # made after the first run (`_settle`)
         self.memory.mark("preload")
 
     def _make_pool(self) -> None:
         """
-        Memory objects for streamed weights, made now and kept where they fit the budget
+        Memory objects for streamed weights, made once and kept where they fit the budget
         beside what is held (`weight_pool`, `kept_objects`): a weight in one needs no
         allocation or release per run, and its first chunk waits on the device for the last
         reader of the weight before it there. The other weights get theirs per run.
@@ -201,25 +204,26 @@ class StreamingModel(CompiledModel):
     def _preloaded(self, copier: ChunkCopier) -> None:
         pass  # the ring stays for the first run
 
-    def _pin(self) -> None:
+    def _settle(self) -> None:
         """
-        The streamed weights into a pinned store, the chunks' source from now on; the ring
-        is freed, and the kept objects made again in the room that it leaves.
+        What serves the runs after the first, made before the second (the first run makes
+        every memory object anyway, and the integrated latency is load plus that run): on a
+        discrete GPU the pinned store, the chunks' source from now on, and the ring freed;
+        then the kept objects (`_make_pool`: 0.21 s for ResNet-50's plan on PoCL), once the
+        first run's spares are released.
         """
         started = time.perf_counter()
-        self.copier.pinned = PinnedStore(self.context, self.memory, self.store,
-                                         [s.record.value for s in self.streamed.values()])
-        self.copier.drop_ring()
-        self._whole_moves()
-        self._drop_pool()
+        if self.pinned:
+            self.copier.pinned = PinnedStore(self.context, self.memory, self.store,
+                                             [s.record.value for s in self.streamed.values()])
         self._release_spare(None)
         self._make_pool()
-        self.pin_seconds = time.perf_counter() - started
+        self.settle_seconds = time.perf_counter() - started
 
     def _whole_moves(self) -> None:
         """
-        From the pinned store, a weight's chunks go in one write at its first planned move:
-        its memory object is its own from its load layer either way, the plan's pacing of
+        On a discrete GPU a weight's chunks go in one write at its first planned move: its
+        memory object is its own from its load layer either way, the plan's pacing of
         chunks (C3) is for copies that share the device with kernels, and each write costs
         the host about 25 us (ViT-B/16's streamed runs were bound by the host's enqueues).
         """
@@ -338,8 +342,8 @@ class StreamingModel(CompiledModel):
 
     def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
         values = self._inputs(inputs)
-        if self.pinned and self.runs and self.copier.pinned is None and self.streamed:
-            self._pin()
+        if self.runs == 1 and self.streamed:
+            self._settle()
         self.runs += 1
         self.memory.marks.clear()
         start = time.perf_counter()
