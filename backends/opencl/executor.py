@@ -25,7 +25,7 @@ from mobile_opt.backends.opencl.plan import (
     build_plan,
     steps,
 )
-from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, discrete
+from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory
 from mobile_opt.backends.opencl.host_pack import (
     OpenCLRunError,
     host_value,
@@ -180,8 +180,7 @@ class CompiledModel:
     def _preload_copier(self) -> ChunkCopier:
         """The staging ring that preloading from the store goes through."""
         assert self.store is not None
-        return ChunkCopier(self.context, self.memory, self.store.chunk_bytes, PRELOAD_RING,
-                           direct=discrete(self.device))
+        return ChunkCopier(self.context, self.memory, self.store.chunk_bytes, PRELOAD_RING)
 
     def _preloaded(self, copier: ChunkCopier) -> None:
         copier.close()

@@ -10,13 +10,12 @@ with its weights read from a weight store (`weight_store.py`) as the plan says.
 - Chunks go from the store's memory map into a ring of R staging buffers (host-visible,
   CL_MEM_ALLOC_HOST_PTR), then into the texture by image writes of regions, all on a copy
   queue of their own; kernels run on the compute queue, and a kernel that reads a
-  streamed weight waits on the event of the weight's last chunk. A discrete GPU has no
-  ring: W and the first run's chunks are written straight from the map (its driver stages
-  pageable memory), and from the second run on from a pinned host copy of the streamed
-  weights (`PinnedStore`: host memory, not the device's, and the copy engine's full rate).
-  That is made before the second run, not at load: pinning costs more host time than the
-  first run's copies save (257 ms for GPT-2's streamed weights on the H100), and the
-  integrated latency is load plus the first run.
+  streamed weight waits on the event of the weight's last chunk. On a discrete GPU, from
+  the second run on, the chunks are written from a pinned host copy of the streamed weights
+  instead (`PinnedStore`: host memory, not the device's, and the copy engine's full rate).
+  It is made before the second run, not at load: pinning costs more host time than the
+  first run's copies through the ring save (257 ms for GPT-2's streamed weights on the
+  H100), and the integrated latency is load plus the first run.
 - At each layer the host enqueues the kernel first, then the layer's loads, which that
   kernel does not read (C1): where a load waits for memory, the kernel keeps running.
 - Every allocation goes through `DeviceMemory`, which counts resident bytes. Releasing a
@@ -152,10 +151,8 @@ class StreamingModel(CompiledModel):
         ring = max(1, max(moves.values(), default=0)) if self.plan.weights else 0
         if self.pinned is None:
             self.pinned = discrete(self.device)
-        if not self.pinned:  # W and the chunks go through the ring
-            self._make_room(ring * self.chunk)
-        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring,
-                                  direct=self.pinned)
+        self._make_room(ring * self.chunk)  # W and the first run go through the ring
+        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring)
         # what happens at each layer: chunks moved, weights loaded, first and last readers
         self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
         self.loading: dict[int, list[Streamed]] = {}
@@ -167,8 +164,6 @@ class StreamingModel(CompiledModel):
             self.loading.setdefault(s.plan.load.data, []).append(s)
             self.ending.setdefault(s.last_use, []).append(s)
             self.first_reads.setdefault(s.plan.use.data, []).append(s.slot)
-        if self.pinned:
-            self._whole_moves()
         self.need = next_need([(self.plan.slots[s.slot], s.plan.load.data, s.last_use)
                                for s in self.streamed.values()])
         self.reads_streamed = {layer for layer, launch in enumerate(self.plan.launches, 1)
@@ -216,14 +211,16 @@ class StreamingModel(CompiledModel):
         if self.pinned:
             self.copier.pinned = PinnedStore(self.context, self.memory, self.store,
                                              [s.record.value for s in self.streamed.values()])
+            self.copier.drop_ring()
+            self._whole_moves()
         self._release_spare(None)
         self._make_pool()
         self.settle_seconds = time.perf_counter() - started
 
     def _whole_moves(self) -> None:
         """
-        On a discrete GPU a weight's chunks go in one write at its first planned move: its
-        memory object is its own from its load layer either way, the plan's pacing of
+        From the pinned store, a weight's chunks go in one write at its first planned move:
+        its memory object is its own from its load layer either way, the plan's pacing of
         chunks (C3) is for copies that share the device with kernels, and each write costs
         the host about 25 us (ViT-B/16's streamed runs were bound by the host's enqueues).
         """
