@@ -246,6 +246,7 @@ class StreamingModel(CompiledModel):
         self.copier.close()
         if self.copier.pinned is not None:
             self.copier.pinned.close()
+        self.runs = 0  # a load's first run is cold again (mobile-run's FIFO loads per run)
         super().unload()
 
     def _make_room(self, nbytes: int) -> None:
