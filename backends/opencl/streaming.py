@@ -42,14 +42,14 @@ import pyopencl as cl
 from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError, RunResult
-from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, PinnedStore, discrete
 from mobile_opt.backends.opencl.host_pack import host_value
+from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, PinnedStore, discrete
 from mobile_opt.backends.opencl.plan import PackRecord, Plan
 from mobile_opt.backends.opencl.weight_store import WeightStore
 from mobile_opt.dialects.stream.attributes import (
     PLAN,
-    Decision,
     WEIGHT_PLAN,
+    Decision,
     PlanAttr,
     WeightPlanAttr,
     layer_chunks,
