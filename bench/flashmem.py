@@ -86,13 +86,28 @@ def child(args: argparse.Namespace) -> None:
     feeds = dict(np.load(args.inputs))
     imported = time.perf_counter()
     store = WeightStore(Path(args.store))
+    direct = args.direct if args.direct is None else args.direct == "map"
     if args.child == "streamed":
-        model = StreamingModel(module, device, store)
+        model = StreamingModel(module, device, store, direct=direct)
     else:
-        model = CompiledModel(module, device, store=store)
+        model = CompiledModel(module, device, store=store, direct=direct)
     loaded = time.perf_counter()
+    moving = [0.0]  # the first run's host time in chunk moves
+    if isinstance(model, StreamingModel):
+        move = model.copier.move
+
+        def timed_move(*a, **kw):
+            t = time.perf_counter()
+            try:
+                return move(*a, **kw)
+            finally:
+                moving[0] += time.perf_counter() - t
+
+        model.copier.move = timed_move
     first = model.run(feeds)
     done = time.perf_counter()
+    if isinstance(model, StreamingModel):
+        model.copier.move = move
     marks = [m for _, m in model.memory.marks]
     runs = [model.run(feeds).wall_seconds for _ in range(args.iterations - 1)]
     np.savez(args.out, **first.outputs)
@@ -104,13 +119,15 @@ def child(args: argparse.Namespace) -> None:
         "kernel_s": sum(k.seconds for k in first.kernel_times),
         "peak": model.memory.peak, "host_pinned": model.memory.host_pinned,
         "settle_s": getattr(model, "settle_seconds", 0.0), "upload_s": model.upload_seconds,
+        "source_s": model.source_seconds, "first_move_s": moving[0], "direct": model.direct,
         "resident": marks}))
 
 
-def cold(mode: str, module: Path, store: Path, inputs: Path, out: Path, args) -> dict:
+def cold(mode: str, module: Path, store: Path, inputs: Path, out: Path, args,
+         direct: str | None = None) -> dict:
     return run_child([mode, "--module", str(module), "--store", str(store), "--inputs",
-                      str(inputs), "--out", str(out), "--iterations", str(args.iterations)],
-                     args)
+                      str(inputs), "--out", str(out), "--iterations", str(args.iterations)]
+                     + (["--direct", direct] if direct else []), args)
 
 
 def run_child(child_args: list[str], args, env: dict[str, str] | None = None) -> dict:
@@ -366,25 +383,32 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
                       "streamed": sum(1 for p in weight_plans.values() if not p.preloaded)},
            "plans": {k: {"peak": v.peak, "over_capacity": v.over_capacity, "fits": v.fits,
                          "cost": v.cost} for k, v in scores.items()}}
-    runs: dict[str, list[dict]] = {"preload": [], "streamed": []}
-    for mode in runs:  # a first process each fills the driver's program cache: not counted
-        cold(mode, mlirs[mode], stores[mode], inputs, scratch / "warm.npz", args)
+    # (key, mode, weight source): the runtime's default source, or each of --sources (the
+    # first under the plain keys)
+    sources = args.sources or [None]
+    variants = [(mode if i == 0 else f"{mode}@{source}", mode, source)
+                for i, source in enumerate(sources) for mode in ("preload", "streamed")]
+    runs: dict[str, list[dict]] = {key: [] for key, _, _ in variants}
+    for key, mode, source in variants:  # a first process each fills the driver's program
+        cold(mode, mlirs[mode], stores[mode], inputs, scratch / "warm.npz", args, source)
     for i in range(args.cold):  # cold processes in alternating order
-        for mode in ("preload", "streamed") if i % 2 == 0 else ("streamed", "preload"):
+        for key, mode, source in variants if i % 2 == 0 else variants[::-1]:
             out = scratch / f"{stem}.{mode}.npz"
-            run = cold(mode, mlirs[mode], stores[mode], inputs, out, args)
+            run = cold(mode, mlirs[mode], stores[mode], inputs, out, args, source)
             got = dict(np.load(out))
             run["outputs"] = {k: checking.compare(got[k], v, checking.criterion(v)).status
                               for k, v in expected.items()}
-            runs[mode].append(run)
-    for mode, cold_runs in runs.items():
-        row[mode] = {**cold_runs[0], "cold_runs": cold_runs}
-        for key in ("integrated_s", "execution_s", "load_s", "first_s", "build_s", "settle_s",
-                    "upload_s"):
-            row[mode][key] = statistics.median(r[key] for r in cold_runs)
-        row[mode]["peak"] = max(r["peak"] for r in cold_runs)
-        row[mode]["outputs"] = {k: "PASS" if all(r["outputs"][k] == "PASS" for r in cold_runs)
-                                else "FAIL" for k in expected}
+            runs[key].append(run)
+    for key, cold_runs in runs.items():
+        row[key] = {**cold_runs[0], "cold_runs": cold_runs}
+        for k in ("integrated_s", "execution_s", "load_s", "first_s", "build_s", "settle_s",
+                  "upload_s", "source_s", "first_move_s"):
+            row[key][k] = statistics.median(r[k] for r in cold_runs)
+        row[key]["peak"] = max(r["peak"] for r in cold_runs)
+        row[key]["outputs"] = {k: "PASS" if all(r["outputs"][k] == "PASS" for r in cold_runs)
+                               else "FAIL" for k in expected}
+    if args.skip_overlap:
+        return row
     storage_names = {s.ssa: s.value for s in plan.storage}
     streamed_values = [storage_names[packs[n].result] for n, p in weight_plans.items()
                        if not p.preloaded]
@@ -431,7 +455,12 @@ def table(rows: list[dict]) -> str:
             f"{ms(p['integrated_s'])}/{ms(s['integrated_s'])}",
             f"{ms(p['execution_s'])}/{ms(s['execution_s'])}",
             f"{r['solver']['seconds']:.1f} {r['solver']['status']}",
-            overlap_cell(r["overlap"])])
+            overlap_cell(r["overlap"]) if "overlap" in r else "-"])
+        for source in sorted({k.split("@")[1] for k in r if "@" in k}):
+            p, s = r[f"preload@{source}"], r[f"streamed@{source}"]
+            lines.append([f"  weights from the {source}", "", "", "", "", "",
+                          f"{ms(p['integrated_s'])}/{ms(s['integrated_s'])}",
+                          f"{ms(p['execution_s'])}/{ms(s['execution_s'])}", "", ""])
     return checking.format_table(lines)
 
 
@@ -484,7 +513,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", help="JSON path (default bench/results/flashmem-<device>.json)")
     parser.add_argument("--merge", nargs="+", metavar="JSON",
                         help="merge these runs' results into --out (no measuring)")
-    for name in ("child", "module", "store", "inputs"):
+    parser.add_argument("--sources", nargs="+", choices=["ring", "map"],
+                        help="also run each mode with its weights through the staging ring "
+                        "or straight from the map (an A/B in the same cold-process order)")
+    parser.add_argument("--skip-overlap", action="store_true",
+                        help="no overlap microbenchmark (an A/B of --sources alone)")
+    for name in ("child", "module", "store", "inputs", "direct"):
         parser.add_argument(f"--{name}", help=argparse.SUPPRESS)
     return parser
 

@@ -9,7 +9,7 @@ source bench/gpu_env.sh
 out=${OUT:-bench/results}
 runs=()
 for model in ${MODELS:-resnet50 gpt2_base vit_b16}; do
-    timeout 200 python3 bench/flashmem.py --device gpu --models-dir /tmp/zoo-large --workers 8 \
+    timeout "${TIMEOUT:-200}" python3 bench/flashmem.py --device gpu --models-dir /tmp/zoo-large --workers 8 \
         --models "$model" --out "$out/flashmem-$model.json" "$@"
     runs+=("$out/flashmem-$model.json")
 done

@@ -155,13 +155,17 @@ def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device
                                                    workers=2)])
         plan = build_plan(planned)
         write_store(tmp_path / "w.bin", plan, chunk)
-        # the ring and a discrete GPU's pinned store; memory objects kept across runs as
-        # by default, none kept, kept where they spare allocations, and as by default under
-        # a run budget of twice preload-all's peak (all kept: they fit)
-        for pinned, keep, run_budget in ((False, True, budget), (True, False, budget),
-                                         (True, None, budget), (False, True, 2 * preload_peak)):
+        # the ring and a discrete GPU's pinned store, its first run's chunks through the
+        # ring or straight from the map; memory objects kept across runs as by default, none
+        # kept, kept where they spare allocations, and as by default under a run budget of
+        # twice preload-all's peak (all kept: they fit)
+        for pinned, direct, keep, run_budget in (
+                (False, False, True, budget), (True, False, False, budget),
+                (True, True, None, budget), (False, False, True, 2 * preload_peak)):
             model = StreamingModel(planned, pocl_device, WeightStore(tmp_path / "w.bin"),
-                                   plan=plan, pinned=pinned, keep=keep, budget=run_budget)
+                                   plan=plan, pinned=pinned, keep=keep, budget=run_budget,
+                                   direct=direct)
+            assert not model.copier.ring if direct else model.copier.ring
             streamed_any |= bool(model.streamed)
             # one run, then loaded again (as mobile-run's FIFO does): the next run is cold
             model.run(feeds)

@@ -25,7 +25,7 @@ from mobile_opt.backends.opencl.plan import (
     build_plan,
     steps,
 )
-from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory
+from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, discrete
 from mobile_opt.backends.opencl.host_pack import (
     OpenCLRunError,
     host_value,
@@ -45,6 +45,10 @@ from xdsl.ir import SSAValue
 
 PRELOAD_RING = 4
 """The staging buffers a preloading run moves its weights through."""
+
+DIRECT_WRITES = False
+"""Whether a discrete GPU's weights are written straight from the store's map (its driver
+stages pageable memory), not through a staging ring (`ChunkCopier`)."""
 
 
 @dataclass
@@ -68,11 +72,13 @@ class CompiledModel:
     def __init__(
         self, module: ModuleOp, device, function: str = "main_graph", plan: Plan | None = None,
         store: WeightStore | None = None, context: cl.Context | None = None,
-        memory: DeviceMemory | None = None,
+        memory: DeviceMemory | None = None, direct: bool | None = None,
     ):
         self.module = module
         self.store = store
         self.device: cl.Device = getattr(device, "device", device)
+        self.direct = DIRECT_WRITES and discrete(self.device) if direct is None else direct
+        """Weights from the store go straight from its map, not through a staging ring."""
         self.context = context or cl.Context([self.device])
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
@@ -80,7 +86,9 @@ class CompiledModel:
         self.graph = find_function(module, function)
         self.input_names, self.output_names = graph_io_names(self.graph)
         self.plan = plan if plan is not None else build_plan(module, function)
+        started = time.perf_counter()
         self.source = opencl_source(module)
+        self.source_seconds = time.perf_counter() - started
         started = time.perf_counter()
         self.program = build_program(self.context, self.device, self.source)
         self.build_seconds = time.perf_counter() - started
@@ -180,7 +188,8 @@ class CompiledModel:
     def _preload_copier(self) -> ChunkCopier:
         """The staging ring that preloading from the store goes through."""
         assert self.store is not None
-        return ChunkCopier(self.context, self.memory, self.store.chunk_bytes, PRELOAD_RING)
+        return ChunkCopier(self.context, self.memory, self.store.chunk_bytes, PRELOAD_RING,
+                           direct=self.direct)
 
     def _preloaded(self, copier: ChunkCopier) -> None:
         copier.close()

@@ -100,14 +100,19 @@ class ChunkCopier:
     buffer by the host, then written from there into its pixels of the weight's image (or
     bytes of its buffer) by the copy queue: from pinned memory, a GPU's copy engine moves
     it while kernels run. A staging buffer is refilled once the writes out of it are done.
+
+    `direct`: no ring; a move is one write straight from the store's map (a discrete GPU's
+    driver stages pageable memory itself). `pinned`: one write from that pinned copy of
+    the weights, at the copy engine's rate.
     """
 
     def __init__(self, context: cl.Context, memory: DeviceMemory, chunk: int, ring: int,
-                 pinned: PinnedStore | None = None):
+                 pinned: PinnedStore | None = None, direct: bool = False):
         # profiled, as the compute queue is: a run's copies can be laid beside its kernels
         self.queue = cl.CommandQueue(context,
                                      properties=cl.command_queue_properties.PROFILING_ENABLE)
-        self.chunk, self.memory, self.pinned = chunk, memory, pinned
+        self.chunk, self.memory, self.pinned, self.direct = chunk, memory, pinned, direct
+        ring = 0 if direct else ring
         flags = cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR
         self.ring = [memory.buffer(chunk, flags) for _ in range(ring)]
         self.host = []
@@ -128,12 +133,14 @@ class ChunkCopier:
         nbytes = record.width * record.height * pixel
         event = None
         wait = list(after or ())  # only the first write waits: the queue is in order
-        if self.pinned is not None and record.value in self.pinned:
-            # already in pinned memory: one write. An image takes the whole rows around the
-            # chunks (one region, where the chunks' own bytes take up to three: on the H100
-            # the host's enqueues bound ViT-B/16's streamed runs); bytes of the weight's
-            # later chunks then come early, into the texture that is the weight's already
-            host = self.pinned.weight(record.value)
+        host = (self.pinned.bytes_of(record.value)
+                if self.pinned is not None and record.value in self.pinned
+                else store.bytes_of(record.value) if self.direct else None)
+        if host is not None:
+            # host memory that the driver reads: one write. An image takes the whole rows
+            # around the chunks (one region, where the chunks' own bytes take up to three: on
+            # the H100 the host's enqueues bound ViT-B/16's streamed runs); bytes of the
+            # weight's later chunks then come early, into the texture that is its already
             lo, hi = first * self.chunk, min((first + count) * self.chunk, len(host))
             if record.kind == "buffer":
                 event = cl.enqueue_copy(self.queue, dest, host[lo:hi], dst_offset=lo,
@@ -221,7 +228,7 @@ class PinnedStore:
     def __contains__(self, name: str) -> bool:
         return name in self.offsets
 
-    def weight(self, name: str) -> np.ndarray:
+    def bytes_of(self, name: str) -> np.ndarray:
         """Weight `name`'s bytes in pinned memory."""
         offset = self.offsets[name]
         return self.host[offset: offset + self.store.entries[name]["nbytes"]]

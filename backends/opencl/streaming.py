@@ -90,7 +90,8 @@ class StreamingModel(CompiledModel):
     def __init__(self, module: ModuleOp, device, store: WeightStore, function: str = "main_graph",
                  plan: Plan | None = None, budget: int | None = None,
                  context: cl.Context | None = None, memory: DeviceMemory | None = None,
-                 pinned: bool | None = None, keep: bool | None = True):
+                 pinned: bool | None = None, keep: bool | None = True,
+                 direct: bool | None = None):
         head = module.attributes.get(PLAN)
         if not isinstance(head, PlanAttr):
             raise OpenCLRunError("the module has no stream.plan: run flashmem-plan first")
@@ -118,7 +119,7 @@ class StreamingModel(CompiledModel):
         self.runs = 0
         self.settle_seconds = 0.0
         """Host time of `_settle`, before the second run (not in its time)."""
-        super().__init__(module, device, function, plan, store, context, memory)
+        super().__init__(module, device, function, plan, store, context, memory, direct)
 
     # storage --------------------------------------------------------------------------
     def _streamed_plans(self) -> None:
@@ -151,8 +152,10 @@ class StreamingModel(CompiledModel):
         ring = max(1, max(moves.values(), default=0)) if self.plan.weights else 0
         if self.pinned is None:
             self.pinned = discrete(self.device)
-        self._make_room(ring * self.chunk)  # W and the first run go through the ring
-        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring)
+        if not self.direct:  # W and the first run go through the ring
+            self._make_room(ring * self.chunk)
+        self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring,
+                                  direct=self.direct)
         # what happens at each layer: chunks moved, weights loaded, first and last readers
         self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
         self.loading: dict[int, list[Streamed]] = {}
@@ -168,6 +171,8 @@ class StreamingModel(CompiledModel):
                                for s in self.streamed.values()])
         self.reads_streamed = {layer for layer, launch in enumerate(self.plan.launches, 1)
                                if any(a["slot"] in self.streamed for a in launch.args)}
+        if self.direct:
+            self._whole_moves()
         super()._upload_weights()  # W, whole, from the store, through the ring
         self.pool, self.home, self.freed = {}, {}, {}  # made after the first run (`_settle`)
         self.memory.mark("preload")
@@ -219,7 +224,8 @@ class StreamingModel(CompiledModel):
 
     def _whole_moves(self) -> None:
         """
-        From the pinned store, a weight's chunks go in one write at its first planned move:
+        From host memory that the driver reads (the pinned store, or the map where writes
+        are direct), a weight's chunks go in one write at its first planned move:
         its memory object is its own from its load layer either way, the plan's pacing of
         chunks (C3) is for copies that share the device with kernels, and each write costs
         the host about 25 us (ViT-B/16's streamed runs were bound by the host's enqueues).

@@ -143,12 +143,16 @@ class WeightStore:
             raise WeightStoreError(f"{self.path}: written for another program: weight "
                                    f"'{extra[0]}' is not the program's")
 
+    def bytes_of(self, name: str) -> np.ndarray:
+        """A weight's packed bytes, from the map."""
+        e = self.entries[name]
+        return self.data[e["offset"]: e["offset"] + e["nbytes"]]
+
     def pixels(self, name: str) -> np.ndarray:
         """A weight's packed pixels, (height, width, 4), read from the map."""
         e = self.entries[name]
         dtype = np.float16 if e["element_type"] == "f16" else np.float32
-        raw = self.data[e["offset"]: e["offset"] + e["nbytes"]]
-        return raw.view(dtype).reshape(e["height"], e["width"], 4)
+        return self.bytes_of(name).view(dtype).reshape(e["height"], e["width"], 4)
 
     def chunk_range(self, name: str, k: int, chunk_bytes: int) -> tuple[int, int]:
         """Where bytes [k S, (k + 1) S) of a weight's pixels lie in `data` (S = `chunk_bytes`)."""
