@@ -8,9 +8,11 @@ bytes, or the least budget that works where that is less than some layer needs a
 §5.4 and preload-all replayed on the same problem), the weights are written to a weight
 store, and each mode runs in cold processes of its own (`--child`; a first one each, not
 counted, fills the driver's kernel cache, as an app's earlier launches would): the
-integrated latency is loading the weights plus the first inference (the program build is
-given apart), the execution latency the median of the later inferences, and the peak the
-counting allocator's. Every output is checked against onnxruntime.
+integrated latency is loading the weights plus the first inference (making the program,
+printing its OpenCL C and building it, is given apart: a deployed model has it done ahead
+of time), the execution latency the median of the later inferences, and the peak the
+counting allocator's. Every output is checked against onnxruntime. `--sources ring map`
+runs each mode with its weights through the staging ring and straight from the map too.
 
 The overlap microbenchmark times a model's kernels alone, the copy of its streamed
 weights' chunks from the runtime's source alone (the staging ring; a discrete GPU's pinned

@@ -10,7 +10,7 @@ after another (FIFO), each with its own plan, under the one budget: a model's me
 freed before the next one loads, for `--iterations` rounds. Preload-all runs each model
 from the same store with every weight resident. For each, the table gives the peak
 resident bytes the allocator counted, the integrated latency (loading the weights and
-the first inference; the program build, the same for both, apart) and the execution
+the first inference; making the program, the same for both, apart) and the execution
 latency (the median of the later inferences). Every output of every run is checked
 against onnxruntime; the exit status is 1 if any fails or the peak passes the budget.
 """

@@ -10,12 +10,13 @@ with its weights read from a weight store (`weight_store.py`) as the plan says.
 - Chunks go from the store's memory map into a ring of R staging buffers (host-visible,
   CL_MEM_ALLOC_HOST_PTR), then into the texture by image writes of regions, all on a copy
   queue of their own; kernels run on the compute queue, and a kernel that reads a
-  streamed weight waits on the event of the weight's last chunk. On a discrete GPU, from
-  the second run on, the chunks are written from a pinned host copy of the streamed weights
-  instead (`PinnedStore`: host memory, not the device's, and the copy engine's full rate).
-  It is made before the second run, not at load: pinning costs more host time than the
-  first run's copies through the ring save (257 ms for GPT-2's streamed weights on the
-  H100), and the integrated latency is load plus the first run.
+  streamed weight waits on the event of the weight's last chunk. A discrete GPU has no
+  ring (`DIRECT_WRITES`): W and the first run's moves are written straight from the map,
+  one write per weight (its driver stages pageable memory), and from the second run on
+  from a pinned host copy of the streamed weights (`PinnedStore`: host memory, not the
+  device's, and the copy engine's full rate). That is made before the second run, not at
+  load: pinning costs more host time than the first run's copies save (257 ms for GPT-2's
+  streamed weights on the H100), and the integrated latency is load plus the first run.
 - At each layer the host enqueues the kernel first, then the layer's loads, which that
   kernel does not read (C1): where a load waits for memory, the kernel keeps running.
 - Every allocation goes through `DeviceMemory`, which counts resident bytes. Releasing a
@@ -173,7 +174,7 @@ class StreamingModel(CompiledModel):
                                if any(a["slot"] in self.streamed for a in launch.args)}
         if self.direct:
             self._whole_moves()
-        super()._upload_weights()  # W, whole, from the store, through the ring
+        super()._upload_weights()  # W, whole, from the store
         self.pool, self.home, self.freed = {}, {}, {}  # made after the first run (`_settle`)
         self.memory.mark("preload")
 
