@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError, RunResult
 from mobile_opt.backends.opencl.host_pack import host_value
@@ -100,11 +101,6 @@ class StreamingModel(CompiledModel):
         self.budget = head.budget.data if budget is None else budget
         self.chunk = head.chunk.data
         self.streamed: dict[int, Streamed] = {}
-        self._weight_plans = {}
-        for op in module.walk():
-            attr = op.attributes.get(WEIGHT_PLAN)
-            if isinstance(attr, WeightPlanAttr):
-                self._weight_plans[op.results[0]] = attr
         self._pending: deque[tuple[cl.Event, Streamed]] = deque()
         self._spare: list[tuple[Slot, cl.MemoryObject]] = []
         self._layer = 0
@@ -124,7 +120,7 @@ class StreamingModel(CompiledModel):
 
     # storage --------------------------------------------------------------------------
     def _streamed_plans(self) -> None:
-        if self.streamed or not self._weight_plans:
+        if self.streamed or not self.plan.weights:
             return
         by_value = {s.value: s for s in self.plan.storage}
         last_use: dict[int, int] = {}
@@ -132,8 +128,10 @@ class StreamingModel(CompiledModel):
             for a in launch.args:
                 last_use[a["slot"]] = layer
         for record in self.plan.weights:
-            attr = self._weight_plans.get(by_value[record.value].ssa)
-            if attr is None:
+            # on the weight's pack op (not a walk of the module: 40 ms for ResNet-50's)
+            owner = by_value[record.value].ssa.owner
+            attr = owner.attributes.get(WEIGHT_PLAN) if isinstance(owner, Operation) else None
+            if not isinstance(attr, WeightPlanAttr):
                 raise OpenCLRunError(f"weight {record.value} has no stream.weight_plan: run "
                                      "flashmem-plan after the lowering")
             if attr.decision.data is Decision.STREAM:
