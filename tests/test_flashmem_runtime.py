@@ -166,6 +166,18 @@ def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device
                                    plan=plan, pinned=pinned, keep=keep, budget=run_budget,
                                    direct=direct)
             assert not model.copier.ring if direct else model.copier.ring
+
+            def moved_at(use: bool) -> bool:
+                """Whether each streamed weight is placed and written at its first reader
+                (else at its load layer and first planned move)."""
+                return all(
+                    layer == (s.plan.use.data if use else min(s.plan.moves))
+                    for layer, moves in model.by_layer.items() for s, _ in moves
+                ) and all(layer == (s.plan.use.data if use else s.plan.load.data)
+                          for layer, weights in model.loading.items() for s in weights)
+            # from the map, the first run writes each weight just before its first reader
+            # (the plan moves every chunk before that layer)
+            assert moved_at(use=True) == direct or not model.streamed
             streamed_any |= bool(model.streamed)
             # one run, then loaded again (as mobile-run's FIFO does): the next run is cold
             model.run(feeds)
@@ -180,6 +192,8 @@ def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device
                                                           and bool(model.streamed))
                 if run == 0:
                     assert not model.pool
+                elif direct:  # from the pinned store, at the plan's layers again
+                    assert moved_at(use=False) and not model.loads_first
             kept_any |= bool(model.pool)
             if keep is False or not model.streamed:
                 assert not model.pool

@@ -171,7 +171,7 @@ class StreamingModel(CompiledModel):
         self.reads_streamed = {layer for layer, launch in enumerate(self.plan.launches, 1)
                                if any(a["slot"] in self.streamed for a in launch.args)}
         if self.direct:
-            self._whole_moves()
+            self._whole_moves(at_use=True)
         super()._upload_weights()  # W, whole, from the store
         self.pool, self.home, self.freed = {}, {}, {}  # made after the first run (`_settle`)
         self.memory.mark("preload")
@@ -216,23 +216,35 @@ class StreamingModel(CompiledModel):
             self.copier.pinned = PinnedStore(self.context, self.memory, self.store,
                                              [s.record.value for s in self.streamed.values()])
             self.copier.drop_ring()
-            self._whole_moves()
+            self._whole_moves(at_use=False)
         self._release_spare(None)
         self._make_pool()
         self.settle_seconds = time.perf_counter() - started
 
-    def _whole_moves(self) -> None:
+    def _whole_moves(self, at_use: bool) -> None:
         """
         From host memory that the driver reads (the pinned store, or the map where writes
-        are direct), a weight's chunks go in one write at its first planned move:
-        its memory object is its own from its load layer either way, the plan's pacing of
-        chunks (C3) is for copies that share the device with kernels, and each write costs
-        the host about 25 us (ViT-B/16's streamed runs were bound by the host's enqueues).
+        are direct), a weight's chunks go in one write: its memory object is its own from
+        its load layer either way, the plan's pacing of chunks (C3) is for copies that share
+        the device with kernels, and each write costs the host about 25 us (ViT-B/16's
+        streamed runs were bound by the host's enqueues).
+
+        From the pinned store the write is at the weight's first planned move, and runs on
+        the copy engine beside the kernels. From the map (`at_use`, a first run) the write
+        holds the host while the driver stages it, so the weight is placed and written just
+        before its first reader: the kernels before that are enqueued first and run
+        meanwhile (GPT-2's first run on the H100 took 87 ms with the writes at the plan's
+        layers, of which 58 ms the host spent in them).
         """
         moves: dict[int, list[tuple[Streamed, int]]] = {}
+        self.loading = {}
         for s in self.streamed.values():
-            moves.setdefault(min(s.plan.moves), []).append((s, s.plan.chunks.data))
+            layer = s.plan.use.data if at_use else min(s.plan.moves)
+            moves.setdefault(layer, []).append((s, s.plan.chunks.data))
+            self.loading.setdefault(s.plan.use.data if at_use else s.plan.load.data,
+                                    []).append(s)
         self.by_layer = moves
+        self.loads_first = at_use or LOADS_FIRST
 
     def _drop_pool(self) -> None:
         for obj in self.pool.values():
