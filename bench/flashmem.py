@@ -90,7 +90,7 @@ def child(args: argparse.Namespace) -> None:
     store = WeightStore(Path(args.store))
     direct = args.direct if args.direct is None else args.direct == "map"
     if args.child == "streamed":
-        model = StreamingModel(module, device, store, direct=direct, ahead=not args.behind)
+        model = StreamingModel(module, device, store, direct=direct)
     else:
         model = CompiledModel(module, device, store=store, direct=direct)
     loaded = time.perf_counter()
@@ -126,10 +126,10 @@ def child(args: argparse.Namespace) -> None:
 
 
 def cold(mode: str, module: Path, store: Path, inputs: Path, out: Path, args,
-         direct: str | None = None, extra: tuple[str, ...] = ()) -> dict:
+         direct: str | None = None) -> dict:
     return run_child([mode, "--module", str(module), "--store", str(store), "--inputs",
                       str(inputs), "--out", str(out), "--iterations", str(args.iterations)]
-                     + (["--direct", direct] if direct else []) + list(extra), args)
+                     + (["--direct", direct] if direct else []), args)
 
 
 def run_child(child_args: list[str], args, env: dict[str, str] | None = None) -> dict:
@@ -388,18 +388,15 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     # (key, mode, weight source): the runtime's default source, or each of --sources (the
     # first under the plain keys)
     sources = args.sources or [None]
-    variants = [(mode if i == 0 else f"{mode}@{source}", mode, source, ())
+    variants = [(mode if i == 0 else f"{mode}@{source}", mode, source)
                 for i, source in enumerate(sources) for mode in ("preload", "streamed")]
-    if args.behind_ab:  # streamed with the kept textures' writes at the plan's layers
-        variants.append(("streamed@behind", "streamed", sources[0], ("--behind",)))
-    runs: dict[str, list[dict]] = {key: [] for key, _, _, _ in variants}
-    for key, mode, source, extra in variants:  # a first process each fills the driver's
-        cold(mode, mlirs[mode], stores[mode], inputs, scratch / "warm.npz", args, source,
-             extra)
+    runs: dict[str, list[dict]] = {key: [] for key, _, _ in variants}
+    for key, mode, source in variants:  # a first process each fills the driver's program
+        cold(mode, mlirs[mode], stores[mode], inputs, scratch / "warm.npz", args, source)
     for i in range(args.cold):  # cold processes in alternating order
-        for key, mode, source, extra in variants if i % 2 == 0 else variants[::-1]:
+        for key, mode, source in variants if i % 2 == 0 else variants[::-1]:
             out = scratch / f"{stem}.{mode}.npz"
-            run = cold(mode, mlirs[mode], stores[mode], inputs, out, args, source, extra)
+            run = cold(mode, mlirs[mode], stores[mode], inputs, out, args, source)
             got = dict(np.load(out))
             run["outputs"] = {k: checking.compare(got[k], v, checking.criterion(v)).status
                               for k, v in expected.items()}
@@ -461,15 +458,11 @@ def table(rows: list[dict]) -> str:
             f"{ms(p['execution_s'])}/{ms(s['execution_s'])}",
             f"{r['solver']['seconds']:.1f} {r['solver']['status']}",
             overlap_cell(r["overlap"]) if "overlap" in r else "-"])
-        for source in sorted({k.split("@")[1] for k in r if k.startswith("preload@")}):
+        for source in sorted({k.split("@")[1] for k in r if "@" in k}):
             p, s = r[f"preload@{source}"], r[f"streamed@{source}"]
             lines.append([f"  weights from the {source}", "", "", "", "", "",
                           f"{ms(p['integrated_s'])}/{ms(s['integrated_s'])}",
                           f"{ms(p['execution_s'])}/{ms(s['execution_s'])}", "", ""])
-        if "streamed@behind" in r:
-            s = r["streamed@behind"]
-            lines.append(["  kept writes at the plan's layers", "", "", "", "", "",
-                          f"-/{ms(s['integrated_s'])}", f"-/{ms(s['execution_s'])}", "", ""])
     return checking.format_table(lines)
 
 
@@ -525,10 +518,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sources", nargs="+", choices=["ring", "map"],
                         help="also run each mode with its weights through the staging ring "
                         "or straight from the map (an A/B in the same cold-process order)")
-    parser.add_argument("--behind-ab", action="store_true",
-                        help="also run streamed with the kept textures' writes at the plan's "
-                        "layers, not ahead (KEPT_AHEAD)")
-    parser.add_argument("--behind", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--skip-overlap", action="store_true",
                         help="no overlap microbenchmark (an A/B of --sources alone)")
     for name in ("child", "module", "store", "inputs", "direct"):

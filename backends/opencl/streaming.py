@@ -24,8 +24,7 @@ with its weights read from a weight store (`weight_store.py`) as the plan says.
   streamed weights' textures are made once, before the second run, and kept where the
   budget allows
   (`weight_pool`; `kept_objects` where not all fit): a weight's first chunk then waits on
-  the device for the last reader of the weight that held its texture before, and from the
-  pinned store it is written as soon as that reader is enqueued (`KEPT_AHEAD`). The others
+  the device for the last reader of the weight that held its texture before. The others
   are made per run: a spare texture of the weight's shape, else one freed by waiting for
   the weights last read before this layer, else a new one once the host has released
   spares needed last or waited for the oldest weight still in use. Either way the peak
@@ -63,11 +62,6 @@ from mobile_opt.models.storage import Slot, kept_objects, next_need, same_shape,
 FLUSH_EVERY = 8
 """Launches between flushes of the compute queue where no wait forces one."""
 
-KEPT_AHEAD = True
-"""Whether, from the pinned store, a weight whose texture is kept is written as soon as the
-weight before it there has its last reader enqueued (the first of each at the run's start),
-not at its planned layer: the texture is held either way, so the budget is not touched."""
-
 LOADS_FIRST = False
 """Whether a layer's loads are enqueued before its kernel (else after it: the layer's
 kernel does not read them (C1), and where a load waits for memory the kernel keeps
@@ -99,7 +93,7 @@ class StreamingModel(CompiledModel):
                  plan: Plan | None = None, budget: int | None = None,
                  context: cl.Context | None = None, memory: DeviceMemory | None = None,
                  pinned: bool | None = None, keep: bool | None = True,
-                 direct: bool | None = None, ahead: bool = KEPT_AHEAD):
+                 direct: bool | None = None):
         head = module.attributes.get(PLAN)
         if not isinstance(head, PlanAttr):
             raise OpenCLRunError("the module has no stream.plan: run flashmem-plan first")
@@ -119,9 +113,6 @@ class StreamingModel(CompiledModel):
         1.23x preload-all's with all kept, 1.41x with those chosen by churn); only where
         they spare allocations (None); or none (False)."""
         self.loads_first = LOADS_FIRST
-        self.ahead = ahead
-        self._ahead: set[int] = set()
-        """The slots written ahead of their planned layer in this run (`KEPT_AHEAD`)."""
         self.runs = 0
         self.settle_seconds = 0.0
         """Host time of `_settle`, before the second run (not in its time)."""
@@ -193,7 +184,6 @@ class StreamingModel(CompiledModel):
         reader of the weight before it there. The other weights get theirs per run.
         """
         self.pool, self.home = {}, {}
-        self.first_in_home, self.successor = [], {}
         self.freed: dict[int, cl.Event] = {}
         """The event of the last reader of each kept object's latest weight."""
         streamed = list(self.streamed.values())
@@ -206,19 +196,6 @@ class StreamingModel(CompiledModel):
                 else kept_objects(lives, pool, homes, room))
         self.pool = {j: super(StreamingModel, self)._new_slot(pool[j]) for j in sorted(kept)}
         self.home = {s.slot: h for s, h in zip(streamed, homes) if h in kept}
-        # each kept object's weights in load order: the first of each, and who follows whom
-        order = sorted((s for s in streamed if s.slot in self.home),
-                       key=lambda s: s.plan.load.data)
-        last: dict[int, Streamed] = {}
-        self.first_in_home: list[Streamed] = []
-        self.successor: dict[int, Streamed] = {}
-        for s in order:
-            home = self.home[s.slot]
-            if home in last:
-                self.successor[last[home].slot] = s
-            else:
-                self.first_in_home.append(s)
-            last[home] = s
 
     def _preload_copier(self) -> ChunkCopier:
         return self.copier
@@ -371,23 +348,12 @@ class StreamingModel(CompiledModel):
         the chunks moved there are enqueued (`ready`: a weight's last chunk's event;
         `done`: its chunks enqueued)."""
         for s in self.loading.get(layer, []):
-            if s.slot not in self._ahead:
-                self._after[s.slot] = self._place(s)  # for its first move, here or later
+            self._after[s.slot] = self._place(s)  # for its first move, here or later
         for s, count in self.by_layer.get(layer, []):
-            if s.slot in self._ahead:
-                continue
             first = done.get(s.slot, 0)
             ready[s.slot] = self.copier.move(self.store, s.record, self.slots[s.slot], first,
                                              count, self._after.pop(s.slot, None))
             done[s.slot] = first + count
-
-    def _write_ahead(self, s: Streamed, ready: dict[int, cl.Event], done: dict[int, int]
-                     ) -> None:
-        """A kept weight placed and written whole now, ahead of its planned layer."""
-        ready[s.slot] = self.copier.move(self.store, s.record, self.pool[self.home[s.slot]],
-                                         0, s.plan.chunks.data, self._place(s))
-        done[s.slot] = s.plan.chunks.data
-        self._ahead.add(s.slot)
 
     def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
         values = self._inputs(inputs)
@@ -402,11 +368,6 @@ class StreamingModel(CompiledModel):
         done: dict[int, int] = {}
         launches = iter(self._launches)
         self._layer = 0
-        self._ahead = set()
-        ahead = self.ahead and self.copier.pinned is not None
-        if ahead:
-            for s in self.first_in_home:
-                self._write_ahead(s, ready, done)
         for kind, record in self._steps:
             if kind == "input":
                 host_value(record.source_value, values)
@@ -429,8 +390,6 @@ class StreamingModel(CompiledModel):
                 for s in self.ending.get(layer, ()):
                     if s.slot in self.home:
                         self.freed[self.home[s.slot]] = event
-                        if ahead and s.slot in self.successor:
-                            self._write_ahead(self.successor[s.slot], ready, done)
                     else:
                         self._pending.append((event, s))
                 if not self.loads_first:
