@@ -49,8 +49,9 @@ PRELOAD_RING = 4
 DIRECT_WRITES = True
 """Whether a discrete GPU's weights are written straight from the store's map (its driver
 stages pageable memory), not through a staging ring (`ChunkCopier`). On one H100, GPT-2's
-495 MB took 77-81 ms at load this way against 134-137 ms through the ring, and a streamed
-first run's moves 51-63 against 138-208 ms (`bench/flashmem.py --sources map ring`)."""
+495 MB took 68-82 ms at load this way against 135-148 ms through the ring, and a streamed
+first run's moves 56 against 137-142 ms (`bench/flashmem.py --sources map ring`,
+`bench/results/flashmem-sources-nvidia-h100-80gb-hbm3.json`)."""
 
 
 @dataclass

@@ -155,23 +155,18 @@ class StreamingModel(CompiledModel):
             self._make_room(ring * self.chunk)
         self.copier = ChunkCopier(self.context, self.memory, self.chunk, ring,
                                   direct=self.direct)
-        # what happens at each layer: chunks moved, weights loaded, first and last readers
-        self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
-        self.loading: dict[int, list[Streamed]] = {}
+        # what happens at each layer: weights placed and chunks moved (`_schedule`), first
+        # and last readers
+        self._schedule(whole=self.direct, at_use=self.direct)
         self.ending: dict[int, list[Streamed]] = {}
         self.first_reads: dict[int, list[int]] = {}
         for s in self.streamed.values():
-            for layer, count in s.plan.moves.items():
-                self.by_layer.setdefault(layer, []).append((s, count))
-            self.loading.setdefault(s.plan.load.data, []).append(s)
             self.ending.setdefault(s.last_use, []).append(s)
             self.first_reads.setdefault(s.plan.use.data, []).append(s.slot)
         self.need = next_need([(self.plan.slots[s.slot], s.plan.load.data, s.last_use)
                                for s in self.streamed.values()])
         self.reads_streamed = {layer for layer, launch in enumerate(self.plan.launches, 1)
                                if any(a["slot"] in self.streamed for a in launch.args)}
-        if self.direct:
-            self._whole_moves(at_use=True)
         super()._upload_weights()  # W, whole, from the store
         self.pool, self.home, self.freed = {}, {}, {}  # made after the first run (`_settle`)
         self.memory.mark("preload")
@@ -216,34 +211,42 @@ class StreamingModel(CompiledModel):
             self.copier.pinned = PinnedStore(self.context, self.memory, self.store,
                                              [s.record.value for s in self.streamed.values()])
             self.copier.drop_ring()
-            self._whole_moves(at_use=False)
+            self._schedule(whole=True)
         self._release_spare(None)
         self._make_pool()
         self.settle_seconds = time.perf_counter() - started
 
-    def _whole_moves(self, at_use: bool) -> None:
+    def _schedule(self, whole: bool, at_use: bool = False) -> None:
         """
-        From host memory that the driver reads (the pinned store, or the map where writes
-        are direct), a weight's chunks go in one write: its memory object is its own from
-        its load layer either way, the plan's pacing of chunks (C3) is for copies that share
-        the device with kernels, and each write costs the host about 25 us (ViT-B/16's
-        streamed runs were bound by the host's enqueues).
+        The layer at which each streamed weight gets its memory object (`loading`) and
+        those at which its chunks are written (`by_layer`), and whether a layer's writes go
+        before its kernel. Through the ring: at the plan's load layer and moves.
 
-        From the pinned store the write is at the weight's first planned move, and runs on
-        the copy engine beside the kernels. From the map (`at_use`, a first run) the write
-        holds the host while the driver stages it, so the weight is placed and written just
-        before its first reader: the kernels before that are enqueued first and run
-        meanwhile (GPT-2's first run on the H100 took 87 ms with the writes at the plan's
-        layers, of which 58 ms the host spent in them).
+        `whole`, from host memory that the driver reads (the pinned store, or the map where
+        writes are direct): a weight's chunks go in one write. Its memory object is its own
+        from its load layer either way, the plan's pacing of chunks (C3) is for copies that
+        share the device with kernels, and each write costs the host about 25 us (ViT-B/16's
+        streamed runs were bound by the host's enqueues). From the pinned store the write is
+        at the weight's first planned move, and runs on the copy engine beside the kernels.
+
+        `at_use`, from the map (a first run): the write holds the host while the driver
+        stages it, so the weight is placed and written just before its first reader, the
+        kernels before that enqueued first and running meanwhile (GPT-2's first run on the
+        H100 took 87 ms with the writes at the plan's layers, of which 58 ms the host spent
+        in them).
         """
-        moves: dict[int, list[tuple[Streamed, int]]] = {}
-        self.loading = {}
+        self.by_layer: dict[int, list[tuple[Streamed, int]]] = {}
+        self.loading: dict[int, list[Streamed]] = {}
         for s in self.streamed.values():
-            layer = s.plan.use.data if at_use else min(s.plan.moves)
-            moves.setdefault(layer, []).append((s, s.plan.chunks.data))
-            self.loading.setdefault(s.plan.use.data if at_use else s.plan.load.data,
-                                    []).append(s)
-        self.by_layer = moves
+            load, moves = s.plan.load.data, s.plan.moves
+            if at_use:
+                load = s.plan.use.data
+                moves = {load: s.plan.chunks.data}
+            elif whole:
+                moves = {min(moves): s.plan.chunks.data}
+            for layer, count in moves.items():
+                self.by_layer.setdefault(layer, []).append((s, count))
+            self.loading.setdefault(load, []).append(s)
         self.loads_first = at_use or LOADS_FIRST
 
     def _drop_pool(self) -> None:
