@@ -89,12 +89,15 @@ def child(args: argparse.Namespace) -> None:
     imported = time.perf_counter()
     store = WeightStore(Path(args.store))
     direct = args.direct if args.direct is None else args.direct == "map"
+    if args.pinned_copies:
+        from mobile_opt.backends.opencl import memory
+        memory.PINNED_OBJECTS = args.pinned_copies[0] == "object"
     if args.child == "streamed":
         model = StreamingModel(module, device, store, direct=direct)
     else:
         model = CompiledModel(module, device, store=store, direct=direct)
     loaded = time.perf_counter()
-    moving = [0.0]  # the first run's host time in chunk moves
+    moving = [0.0]  # each run's host time in chunk moves
     if isinstance(model, StreamingModel):
         move = model.copier.move
 
@@ -103,15 +106,16 @@ def child(args: argparse.Namespace) -> None:
             try:
                 return move(*a, **kw)
             finally:
-                moving[0] += time.perf_counter() - t
+                moving[-1] += time.perf_counter() - t
 
         model.copier.move = timed_move
     first = model.run(feeds)
     done = time.perf_counter()
-    if isinstance(model, StreamingModel):
-        model.copier.move = move
     marks = [m for _, m in model.memory.marks]
-    runs = [model.run(feeds).wall_seconds for _ in range(args.iterations - 1)]
+    runs = []
+    for _ in range(args.iterations - 1):
+        moving.append(0.0)
+        runs.append(model.run(feeds).wall_seconds)
     np.savez(args.out, **first.outputs)
     print(json.dumps({
         "import_s": imported - started, "build_s": model.build_seconds,
@@ -121,15 +125,33 @@ def child(args: argparse.Namespace) -> None:
         "kernel_s": sum(k.seconds for k in first.kernel_times),
         "peak": model.memory.peak, "host_pinned": model.memory.host_pinned,
         "settle_s": getattr(model, "settle_seconds", 0.0), "upload_s": model.upload_seconds,
-        "source_s": model.source_seconds, "first_move_s": moving[0], "direct": model.direct,
-        "resident": marks}))
+        "source_s": model.source_seconds, "first_move_s": moving[0],
+        "move_s": statistics.median(moving[1:]) if runs else 0.0, "direct": model.direct,
+        "device_mib": device_mib(), "resident": marks}))
+
+
+def device_mib() -> int | None:
+    """The device memory this process holds (context, objects, any driver copies), as
+    nvidia-smi reports it; None without one."""
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory",
+                               "--format=csv,noheader,nounits"], capture_output=True,
+                              text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in done.stdout.splitlines():
+        pid, _, used = line.partition(",")
+        if pid.strip() == str(os.getpid()):
+            return int(used)
+    return None
 
 
 def cold(mode: str, module: Path, store: Path, inputs: Path, out: Path, args,
-         direct: str | None = None) -> dict:
+         direct: str | None = None, copies: str | None = None) -> dict:
     return run_child([mode, "--module", str(module), "--store", str(store), "--inputs",
                       str(inputs), "--out", str(out), "--iterations", str(args.iterations)]
-                     + (["--direct", direct] if direct else []), args)
+                     + (["--direct", direct] if direct else [])
+                     + (["--pinned-copies", copies] if copies else []), args)
 
 
 def run_child(child_args: list[str], args, env: dict[str, str] | None = None) -> dict:
@@ -385,18 +407,22 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
                       "streamed": sum(1 for p in weight_plans.values() if not p.preloaded)},
            "plans": {k: {"peak": v.peak, "over_capacity": v.over_capacity, "fits": v.fits,
                          "cost": v.cost} for k, v in scores.items()}}
-    # (key, mode, weight source): the runtime's default source, or each of --sources (the
-    # first under the plain keys)
-    sources = args.sources or [None]
-    variants = [(mode if i == 0 else f"{mode}@{source}", mode, source)
-                for i, source in enumerate(sources) for mode in ("preload", "streamed")]
-    runs: dict[str, list[dict]] = {key: [] for key, _, _ in variants}
-    for key, mode, source in variants:  # a first process each fills the driver's program
-        cold(mode, mlirs[mode], stores[mode], inputs, scratch / "warm.npz", args, source)
+    # (key, mode, weight source, pinned copies): the runtime's defaults, or each of
+    # --sources and --pinned-copies (the first of each under the plain keys; preload-all
+    # has no pinned store)
+    variants = [
+        ("@".join([mode] + [t for t, k in ((source, i), (copies, j)) if k]), mode, source,
+         copies)
+        for i, source in enumerate(args.sources or [None])
+        for j, copies in enumerate(args.pinned_copies or [None])
+        for mode in ("preload", "streamed") if j == 0 or mode == "streamed"]
+    runs: dict[str, list[dict]] = {key: [] for key, *_ in variants}
+    for key, mode, *how in variants:  # a first process each fills the driver's program
+        cold(mode, mlirs[mode], stores[mode], inputs, scratch / "warm.npz", args, *how)
     for i in range(args.cold):  # cold processes in alternating order
-        for key, mode, source in variants if i % 2 == 0 else variants[::-1]:
+        for key, mode, *how in variants if i % 2 == 0 else variants[::-1]:
             out = scratch / f"{stem}.{mode}.npz"
-            run = cold(mode, mlirs[mode], stores[mode], inputs, out, args, source)
+            run = cold(mode, mlirs[mode], stores[mode], inputs, out, args, *how)
             got = dict(np.load(out))
             run["outputs"] = {k: checking.compare(got[k], v, checking.criterion(v)).status
                               for k, v in expected.items()}
@@ -404,7 +430,7 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     for key, cold_runs in runs.items():
         row[key] = {**cold_runs[0], "cold_runs": cold_runs}
         for k in ("integrated_s", "execution_s", "load_s", "first_s", "build_s", "settle_s",
-                  "upload_s", "source_s", "first_move_s"):
+                  "upload_s", "source_s", "first_move_s", "move_s"):
             row[key][k] = statistics.median(r[k] for r in cold_runs)
         row[key]["peak"] = max(r["peak"] for r in cold_runs)
         row[key]["outputs"] = {k: "PASS" if all(r["outputs"][k] == "PASS" for r in cold_runs)
@@ -440,6 +466,11 @@ def overlap_cell(o: dict) -> str:
     return cell + ")"
 
 
+VARIANTS = {"ring": "weights from the ring", "map": "weights from the map",
+            "pointer": "pinned copies from host memory",
+            "object": "pinned copies from the buffer object"}
+
+
 def table(rows: list[dict]) -> str:
     head = ["model", "weights MiB", "budget MiB", "peak preload", "peak streamed", "memory ×",
             "integrated ms (pre/str)", "execution ms (pre/str)", "solve s", "overlap"]
@@ -458,9 +489,11 @@ def table(rows: list[dict]) -> str:
             f"{ms(p['execution_s'])}/{ms(s['execution_s'])}",
             f"{r['solver']['seconds']:.1f} {r['solver']['status']}",
             overlap_cell(r["overlap"]) if "overlap" in r else "-"])
-        for source in sorted({k.split("@")[1] for k in r if "@" in k}):
-            p, s = r[f"preload@{source}"], r[f"streamed@{source}"]
-            lines.append([f"  weights from the {source}", "", "", "", "", "",
+        for tag in sorted({k.partition("@")[2] for k in r if "@" in k}):
+            # preload-all of the same source (it has no pinned copies to vary)
+            p = r.get(f"preload@{tag}", r.get(f"preload@{tag.partition('@')[0]}", p))
+            s = r[f"streamed@{tag}"]
+            lines.append([f"  {VARIANTS.get(tag, tag)}", "", "", "", "", "",
                           f"{ms(p['integrated_s'])}/{ms(s['integrated_s'])}",
                           f"{ms(p['execution_s'])}/{ms(s['execution_s'])}", "", ""])
     return checking.format_table(lines)
@@ -518,6 +551,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sources", nargs="+", choices=["ring", "map"],
                         help="also run each mode with its weights through the staging ring "
                         "or straight from the map (an A/B in the same cold-process order)")
+    parser.add_argument("--pinned-copies", nargs="+", choices=["pointer", "object"],
+                        help="also run streamed with the pinned store's copies from its mapped "
+                        "memory or from its buffer object (an A/B, as --sources)")
     parser.add_argument("--skip-overlap", action="store_true",
                         help="no overlap microbenchmark (an A/B of --sources alone)")
     for name in ("child", "module", "store", "inputs", "direct"):

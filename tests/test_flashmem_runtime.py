@@ -132,8 +132,10 @@ def test_the_store_holds_the_packed_weights_and_rejects_another_program(lowered,
         WeightStore(tmp_path / "bad.bin")
 
 
-def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device, tmp_path):
+def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device, tmp_path,
+                                                           monkeypatch):
     """Budgets drawn between the least that works and preload-all's peak."""
+    from mobile_opt.backends.opencl import memory
     from mobile_opt.backends.opencl.plan import build_plan
     from mobile_opt.backends.opencl.streaming import StreamingModel
     from mobile_opt.backends.opencl.weight_store import WeightStore, write_store
@@ -158,10 +160,12 @@ def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device
         # the ring and a discrete GPU's pinned store, its first run's chunks through the
         # ring or straight from the map; memory objects kept across runs as by default, none
         # kept, kept where they spare allocations, and as by default under a run budget of
-        # twice preload-all's peak (all kept: they fit)
-        for pinned, direct, keep, run_budget in (
-                (False, False, True, budget), (True, False, False, budget),
-                (True, True, None, budget), (False, False, True, 2 * preload_peak)):
+        # twice preload-all's peak (all kept: they fit); copies from the pinned store's
+        # host memory, or from its buffer object
+        for pinned, direct, keep, run_budget, objects in (
+                (False, False, True, budget, False), (True, False, False, budget, False),
+                (True, True, None, budget, True), (False, False, True, 2 * preload_peak, False)):
+            monkeypatch.setattr(memory, "PINNED_OBJECTS", objects)
             model = StreamingModel(planned, pocl_device, WeightStore(tmp_path / "w.bin"),
                                    plan=plan, pinned=pinned, keep=keep, budget=run_budget,
                                    direct=direct)

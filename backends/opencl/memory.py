@@ -133,8 +133,13 @@ class ChunkCopier:
         nbytes = record.width * record.height * pixel
         event = None
         wait = list(after or ())  # only the first write waits: the queue is in order
-        host = (self.pinned.bytes_of(record.value)
-                if self.pinned is not None and record.value in self.pinned
+        pinned = self.pinned if self.pinned is not None and record.value in self.pinned \
+            else None
+        if pinned is not None and pinned.objects:
+            event = self._from_object(pinned, record, dest, first, count, wait)
+            self.queue.flush()
+            return event
+        host = (pinned.bytes_of(record.value) if pinned is not None
                 else store.bytes_of(record.value) if self.direct else None)
         if host is not None:
             # host memory that the driver reads: one write. An image takes the whole rows
@@ -177,6 +182,21 @@ class ChunkCopier:
         self.queue.flush()
         return event
 
+    def _from_object(self, pinned: PinnedStore, record: PackRecord, dest: cl.MemoryObject,
+                     first: int, count: int, wait: list[cl.Event]) -> cl.Event:
+        """One copy command from the pinned store's buffer object: the driver is handed a
+        memory object, not a host pointer it must look up page by page."""
+        nbytes = pinned.store.entries[record.value]["nbytes"]
+        lo, hi = first * self.chunk, min((first + count) * self.chunk, nbytes)
+        base = pinned.offsets[record.value]
+        if record.kind == "buffer":
+            return cl.enqueue_copy(self.queue, dest, pinned.buffer, src_offset=base + lo,
+                                   dst_offset=lo, byte_count=hi - lo, wait_for=wait)
+        row = record.width * pixel_bytes(record.element_type)
+        y0, y1 = lo // row, -(-hi // row)  # whole rows, as from host memory
+        return cl.enqueue_copy(self.queue, dest, pinned.buffer, offset=base + y0 * row,
+                               origin=(0, y0), region=(record.width, y1 - y0), wait_for=wait)
+
     def drop_ring(self) -> None:
         """Free the staging ring (chunks from a `PinnedStore` do not use it)."""
         self.queue.finish()
@@ -188,6 +208,11 @@ class ChunkCopier:
 
     def close(self) -> None:
         self.drop_ring()
+
+
+PINNED_OBJECTS = False
+"""Whether copies from a `PinnedStore` read its buffer object, not its mapped host memory
+(under A/B on the H100: `bench/flashmem.py --pinned-copies`)."""
 
 
 class PinnedStore:
@@ -202,8 +227,11 @@ class PinnedStore:
     """
 
     def __init__(self, context: cl.Context, memory: DeviceMemory, store: WeightStore,
-                 names: Iterable[str]):
+                 names: Iterable[str], objects: bool | None = None):
         self.store, self.memory = store, memory
+        self.objects = PINNED_OBJECTS if objects is None else objects
+        """Copies read the buffer object (`ChunkCopier._from_object`; it is unmapped once
+        filled), else its mapped host memory."""
         self.queue = cl.CommandQueue(context)
         # only the weights `names` (the streamed ones): pinning costs time at load
         self.offsets: dict[str, int] = {}
@@ -223,18 +251,24 @@ class PinnedStore:
             # 337 ms for GPT-2's 455 MB, bench/flashmem_waits.py)
             self.host[offset: offset + entry["nbytes"]] = \
                 store.data[entry["offset"]: entry["offset"] + entry["nbytes"]]
+        if self.objects:  # commands may not read a buffer that is mapped
+            self.host.base.release(self.queue)
+            self.queue.finish()
+            self.host = None
         memory.host_pinned += self.size
 
     def __contains__(self, name: str) -> bool:
         return name in self.offsets
 
     def bytes_of(self, name: str) -> np.ndarray:
-        """Weight `name`'s bytes in pinned memory."""
+        """Weight `name`'s bytes in pinned memory (mapped: not `objects`)."""
+        assert self.host is not None
         offset = self.offsets[name]
         return self.host[offset: offset + self.store.entries[name]["nbytes"]]
 
     def close(self) -> None:
-        self.host.base.release(self.queue)
+        if self.host is not None:
+            self.host.base.release(self.queue)
         self.queue.finish()
         self.buffer.release()
         self.memory.host_pinned -= self.size
