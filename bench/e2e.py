@@ -154,6 +154,22 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "device"
 
 
+def device_mib() -> int | None:
+    """The device memory this process holds (context, objects, any driver copies), as
+    nvidia-smi reports it; None without one."""
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory",
+                               "--format=csv,noheader,nounits"], capture_output=True,
+                              text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in done.stdout.splitlines():
+        pid, _, used = line.partition(",")
+        if pid.strip() == str(os.getpid()):
+            return int(used)
+    return None
+
+
 def host_cpu() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -47,7 +47,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 import e2e
-from e2e import BENCH_DIR, one_line, pick_device, slug
+from e2e import BENCH_DIR, device_mib, one_line, pick_device, slug
 
 from mobile_opt import checking, pipelines
 
@@ -89,9 +89,9 @@ def child(args: argparse.Namespace) -> None:
     imported = time.perf_counter()
     store = WeightStore(Path(args.store))
     direct = args.direct if args.direct is None else args.direct == "map"
-    if args.pinned_copies:
+    if args.pinned_store:
         from mobile_opt.backends.opencl import memory
-        memory.PINNED_OBJECTS = args.pinned_copies[0] == "object"
+        memory.PINNED_REGISTERED = args.pinned_store[0] == "registered"
     if args.child == "streamed":
         model = StreamingModel(module, device, store, direct=direct)
     else:
@@ -127,31 +127,16 @@ def child(args: argparse.Namespace) -> None:
         "settle_s": getattr(model, "settle_seconds", 0.0), "upload_s": model.upload_seconds,
         "source_s": model.source_seconds, "first_move_s": moving[0],
         "move_s": statistics.median(moving[1:]) if runs else 0.0, "direct": model.direct,
-        "device_mib": device_mib(), "resident": marks}))
-
-
-def device_mib() -> int | None:
-    """The device memory this process holds (context, objects, any driver copies), as
-    nvidia-smi reports it; None without one."""
-    try:
-        done = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory",
-                               "--format=csv,noheader,nounits"], capture_output=True,
-                              text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    for line in done.stdout.splitlines():
-        pid, _, used = line.partition(",")
-        if pid.strip() == str(os.getpid()):
-            return int(used)
-    return None
+        "resident_end": model.memory.resident, "device_mib": device_mib(),
+        "resident": marks}))
 
 
 def cold(mode: str, module: Path, store: Path, inputs: Path, out: Path, args,
-         direct: str | None = None, copies: str | None = None) -> dict:
+         direct: str | None = None, pinned: str | None = None) -> dict:
     return run_child([mode, "--module", str(module), "--store", str(store), "--inputs",
                       str(inputs), "--out", str(out), "--iterations", str(args.iterations)]
                      + (["--direct", direct] if direct else [])
-                     + (["--pinned-copies", copies] if copies else []), args)
+                     + (["--pinned-store", pinned] if pinned else []), args)
 
 
 def run_child(child_args: list[str], args, env: dict[str, str] | None = None) -> dict:
@@ -407,14 +392,14 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
                       "streamed": sum(1 for p in weight_plans.values() if not p.preloaded)},
            "plans": {k: {"peak": v.peak, "over_capacity": v.over_capacity, "fits": v.fits,
                          "cost": v.cost} for k, v in scores.items()}}
-    # (key, mode, weight source, pinned copies): the runtime's defaults, or each of
-    # --sources and --pinned-copies (the first of each under the plain keys; preload-all
+    # (key, mode, weight source, pinned store): the runtime's defaults, or each of
+    # --sources and --pinned-store (the first of each under the plain keys; preload-all
     # has no pinned store)
     variants = [
-        ("@".join([mode] + [t for t, k in ((source, i), (copies, j)) if k]), mode, source,
-         copies)
+        ("@".join([mode] + [t for t, k in ((source, i), (pinned, j)) if k]), mode, source,
+         pinned)
         for i, source in enumerate(args.sources or [None])
-        for j, copies in enumerate(args.pinned_copies or [None])
+        for j, pinned in enumerate(args.pinned_store or [None])
         for mode in ("preload", "streamed") if j == 0 or mode == "streamed"]
     runs: dict[str, list[dict]] = {key: [] for key, *_ in variants}
     for key, mode, *how in variants:  # a first process each fills the driver's program
@@ -467,8 +452,7 @@ def overlap_cell(o: dict) -> str:
 
 
 VARIANTS = {"ring": "weights from the ring", "map": "weights from the map",
-            "pointer": "pinned copies from host memory",
-            "object": "pinned copies from the buffer object"}
+            "registered": "pinned store registered", "mapped": "pinned store mapped"}
 
 
 def table(rows: list[dict]) -> str:
@@ -551,9 +535,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sources", nargs="+", choices=["ring", "map"],
                         help="also run each mode with its weights through the staging ring "
                         "or straight from the map (an A/B in the same cold-process order)")
-    parser.add_argument("--pinned-copies", nargs="+", choices=["pointer", "object"],
-                        help="also run streamed with the pinned store's copies from its mapped "
-                        "memory or from its buffer object (an A/B, as --sources)")
+    parser.add_argument("--pinned-store", nargs="+", choices=["registered", "mapped"],
+                        help="also run streamed with the pinned store in registered host "
+                        "memory or a mapped buffer (an A/B, as --sources)")
     parser.add_argument("--skip-overlap", action="store_true",
                         help="no overlap microbenchmark (an A/B of --sources alone)")
     for name in ("child", "module", "store", "inputs", "direct"):

@@ -160,12 +160,12 @@ def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device
         # the ring and a discrete GPU's pinned store, its first run's chunks through the
         # ring or straight from the map; memory objects kept across runs as by default, none
         # kept, kept where they spare allocations, and as by default under a run budget of
-        # twice preload-all's peak (all kept: they fit); copies from the pinned store's
-        # host memory, or from its buffer object
-        for pinned, direct, keep, run_budget, objects in (
-                (False, False, True, budget, False), (True, False, False, budget, False),
-                (True, True, None, budget, True), (False, False, True, 2 * preload_peak, False)):
-            monkeypatch.setattr(memory, "PINNED_OBJECTS", objects)
+        # twice preload-all's peak (all kept: they fit); the pinned store registered host
+        # memory, or a mapped buffer
+        for pinned, direct, keep, run_budget, registered in (
+                (False, False, True, budget, True), (True, False, False, budget, False),
+                (True, True, None, budget, True), (False, False, True, 2 * preload_peak, True)):
+            monkeypatch.setattr(memory, "PINNED_REGISTERED", registered)
             model = StreamingModel(planned, pocl_device, WeightStore(tmp_path / "w.bin"),
                                    plan=plan, pinned=pinned, keep=keep, budget=run_budget,
                                    direct=direct)

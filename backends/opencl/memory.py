@@ -7,6 +7,7 @@ the streaming runtime's loads, and a preloading run's too.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterable
 
 import numpy as np
@@ -133,13 +134,8 @@ class ChunkCopier:
         nbytes = record.width * record.height * pixel
         event = None
         wait = list(after or ())  # only the first write waits: the queue is in order
-        pinned = self.pinned if self.pinned is not None and record.value in self.pinned \
-            else None
-        if pinned is not None and pinned.objects:
-            event = self._from_object(pinned, record, dest, first, count, wait)
-            self.queue.flush()
-            return event
-        host = (pinned.bytes_of(record.value) if pinned is not None
+        host = (self.pinned.bytes_of(record.value)
+                if self.pinned is not None and record.value in self.pinned
                 else store.bytes_of(record.value) if self.direct else None)
         if host is not None:
             # host memory that the driver reads: one write. An image takes the whole rows
@@ -182,21 +178,6 @@ class ChunkCopier:
         self.queue.flush()
         return event
 
-    def _from_object(self, pinned: PinnedStore, record: PackRecord, dest: cl.MemoryObject,
-                     first: int, count: int, wait: list[cl.Event]) -> cl.Event:
-        """One copy command from the pinned store's buffer object: the driver is handed a
-        memory object, not a host pointer it must look up page by page."""
-        nbytes = pinned.store.entries[record.value]["nbytes"]
-        lo, hi = first * self.chunk, min((first + count) * self.chunk, nbytes)
-        base = pinned.offsets[record.value]
-        if record.kind == "buffer":
-            return cl.enqueue_copy(self.queue, dest, pinned.buffer, src_offset=base + lo,
-                                   dst_offset=lo, byte_count=hi - lo, wait_for=wait)
-        row = record.width * pixel_bytes(record.element_type)
-        y0, y1 = lo // row, -(-hi // row)  # whole rows, as from host memory
-        return cl.enqueue_copy(self.queue, dest, pinned.buffer, offset=base + y0 * row,
-                               origin=(0, y0), region=(record.width, y1 - y0), wait_for=wait)
-
     def drop_ring(self) -> None:
         """Free the staging ring (chunks from a `PinnedStore` do not use it)."""
         self.queue.finish()
@@ -210,28 +191,35 @@ class ChunkCopier:
         self.drop_ring()
 
 
-PINNED_OBJECTS = False
-"""Whether copies from a `PinnedStore` read its buffer object, not its mapped host memory
-(under A/B on the H100: `bench/flashmem.py --pinned-copies`)."""
+PINNED_REGISTERED = True
+"""Whether a `PinnedStore` is host memory of our own that the driver registers, else a
+mapped CL_MEM_ALLOC_HOST_PTR buffer (NVIDIA backs that with device memory of its size)."""
 
 
 class PinnedStore:
     """
-    The streamed weights' bytes of a weight store, copied once into pinned host memory (one
-    CL_MEM_ALLOC_HOST_PTR buffer, mapped): the chunk source of a discrete GPU, whose copy
-    engine writes from pinned memory at its full rate (54 GB/s on the H100, against 9 GB/s
-    through the staging ring, `bench/flashmem_copy.py`). It is host memory, outside the
-    device's: `DeviceMemory.host_pinned` counts it apart from the resident bytes. A device
-    whose memory is the host's (`host_unified_memory`, PoCL, mobile SoCs) streams through
-    the ring instead, as this would hold every weight in the budgeted memory.
+    The streamed weights' bytes of a weight store, copied once into pinned host memory: the
+    chunk source of a discrete GPU, whose copy engine writes from pinned memory at its full
+    rate (54 GB/s on the H100, against 8.5 GB/s from the map and 5-9 through the staging
+    ring, `bench/flashmem_copy.py`). It must be host memory alone, outside the device's
+    (`DeviceMemory.host_pinned` counts it apart from the resident bytes):
+
+    - registered (`PINNED_REGISTERED`): page-aligned memory of our own handed to a
+      CL_MEM_USE_HOST_PTR buffer that no command uses. NVIDIA's driver then pins it, and
+      writes from it run at 54 GB/s, with no device memory (the buffer would get its own
+      copy there once a command used it);
+    - mapped: a CL_MEM_ALLOC_HOST_PTR buffer, mapped. NVIDIA gives it device memory of its
+      size on the map (+512 MiB for 512, `flashmem_copy.py`'s `device_mib`), which the
+      budget does not see.
+
+    A device whose memory is the host's (`host_unified_memory`, PoCL, mobile SoCs) streams
+    through the ring instead, as this would hold every weight in the budgeted memory.
     """
 
     def __init__(self, context: cl.Context, memory: DeviceMemory, store: WeightStore,
-                 names: Iterable[str], objects: bool | None = None):
+                 names: Iterable[str], registered: bool | None = None):
         self.store, self.memory = store, memory
-        self.objects = PINNED_OBJECTS if objects is None else objects
-        """Copies read the buffer object (`ChunkCopier._from_object`; it is unmapped once
-        filled), else its mapped host memory."""
+        self.registered = PINNED_REGISTERED if registered is None else registered
         self.queue = cl.CommandQueue(context)
         # only the weights `names` (the streamed ones): pinning costs time at load
         self.offsets: dict[str, int] = {}
@@ -240,34 +228,36 @@ class PinnedStore:
             self.offsets[name] = size
             size += store.entries[name]["nbytes"]
         self.size = max(1, size)
-        self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
-                                self.size)
-        self.host, event = cl.enqueue_map_buffer(self.queue, self.buffer, cl.map_flags.WRITE,
-                                                 0, (self.size,), np.uint8)
-        event.wait()
+        if self.registered:
+            self.host = np.frombuffer(mmap.mmap(-1, self.size), np.uint8)
+        else:
+            self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE
+                                    | cl.mem_flags.ALLOC_HOST_PTR, self.size)
+            self.host, event = cl.enqueue_map_buffer(self.queue, self.buffer,
+                                                     cl.map_flags.WRITE, 0, (self.size,),
+                                                     np.uint8)
+            event.wait()
         for name, offset in self.offsets.items():
             entry = store.entries[name]
             # from the map: faster than reads into pinned memory on the H100 (200 against
             # 337 ms for GPT-2's 455 MB, bench/flashmem_waits.py)
             self.host[offset: offset + entry["nbytes"]] = \
                 store.data[entry["offset"]: entry["offset"] + entry["nbytes"]]
-        if self.objects:  # commands may not read a buffer that is mapped
-            self.host.base.release(self.queue)
-            self.queue.finish()
-            self.host = None
+        if self.registered:  # filled first: a driver may read the memory when registering it
+            self.buffer = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR,
+                                    hostbuf=self.host)
         memory.host_pinned += self.size
 
     def __contains__(self, name: str) -> bool:
         return name in self.offsets
 
     def bytes_of(self, name: str) -> np.ndarray:
-        """Weight `name`'s bytes in pinned memory (mapped: not `objects`)."""
-        assert self.host is not None
+        """Weight `name`'s bytes in pinned memory."""
         offset = self.offsets[name]
         return self.host[offset: offset + self.store.entries[name]["nbytes"]]
 
     def close(self) -> None:
-        if self.host is not None:
+        if not self.registered:
             self.host.base.release(self.queue)
         self.queue.finish()
         self.buffer.release()
