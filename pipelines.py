@@ -30,6 +30,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from mobile_opt.backends.hexagon.printer import PRINTER_PACKINGS
 from mobile_opt.models.device_profile import profile_for_device
 from mobile_opt.transforms.ace import AddressCalculationEliminationPass
+from mobile_opt.transforms.flashmem_fuse import FlashMemFusePass
 from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
 from mobile_opt.transforms.flashmem_split import FlashMemSplitPass
 from mobile_opt.transforms.hvx_regalloc import HvxRegisterAllocationPass
@@ -131,8 +132,12 @@ def gpu_pipeline(
     )
     profile = profile_for_device(getattr(device, "name", ""), getattr(device, "platform", ""))
     if stream is not None and not any(isinstance(p, FlashMemSplitPass) for p in before):
-        # no weight may need a large share of the budget on its own
-        before = [*before, FlashMemSplitPass(max_weight_mb=stream.budget_mb * SPLIT_SHARE)]
+        # no weight may need a large share of the budget on its own; before a given
+        # flashmem-fuse, which plans within the budget too
+        at_fuse = next((i for i, p in enumerate(before) if isinstance(p, FlashMemFusePass)),
+                       len(before))
+        split = FlashMemSplitPass(max_weight_mb=stream.budget_mb * SPLIT_SHARE)
+        before = [*before[:at_fuse], split, *before[at_fuse:]]
     if tile and profile is not None and not any(isinstance(p, TextureTilePass) for p in before):
         # kernel configurations by TMModel, from the device's shipped profile
         before = [*before, TextureTilePass(device=profile)]

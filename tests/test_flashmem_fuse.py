@@ -241,3 +241,25 @@ def test_options():
     assert p == FlashMemFusePass(budget_mb=1, device="pocl")
     with pytest.raises(DiagnosticException, match="flashmem-fuse: nosuch: no such device"):
         FlashMemFusePass(budget_mb=1, device="nosuch").apply(Context(), ModuleOp([]))
+
+
+def test_budget_pipeline_splits_weights_before_a_given_fuse():
+    """Under a budget, `flashmem-split` comes before a `flashmem-fuse` of the spec (which
+    plans within the same budget, and would find a weight too large for it otherwise), and
+    after the graph passes where there is none."""
+    from types import SimpleNamespace
+
+    from mobile_opt import pipelines
+    from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
+
+    device = SimpleNamespace(name="cpu", platform="none", max_image_width=8192,
+                             max_image_height=8192)
+    stream = FlashMemPlanPass(budget_mb=64)
+    for spec, want in (
+            ("onnx-fuse,flashmem-fuse{budget-mb=64}",
+             ["onnx-fuse", "flashmem-split", "flashmem-fuse"]),
+            ("onnx-fuse", ["onnx-fuse", "flashmem-split"])):
+        passes, _ = pipelines.gpu_pipeline(spec, device, stream=stream)
+        names = [p.name for p in passes]
+        assert names[: len(want)] == want, names
+        assert names[-1] == "flashmem-plan"
