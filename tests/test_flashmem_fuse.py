@@ -227,6 +227,28 @@ def test_graph_problem_of_the_chain(tmp_path: Path):
         ("w0", 36864, 1, 1), ("b0", 128, 1, 1)]
 
 
+
+def test_graph_problem_counts_split_column_blocks_as_weights(tmp_path: Path):
+    """After `flashmem-split`, each column block (a Slice of the weight, packed by the host)
+    is a weight of its own bytes read by its own MatMul, and the Slices are not layers: the
+    budget need only hold one block, as `flashmem-plan` sees it after the lowering."""
+    from mobile_opt.transforms.flashmem_split import FlashMemSplitPass
+
+    rng = np.random.default_rng(0)
+    weight = numpy_helper.from_array(rng.standard_normal((8, 48)).astype(np.float32), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 48])
+    module = import_onnx(str(_save(tmp_path / "head.onnx",
+                                   [helper.make_node("MatMul", ["x", "w"], ["y"])], [x], y,
+                                   [weight])))
+    PassPipeline((FlashMemSplitPass(max_weight_mb=512 / (1 << 20)),)).apply(Context(), module)
+    problem = graph_problem(_function(module), 1 << 20, 256).problem
+    assert [op.name for op in kernels(_function(module))] == ["onnx.MatMul"] * 3 + [
+        "onnx.Concat"]
+    # 1536 B in blocks of 16 columns, 512 B each, each read by its own layer
+    assert [(w.bytes, w.first_use, w.last_use) for w in problem.weights] == [
+        (512, 1, 1), (512, 2, 2), (512, 3, 3)]
+
 def test_options():
     (p,) = PassPipeline.parse_spec(
         PASSES, "flashmem-fuse{budget-mb=2 chunk-kb=16 alpha=1 lambda=0.5 mu=0}").passes

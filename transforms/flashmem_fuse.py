@@ -51,7 +51,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
-from mobile_opt.dialects.onnx.base import OnnxConstantOp, OnnxOp, is_none
+from mobile_opt.dialects.onnx.base import OnnxConstantOp, OnnxOp, is_constant_expression, is_none
 from mobile_opt.dialects.onnx.constants import NoneOp, WeightOp
 from mobile_opt.dialects.onnx.elementwise import AddOp
 from mobile_opt.dialects.onnx.fused import FusedConvOp, FusedGemmOp, FusedMatMulOp
@@ -149,9 +149,35 @@ def kernel_capacity(parts: Sequence[Part], chunk_bytes: int,
 
 
 def kernels(function: func.FuncOp) -> list[OnnxOp]:
-    """The function's kernels in execution order: its `onnx` ops that compute something."""
+    """The function's kernels in execution order: its `onnx` ops that compute something on
+    the device (a constant expression, such as `flashmem-split`'s column blocks, the host
+    packs instead)."""
     return [op for op in function.body.ops
-            if isinstance(op, OnnxOp) and not isinstance(op, OnnxConstantOp | NoneOp)]
+            if isinstance(op, OnnxOp) and not isinstance(op, OnnxConstantOp | NoneOp)
+            and not (op.results and all(is_constant_expression(r) for r in op.results))]
+
+
+def _is_weight(value: SSAValue) -> bool:
+    """A kernel operand that the host packs into a texture of its own: an `onnx.Weight`,
+    or a constant expression over one (inline `onnx.Constant`s are kernel arguments)."""
+    owner = value.owner
+    if isinstance(owner, WeightOp):
+        return True
+    return (isinstance(owner, OnnxOp) and not isinstance(owner, OnnxConstantOp)
+            and is_constant_expression(value)
+            and any(isinstance(o, WeightOp) for o in _constant_sources(owner)))
+
+
+def _constant_sources(op: Operation) -> list[Operation]:
+    """The constant ops a constant expression is computed from."""
+    out: list[Operation] = []
+    for v in op.operands:
+        owner = v.owner
+        if isinstance(owner, OnnxConstantOp):
+            out.append(owner)
+        elif isinstance(owner, Operation):
+            out.extend(_constant_sources(owner))
+    return out
 
 
 def _layer_name(op: Operation, layer: int) -> str:
@@ -179,8 +205,10 @@ def graph_problem(function: func.FuncOp, budget_bytes: int, chunk_bytes: int,
                   ratios: Mapping[OpClass, float] = LOAD_RATIO) -> Graph | None:
     """
     The `Problem` of `function`, or None when it has no kernel or reads no `onnx.Weight`:
-    layers are the kernels, weights the `onnx.Weight` results they read (inline
-    `onnx.Constant`s are a few elements, passed as kernel arguments), a layer's activations
+    layers are the kernels, weights the values they read that the host packs from
+    `onnx.Weight`s (the weights, or constant expressions of them such as `flashmem-split`'s
+    column blocks; inline `onnx.Constant`s are a few elements, passed as kernel arguments),
+    a layer's activations
     the non-constant tensors live while it runs (from their producer, or the start for the
     arguments, to their last reader, or the end for the results), its class and capacity
     at the device's load `ratios` (`kernel_capacity`).
@@ -213,16 +241,19 @@ def graph_problem(function: func.FuncOp, budget_bytes: int, chunk_bytes: int,
                             running, kernel_capacity(p, chunk_bytes, ratios)))
     weights, seen = [], set()
     for op in function.body.ops:
-        if not isinstance(op, WeightOp):
-            continue
-        used = [layer_of[u.operation] for u in op.output.uses if u.operation in layer_of]
-        if not used:
-            continue
-        name, k = op.key.data, 1
-        while name in seen:
-            name, k = f"{op.key.data}#{k}", k + 1
-        seen.add(name)
-        weights.append(Weight(name, value_bytes(op.output), min(used), max(used)))
+        for value in op.results:
+            if not _is_weight(value):
+                continue
+            used = [layer_of[u.operation] for u in value.uses if u.operation in layer_of]
+            if not used:
+                continue
+            base = op.key.data if isinstance(op, WeightOp) else (
+                value.name_hint or f"{op.name}#{len(weights)}")
+            name, k = base, 1
+            while name in seen:
+                name, k = f"{base}#{k}", k + 1
+            seen.add(name)
+            weights.append(Weight(name, value_bytes(value), min(used), max(used)))
     if not weights:
         return None
     problem = Problem(layers, weights, budget_bytes, chunk_bytes, lambda_, mu)
