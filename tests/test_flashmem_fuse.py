@@ -176,6 +176,36 @@ def test_pass_splits_where_the_plan_needs_capacity(tmp_path: Path):
                                rtol=1e-4, atol=1e-5)
 
 
+
+def test_the_lowering_keeps_a_split_kernel_apart(tmp_path: Path, pocl_device):
+    """The texture lowering runs an elementwise op in its producer's kernel, but not the
+    second part of a kernel `flashmem-fuse` split: each split adds a kernel launch, so the
+    overlap plan after the lowering has the layers whose capacity the split gained. The
+    outputs still match onnxruntime on PoCL."""
+    from mobile_opt import pipelines
+    from mobile_opt.backends.opencl.devices import choose_device
+    from mobile_opt.backends.opencl.executor import CompiledModel
+
+    path = _conv_chain(tmp_path)
+    x = np.random.default_rng(1).standard_normal((1, 32, 16, 16)).astype(np.float32)
+    want = run_onnxruntime(path, {"x": x})["y"]
+    launches = []
+    for spec in ("onnx-fuse", "onnx-fuse,flashmem-fuse{budget-mb=0.206 chunk-kb=4}"):
+        module = import_onnx(str(path))
+        passes, _ = pipelines.gpu_pipeline(spec, choose_device("pocl"))
+        pipelines.apply(module, passes)
+        launches.append(sum(op.name == "ocl.launch" for op in module.walk()))
+        got = CompiledModel(module, pocl_device).run({"x": x}).outputs["y"]
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    splits = sum(SPLIT in op.attributes for op in _function(_split_chain(path)).walk()) // 2
+    assert splits and launches[1] == launches[0] + splits, (launches, splits)
+
+
+def _split_chain(path: Path) -> ModuleOp:
+    module = _fused_module(path)
+    TIGHT.apply(Context(), module)
+    return module
+
 def test_pass_keeps_fusion_under_a_loose_budget(tmp_path: Path):
     module = _fused_module(_conv_chain(tmp_path))
     before = str(module)

@@ -56,7 +56,7 @@ from mobile_opt.dialects.onnx.constants import NoneOp, WeightOp
 from mobile_opt.dialects.onnx.elementwise import AddOp
 from mobile_opt.dialects.onnx.fused import FusedConvOp, FusedGemmOp, FusedMatMulOp
 from mobile_opt.dialects.onnx.nn import ConvOp, GemmOp, MatMulOp
-from mobile_opt.dialects.stream.attributes import element_bytes
+from mobile_opt.dialects.stream.attributes import SPLIT, element_bytes
 from mobile_opt.models import flashmem
 from mobile_opt.models.device_profile import ProfileError, load_profile
 from mobile_opt.models.flashmem import (
@@ -79,9 +79,6 @@ from mobile_opt.models.flashmem import (
 
 from .flashmem_plan import LambdaOption
 from .onnx_fuse import activation_op
-
-SPLIT = "flashmem.split"
-"""The attribute on both ops of a split kernel: why it was split."""
 
 # The onnx-level graph as FlashMem's problem -------------------------------------------
 

@@ -52,6 +52,9 @@ WEIGHT_PLAN = "stream.weight_plan"
 """A weight's `texture.pack` attribute: that weight's `#stream.weight_plan`."""
 PRELOAD_LAYER = 0
 """The layer number of the preload phase, before the first kernel launch."""
+SPLIT = "flashmem.split"
+"""The attribute `flashmem-fuse` puts on both ops of a kernel it split (why it split it):
+the lowering keeps them in kernels of their own."""
 
 
 class Decision(StrEnum):

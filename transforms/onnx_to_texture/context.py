@@ -21,6 +21,7 @@ from xdsl.rewriter import InsertPoint
 
 from mobile_opt.dialects import ocl, onnx, texture
 from mobile_opt.dialects.onnx.base import constant_array, is_constant_expression, is_host_packed
+from mobile_opt.dialects.stream.attributes import SPLIT
 from mobile_opt.dialects.texture import Layout, image_size
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.dialects.texture.value_layouts import recorded_layout
@@ -231,7 +232,11 @@ class LoweringContext:
         as long as each keeps the layout recorded for the value before it: a recorded
         layout change ends the kernel.
         """
+        from .elementwise import is_fusable_elementwise
+
         chain: list[Operation] = []
+        if SPLIT in op.attributes and not is_fusable_elementwise(op):
+            return chain  # the first part of a kernel `flashmem-fuse` split: the rest is another
         value = op.results[0]
         while self.fuse and (user := fused_user(value, op, order)) is not None:
             if self.layout_for(user.results[0]) is not self.layout_for(value):
