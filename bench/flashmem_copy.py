@@ -110,44 +110,38 @@ def main(argv: list[str] | None = None) -> int:
 
         enqueued: list[float] = []  # the host's time in the enqueue alone
 
-        def pinned(source=host, **where):
+        def pinned(source, **where):
             started = time.perf_counter()
             event = cl.enqueue_copy(queue, image, source, origin=(0, 0),
                                     region=(width, height), **where)
             enqueued.append(time.perf_counter() - started)
             event.wait()
 
-        rows.append({"path": "pinned", "seconds": timed(lambda: pinned(is_blocking=False)),
-                     "enqueue_ms": statistics.median(enqueued) * 1e3})
-        mib["+ copies from its memory"] = device_mib()
+        def row(path: str, source, after: str, **where) -> None:
+            """One pinned path timed, then the device memory held after its copies."""
+            enqueued.clear()
+            rows.append({"path": path, "seconds": timed(lambda: pinned(source, **where)),
+                         "enqueue_ms": statistics.median(enqueued) * 1e3})
+            mib[after] = device_mib()
+
+        row("pinned", host, "+ copies from its memory", is_blocking=False)
         host.base.release(queue)
         queue.finish()
         mib["+ unmapped"] = device_mib()
-        # the same bytes from the buffer object, unmapped (`PinnedStore.objects`)
-        enqueued.clear()
-        rows.append({"path": "pinned object",
-                     "seconds": timed(lambda: pinned(staging, offset=0)),
-                     "enqueue_ms": statistics.median(enqueued) * 1e3})
-        mib["+ copies from the object"] = device_mib()
+        # the same bytes from the buffer object, unmapped
+        row("pinned object", staging, "+ copies from the object", offset=0)
         memory.free(staging)
         queue.finish()
         mib["released"] = device_mib()
         # host memory of our own (page-aligned, from an anonymous map) handed to a
-        # USE_HOST_PTR buffer: registered with the driver, if it pins such memory
+        # USE_HOST_PTR buffer that no command uses: the driver registers (pins) it
         own = np.frombuffer(mmap.mmap(-1, nbytes), np.float32).reshape(height, width, 4)
         own[...] = pixels
         wrapped = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR,
                             hostbuf=own)
         mib["+ USE_HOST_PTR buffer"] = device_mib()
-        enqueued.clear()
-        rows.append({"path": "registered", "seconds": timed(lambda: pinned(own, is_blocking=False)),
-                     "enqueue_ms": statistics.median(enqueued) * 1e3})
-        mib["+ copies from the registered memory"] = device_mib()
-        enqueued.clear()
-        rows.append({"path": "registered object",
-                     "seconds": timed(lambda: pinned(wrapped, offset=0)),
-                     "enqueue_ms": statistics.median(enqueued) * 1e3})
-        mib["+ copies from its buffer object"] = device_mib()
+        row("registered", own, "+ copies from the registered memory", is_blocking=False)
+        row("registered object", wrapped, "+ copies from its buffer object", offset=0)
         wrapped.release()
         memory.free(image)
     for row in rows:
