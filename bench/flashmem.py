@@ -45,6 +45,7 @@ from typing import NamedTuple
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
 
 import e2e
 from e2e import BENCH_DIR, device_mib, one_line, pick_device, slug
@@ -353,6 +354,55 @@ def plan_model(name: str, device, args, scratch: Path) -> Planned:
                    least, budget, split, packs, time.perf_counter() - started)
 
 
+def checked_plan(planned: ModuleOp, split, packs: dict):
+    """
+    The plan of `planned` again from its attributes (`flashmem-plan` wrote them on the
+    packs of `split`, its problem), checked independently, and the baselines replayed on
+    the same problem: (problem, weight plans, replay, scores).
+    """
+    from mobile_opt.models import flashmem
+
+    head = planned.attributes["stream.plan"]
+    problem = dataclasses.replace(split, budget_bytes=head.budget.data)
+    weight_plans = flashmem.weight_plans(
+        {n: p.attributes["stream.weight_plan"] for n, p in packs.items()})
+    replayed = flashmem.replay(problem, weight_plans)
+    made = flashmem.Plan(weight_plans, head.status.data, "flashmem-plan", 0, True,
+                         replayed.peak, replayed.peak_layer)
+    flashmem.check(problem, made)
+    return problem, weight_plans, replayed, flashmem.compare(problem, made)
+
+
+def fused_build(p: Planned, device, args) -> tuple[ModuleOp, dict]:
+    """
+    `p`'s model compiled under its budget with `flashmem-fuse` after `flashmem-split` (the
+    same budget, chunk and device profile as `flashmem-plan`), and its plan's score: the
+    layers (kernel launches) and the checked plan's chunks over capacity.
+    """
+    from mobile_opt.models import flashmem
+    from mobile_opt.models.device_profile import load_profile, profile_for_device
+    from mobile_opt.transforms.flashmem_fuse import FlashMemFusePass
+    from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass, flashmem_problem
+    from xdsl.dialects import func
+
+    module, _ = e2e.import_model(p.path, args.seed)
+    profile = profile_for_device(device.name, device.platform)
+    stream = FlashMemPlanPass(budget_mb=p.budget / MIB, chunk_kb=args.chunk_kb,
+                              time_limit_s=args.time_limit, workers=args.workers)
+    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device, stream=stream)
+    at = next(i for i, q in enumerate(passes) if q.name == "flashmem-split") + 1
+    fuse = FlashMemFusePass(budget_mb=p.budget / MIB, chunk_kb=args.chunk_kb,
+                            device=profile or "", workers=args.workers)
+    pipelines.apply(module, [*passes[:at], fuse, *passes[at:]])
+    function = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
+    kernels = {k.sym_name.data: k for k in module.body.block.ops if k.name == "ocl.kernel"}
+    ratios = flashmem.load_ratios(load_profile(profile) if profile else None)
+    problem, packs, _ = flashmem_problem(function, p.budget, args.chunk_kb * 1024,
+                                         kernels=kernels, ratios=ratios)
+    scores = checked_plan(module, problem, packs)[3]
+    return module, {"layers": problem.n, "over_capacity": scores["flashmem"].over_capacity}
+
+
 def bench_model(name: str, device, args, scratch: Path) -> dict:
     import pyopencl as cl
 
@@ -363,17 +413,8 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     p = plan_model(name, device, args, scratch)
     path, stem, module, planned, feeds = p.path, p.stem, p.preload, p.planned, p.feeds
     split, packs, least, budget, chunk = p.split, p.packs, p.least, p.budget, args.chunk_kb * 1024
-    # the plan again from its attributes (the pass wrote them on the same packs), for the
-    # independent checker and the baselines
+    problem, weight_plans, replayed, scores = checked_plan(planned, split, packs)
     head = planned.attributes["stream.plan"]
-    problem = dataclasses.replace(split, budget_bytes=head.budget.data)
-    weight_plans = flashmem.weight_plans(
-        {n: p.attributes["stream.weight_plan"] for n, p in packs.items()})
-    replayed = flashmem.replay(problem, weight_plans)
-    made = flashmem.Plan(weight_plans, head.status.data, "flashmem-plan", 0, True,
-                         replayed.peak, replayed.peak_layer)
-    flashmem.check(problem, made)
-    scores = flashmem.compare(problem, made)
     plan = build_plan(planned)
     stores = {"streamed": scratch / f"{stem}.weights", "preload": scratch / f"{stem}.all.weights"}
     write_store(stores["streamed"], plan, chunk)
@@ -396,18 +437,29 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     # --sources and --pinned-store (the first of each under the plain keys; preload-all
     # has no pinned store)
     variants = [
-        ("@".join([mode] + [t for t, k in ((source, i), (pinned, j)) if k]), mode, source,
-         pinned)
+        ("@".join([mode] + [t for t, k in ((source, i), (pinned, j)) if k]), mode, mode,
+         source, pinned)
         for i, source in enumerate(args.sources or [None])
         for j, pinned in enumerate(args.pinned_store or [None])
         for mode in ("preload", "streamed") if j == 0 or mode == "streamed"]
+    if args.fuse:  # the streamed build with flashmem-fuse in its pipeline
+        try:
+            fused, row["fuse"] = fused_build(p, device, args)
+        except DiagnosticException as e:  # a split can raise the least budget past it
+            row["fuse"] = {"error": one_line(e)}
+        else:
+            write_store(stores.setdefault("fuse", scratch / f"{stem}.fuse.weights"),
+                        build_plan(fused), chunk)
+            mlirs["fuse"] = scratch / f"{stem}.fuse.mlir"
+            mlirs["fuse"].write_text(str(fused))
+            variants.append(("streamed@fuse", "streamed", "fuse", None, None))
     runs: dict[str, list[dict]] = {key: [] for key, *_ in variants}
-    for key, mode, *how in variants:  # a first process each fills the driver's program
-        cold(mode, mlirs[mode], stores[mode], inputs, scratch / "warm.npz", args, *how)
+    for key, mode, build, *how in variants:  # a first process each fills the driver's program
+        cold(mode, mlirs[build], stores[build], inputs, scratch / "warm.npz", args, *how)
     for i in range(args.cold):  # cold processes in alternating order
-        for key, mode, *how in variants if i % 2 == 0 else variants[::-1]:
+        for key, mode, build, *how in variants if i % 2 == 0 else variants[::-1]:
             out = scratch / f"{stem}.{mode}.npz"
-            run = cold(mode, mlirs[mode], stores[mode], inputs, out, args, *how)
+            run = cold(mode, mlirs[build], stores[build], inputs, out, args, *how)
             got = dict(np.load(out))
             run["outputs"] = {k: checking.compare(got[k], v, checking.criterion(v)).status
                               for k, v in expected.items()}
@@ -452,7 +504,8 @@ def overlap_cell(o: dict) -> str:
 
 
 VARIANTS = {"ring": "weights from the ring", "map": "weights from the map",
-            "registered": "pinned store registered", "mapped": "pinned store mapped"}
+            "registered": "pinned store registered", "mapped": "pinned store mapped",
+            "fuse": "with flashmem-fuse"}
 
 
 def table(rows: list[dict]) -> str:
@@ -477,7 +530,11 @@ def table(rows: list[dict]) -> str:
             # preload-all of the same source (it has no pinned copies to vary)
             p = r.get(f"preload@{tag}", r.get(f"preload@{tag.partition('@')[0]}", p))
             s = r[f"streamed@{tag}"]
-            lines.append([f"  {VARIANTS.get(tag, tag)}", "", "", "", "", "",
+            fuse = r.get("fuse", {})
+            label = VARIANTS.get(tag, tag) + (
+                f" ({fuse['layers']} layers, {fuse['over_capacity']} chunks over capacity)"
+                if tag == "fuse" else "")
+            lines.append([f"  {label}", "", "", "", "", "",
                           f"{ms(p['integrated_s'])}/{ms(s['integrated_s'])}",
                           f"{ms(p['execution_s'])}/{ms(s['execution_s'])}", "", ""])
     return checking.format_table(lines)
@@ -538,6 +595,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pinned-store", nargs="+", choices=["registered", "mapped"],
                         help="also run streamed with the pinned store in registered host "
                         "memory or a mapped buffer (an A/B, as --sources)")
+    parser.add_argument("--fuse", action="store_true",
+                        help="also run streamed with flashmem-fuse in its pipeline (an A/B, "
+                        "as --sources)")
     parser.add_argument("--skip-overlap", action="store_true",
                         help="no overlap microbenchmark (an A/B of --sources alone)")
     for name in ("child", "module", "store", "inputs", "direct"):
@@ -576,7 +636,6 @@ def main(argv: list[str] | None = None) -> int:
     device = pick_device(args.device, "flashmem")
     rows = []
     from tqdm import tqdm
-    from xdsl.utils.exceptions import DiagnosticException
 
     with tempfile.TemporaryDirectory() as folder:
         for name in tqdm(args.models, desc="flashmem", unit="model", file=sys.stderr):
