@@ -408,7 +408,6 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
 
     from mobile_opt.backends.opencl.plan import build_plan
     from mobile_opt.backends.opencl.weight_store import write_store
-    from mobile_opt.models import flashmem
 
     p = plan_model(name, device, args, scratch)
     path, stem, module, planned, feeds = p.path, p.stem, p.preload, p.planned, p.feeds
