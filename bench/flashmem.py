@@ -316,9 +316,7 @@ def plan_model(name: str, device, args, scratch: Path) -> Planned:
     weight bytes, or the least budget that works where that is more.
     """
     from mobile_opt.models import flashmem
-    from mobile_opt.models.device_profile import load_profile, profile_for_device
-    from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass, flashmem_problem
-    from xdsl.dialects import func
+    from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
 
     path = model_file(name, Path(args.models_dir), scratch, args.seed)
     module, feeds = e2e.import_model(path, args.seed)
@@ -326,12 +324,8 @@ def plan_model(name: str, device, args, scratch: Path) -> Planned:
     # preload-all: the default pipeline, what a run without a budget compiles
     passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device)
     pipelines.apply(module, passes)
-    function = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
-    kernels = {k.sym_name.data: k for k in module.body.block.ops if k.name == "ocl.kernel"}
-    profile = profile_for_device(device.name, device.platform)
-    ratios = flashmem.load_ratios(load_profile(profile) if profile else None)
     chunk = args.chunk_kb * 1024
-    problem, _, storage = flashmem_problem(function, 1, chunk, kernels=kernels, ratios=ratios)
+    problem, _, storage = lowered_problem(module, device, 1, chunk)
     weights = sum(w.bytes for w in problem.weights)
     arena = storage.arena_bytes()
     target = arena + int(args.share * weights)
@@ -341,11 +335,7 @@ def plan_model(name: str, device, args, scratch: Path) -> Planned:
                               time_limit_s=args.time_limit, workers=args.workers)
     passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device, stream=stream)
     pipelines.apply(planned, passes[:-1])
-    planned_function = next(op for op in planned.body.block.ops if isinstance(op, func.FuncOp))
-    planned_kernels = {k.sym_name.data: k for k in planned.body.block.ops
-                       if k.name == "ocl.kernel"}
-    split, packs, _ = flashmem_problem(planned_function, target, chunk,
-                                       kernels=planned_kernels, ratios=ratios)
+    split, packs, _ = lowered_problem(planned, device, target, chunk)
     least = flashmem.least_budget(split, 10, args.workers)
     budget = max(target, least.least)
     started = time.perf_counter()
@@ -375,32 +365,41 @@ def checked_plan(planned: ModuleOp, split, packs: dict):
 
 def fused_build(p: Planned, device, args) -> tuple[ModuleOp, dict]:
     """
-    `p`'s model compiled under its budget with `flashmem-fuse` after `flashmem-split` (the
-    same budget, chunk and device profile as `flashmem-plan`), and its plan's score: the
-    layers (kernel launches) and the checked plan's chunks over capacity.
+    `p`'s model compiled under its budget with `flashmem-fuse` in the graph passes (the
+    budget pipeline puts `flashmem-split` before it; the same budget, chunk and device
+    profile as `flashmem-plan`), and its plan's score: the layers (kernel launches) and the
+    checked plan's chunks over capacity.
     """
-    from mobile_opt.models import flashmem
-    from mobile_opt.models.device_profile import load_profile, profile_for_device
-    from mobile_opt.transforms.flashmem_fuse import FlashMemFusePass
-    from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass, flashmem_problem
-    from xdsl.dialects import func
+    from mobile_opt.models.device_profile import profile_for_device
+    from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
 
     module, _ = e2e.import_model(p.path, args.seed)
     profile = profile_for_device(device.name, device.platform)
+    fuse = (f"flashmem-fuse{{budget-mb={p.budget / MIB} chunk-kb={args.chunk_kb} "
+            f"workers={args.workers}" + (f" device={profile}}}" if profile else "}"))
     stream = FlashMemPlanPass(budget_mb=p.budget / MIB, chunk_kb=args.chunk_kb,
                               time_limit_s=args.time_limit, workers=args.workers)
-    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device, stream=stream)
-    at = next(i for i, q in enumerate(passes) if q.name == "flashmem-split") + 1
-    fuse = FlashMemFusePass(budget_mb=p.budget / MIB, chunk_kb=args.chunk_kb,
-                            device=profile or "", workers=args.workers)
-    pipelines.apply(module, [*passes[:at], fuse, *passes[at:]])
-    function = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
-    kernels = {k.sym_name.data: k for k in module.body.block.ops if k.name == "ocl.kernel"}
-    ratios = flashmem.load_ratios(load_profile(profile) if profile else None)
-    problem, packs, _ = flashmem_problem(function, p.budget, args.chunk_kb * 1024,
-                                         kernels=kernels, ratios=ratios)
+    passes, _ = pipelines.gpu_pipeline(f"{pipelines.GRAPH_PASSES},{fuse}", device,
+                                       stream=stream)
+    pipelines.apply(module, passes)
+    problem, packs, _ = lowered_problem(module, device, p.budget, args.chunk_kb * 1024)
     scores = checked_plan(module, problem, packs)[3]
     return module, {"layers": problem.n, "over_capacity": scores["flashmem"].over_capacity}
+
+
+def lowered_problem(module: ModuleOp, device, budget: int, chunk: int):
+    """FlashMem's problem of a lowered module at `budget`, with the load ratios of the
+    device's shipped profile, as `flashmem-plan` builds it: (problem, packs, storage)."""
+    from mobile_opt.models import flashmem
+    from mobile_opt.models.device_profile import load_profile, profile_for_device
+    from mobile_opt.transforms.flashmem_plan import flashmem_problem
+    from xdsl.dialects import func
+
+    function = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
+    kernels = {k.sym_name.data: k for k in module.body.block.ops if k.name == "ocl.kernel"}
+    profile = profile_for_device(device.name, device.platform)
+    ratios = flashmem.load_ratios(load_profile(profile) if profile else None)
+    return flashmem_problem(function, budget, chunk, kernels=kernels, ratios=ratios)
 
 
 def bench_model(name: str, device, args, scratch: Path) -> dict:

@@ -158,23 +158,9 @@ def _is_weight(value: SSAValue) -> bool:
     """A kernel operand that the host packs into a texture of its own: an `onnx.Weight`,
     or a constant expression over one (inline `onnx.Constant`s are kernel arguments)."""
     owner = value.owner
-    if isinstance(owner, WeightOp):
-        return True
-    return (isinstance(owner, OnnxOp) and not isinstance(owner, OnnxConstantOp)
-            and is_constant_expression(value)
-            and any(isinstance(o, WeightOp) for o in _constant_sources(owner)))
-
-
-def _constant_sources(op: Operation) -> list[Operation]:
-    """The constant ops a constant expression is computed from."""
-    out: list[Operation] = []
-    for v in op.operands:
-        owner = v.owner
-        if isinstance(owner, OnnxConstantOp):
-            out.append(owner)
-        elif isinstance(owner, Operation):
-            out.extend(_constant_sources(owner))
-    return out
+    return isinstance(owner, WeightOp) or (
+        isinstance(owner, OnnxOp) and not isinstance(owner, OnnxConstantOp)
+        and is_constant_expression(value) and any(_is_weight(v) for v in owner.operands))
 
 
 def _layer_name(op: Operation, layer: int) -> str:
