@@ -33,6 +33,7 @@ from mobile_opt.transforms.ace import AddressCalculationEliminationPass
 from mobile_opt.transforms.flashmem_fuse import FlashMemFusePass
 from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
 from mobile_opt.transforms.flashmem_split import FlashMemSplitPass
+from mobile_opt.transforms.flashmem_stream import FlashMemStreamPass
 from mobile_opt.transforms.hvx_regalloc import HvxRegisterAllocationPass
 from mobile_opt.transforms.hvx_unroll import HvxUnrollPass
 from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
@@ -108,7 +109,8 @@ def gpu_pipeline(
     leaves out the default `ace`, `tile=False` the default `texture-tile` (the lowering
     keeps its fixed kernel defaults): a stage `spec` names stays either way. `solver` and
     `partition` are the default `select-layouts`' (`models/solvers.py`). `stream`, a
-    `flashmem-plan` pass, plans weight streaming last (`mobile-run --memory-budget`).
+    `flashmem-plan` pass, plans weight streaming, and `flashmem-stream` realises the plan,
+    last (`mobile-run --memory-budget`).
     """
     passes = parse_passes(spec, of)
     at = next((i for i, p in enumerate(passes) if isinstance(p, OnnxToTexturePass)), None)
@@ -159,6 +161,8 @@ def gpu_pipeline(
         # load capacities from the device's measured profile, as tiling's costs
         after = [*after, stream if stream.device or profile is None
                  else dataclasses.replace(stream, device=profile)]
+    if stream is not None and not any(isinstance(p, FlashMemStreamPass) for p in after):
+        after = [*after, FlashMemStreamPass()]
     return [*before, lowering, *after], lowering
 
 

@@ -151,6 +151,12 @@ def _flashmem_plan() -> type[ModulePass]:
     return FlashMemPlanPass
 
 
+def _flashmem_stream() -> type[ModulePass]:
+    from mobile_opt.transforms.flashmem_stream import FlashMemStreamPass
+
+    return FlashMemStreamPass
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "onnx": _onnx,
     "texture": _texture,
@@ -177,6 +183,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "hvx-unroll": _hvx_unroll,
     "vliw-pack": _vliw_pack,
     "flashmem-plan": _flashmem_plan,
+    "flashmem-stream": _flashmem_stream,
     "flashmem-split": _flashmem_split,
 }
 

@@ -303,17 +303,16 @@ class Planned(NamedTuple):
     target: int
     least: object
     budget: int
-    split: object
-    """FlashMem's problem of the planned module (after flashmem-split)."""
-    packs: dict
+    checked: tuple
+    """`checked_plan` of the plan, made before `flashmem-stream` replaced the packs."""
     solve_s: float
 
 
 def plan_model(name: str, device, args, scratch: Path) -> Planned:
     """
     `name` imported and compiled by the default pipeline (preload-all) and by the pipeline
-    under a budget (flashmem-split, flashmem-plan) at the arena plus `args.share` of the
-    weight bytes, or the least budget that works where that is more.
+    under a budget (flashmem-split, flashmem-plan, flashmem-stream) at the arena plus
+    `args.share` of the weight bytes, or the least budget that works where that is more.
     """
     from mobile_opt.models import flashmem
     from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
@@ -329,19 +328,24 @@ def plan_model(name: str, device, args, scratch: Path) -> Planned:
     weights = sum(w.bytes for w in problem.weights)
     arena = storage.arena_bytes()
     target = arena + int(args.share * weights)
-    # streamed: the pipeline under the budget (flashmem-split, flashmem-plan), as mobile-run's
+    # streamed: the pipeline under the budget (flashmem-split, flashmem-plan,
+    # flashmem-stream), as mobile-run's
     planned = source
     stream = FlashMemPlanPass(budget_mb=target / MIB, chunk_kb=args.chunk_kb,
                               time_limit_s=args.time_limit, workers=args.workers)
     passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device, stream=stream)
-    pipelines.apply(planned, passes[:-1])
+    *lowering, plan_pass, stream_pass = passes
+    pipelines.apply(planned, lowering)
     split, packs, _ = lowered_problem(planned, device, target, chunk)
     least = flashmem.least_budget(split, 10, args.workers)
     budget = max(target, least.least)
     started = time.perf_counter()
-    pipelines.apply(planned, [dataclasses.replace(passes[-1], budget_mb=budget / MIB)])
+    pipelines.apply(planned, [dataclasses.replace(plan_pass, budget_mb=budget / MIB)])
+    solve_s = time.perf_counter() - started
+    checked = checked_plan(planned, split, packs)
+    pipelines.apply(planned, [stream_pass])
     return Planned(path, Path(name).stem, module, planned, feeds, weights, arena, target,
-                   least, budget, split, packs, time.perf_counter() - started)
+                   least, budget, checked, solve_s)
 
 
 def checked_plan(planned: ModuleOp, split, packs: dict):
@@ -381,9 +385,10 @@ def fused_build(p: Planned, device, args) -> tuple[ModuleOp, dict]:
                               time_limit_s=args.time_limit, workers=args.workers)
     passes, _ = pipelines.gpu_pipeline(f"{pipelines.GRAPH_PASSES},{fuse}", device,
                                        stream=stream)
-    pipelines.apply(module, passes)
+    pipelines.apply(module, passes[:-1])  # the plan's score before flashmem-stream
     problem, packs, _ = lowered_problem(module, device, p.budget, args.chunk_kb * 1024)
     scores = checked_plan(module, problem, packs)[3]
+    pipelines.apply(module, passes[-1:])
     return module, {"layers": problem.n, "over_capacity": scores["flashmem"].over_capacity}
 
 
@@ -410,8 +415,8 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
 
     p = plan_model(name, device, args, scratch)
     path, stem, module, planned, feeds = p.path, p.stem, p.preload, p.planned, p.feeds
-    split, packs, least, budget, chunk = p.split, p.packs, p.least, p.budget, args.chunk_kb * 1024
-    problem, weight_plans, replayed, scores = checked_plan(planned, split, packs)
+    least, budget, chunk = p.least, p.budget, args.chunk_kb * 1024
+    problem, weight_plans, replayed, scores = p.checked
     head = planned.attributes["stream.plan"]
     plan = build_plan(planned)
     stores = {"streamed": scratch / f"{stem}.weights", "preload": scratch / f"{stem}.all.weights"}
@@ -472,9 +477,7 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
                                else "FAIL" for k in expected}
     if args.skip_overlap:
         return row
-    storage_names = {s.ssa: s.value for s in plan.storage}
-    streamed_values = [storage_names[packs[n].result] for n, p in weight_plans.items()
-                       if not p.preloaded]
+    streamed_values = [s.value for s in plan.streams]
     row["overlap"] = overlaps(mlirs["streamed"], stores["streamed"], streamed_values, chunk,
                               args, scratch, bool(device.device.type & cl.device_type.CPU))
     return row

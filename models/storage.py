@@ -19,6 +19,7 @@ from xdsl.ir import Operation, SSAValue
 
 from mobile_opt.dialects import ocl, texture
 from mobile_opt.dialects.onnx.base import is_constant_expression
+from mobile_opt.dialects.stream.ops import streamed_from
 
 IR_LINK = {"ir": True}
 """Field metadata: the field links a record to the IR and never goes into the JSON."""
@@ -284,10 +285,12 @@ def storage_element(t: texture.PixelStorageType) -> str:
 
 
 def new_storage(op: texture.PackOp | texture.AllocOp, step: int, name: str) -> Storage:
-    """The storage `op` makes at `step`; a pack of a constant expression is a weight."""
+    """The storage `op` makes at `step`; a pack of a constant expression is a weight, and
+    so is the texture that `stream` ops fill (a streamed weight)."""
     t = op.result.type
     width, height = t.size
-    permanent = isinstance(op, texture.PackOp) and is_constant_expression(op.source)
+    permanent = (is_constant_expression(op.source) if isinstance(op, texture.PackOp)
+                 else streamed_from(op.result) is not None)
     return Storage(name, storage_kind(t), width, height, storage_element(t),
                    op.layout.data.value, list(op.tensor_shape()), step, step, permanent,
                    ssa=op.result)

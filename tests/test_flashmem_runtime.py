@@ -17,6 +17,7 @@ from mobile_opt.checking import make_inputs
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.reference.interpreter import find_function
 from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass, flashmem_problem
+from mobile_opt.transforms.flashmem_stream import FlashMemStreamPass
 
 from tests.harness import assert_one_line_error, run_mobile_run
 
@@ -154,7 +155,7 @@ def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device
         planned = module.clone()
         pipelines.apply(planned, [FlashMemPlanPass(budget_mb=budget / (1 << 20),
                                                    chunk_kb=chunk // 1024, time_limit_s=5,
-                                                   workers=2)])
+                                                   workers=2), FlashMemStreamPass()])
         plan = build_plan(planned)
         write_store(tmp_path / "w.bin", plan, chunk)
         # the ring and a discrete GPU's pinned store, its first run's chunks through the

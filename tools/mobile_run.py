@@ -429,9 +429,11 @@ def compile_for_device(
 ) -> bool:
     """
     Lower `module` in place for `device`; whether it stores tensors as half. `stream`, a
-    `flashmem-plan` pass, plans weight streaming last (`--memory-budget`).
+    `flashmem-plan` pass, plans weight streaming last, realised by `flashmem-stream`
+    (`--memory-budget`).
     """
     from mobile_opt.backends.opencl.plan import is_lowered
+    from mobile_opt.transforms.flashmem_stream import FlashMemStreamPass
 
     if is_lowered(module):  # lowered IR: only the passes -p names (and the plan)
         if args.fp16:
@@ -439,7 +441,7 @@ def compile_for_device(
         if args.passes:
             run_passes(module, args.passes, ctx)
         if stream is not None:
-            pipelines.apply(module, [stream], ctx)
+            pipelines.apply(module, [stream, FlashMemStreamPass()], ctx)
         return any(
             isinstance(getattr(op.result.type, "element_type", None), Float16Type)
             for op in module.walk()

@@ -92,7 +92,10 @@ def flashmem_problem(function: func.FuncOp, budget_bytes: int, chunk_bytes: int,
         # a weight also unpacked (a constant output) stays to the end of the run
         last = n if s.last_use > launches[last_launch[value] - 1][0] else last_launch[value]
         pack = value.owner
-        assert isinstance(pack, texture.PackOp)
+        if not isinstance(pack, texture.PackOp):
+            raise DiagnosticException(
+                f"flashmem-plan: weight {value.name_hint or s.value} already streams "
+                "(flashmem-stream ran): plan the module before it")
         name = weight_name(pack, len(weights))
         weights.append(flashmem.Weight(name, s.nbytes, first_launch[value], last))
         packs[name] = pack

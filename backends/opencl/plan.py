@@ -15,6 +15,9 @@ runtime can follow without the IR.
 - `launches`: kernel name, its onnx node(s), global size, local size (null: the
   driver's choice) and arguments as slots, in order;
 - `outputs`: what to unpack after which launch;
+- `streams`: the weights that `stream` ops move while kernels run (`flashmem-stream`):
+  the layer their texture is made at, the chunks moved at each layer and the layer that
+  first reads them (layers are launches from 1; a move at layer l runs alongside it);
 - `remarks`: storage that fell back to a `!texture.buffer2d`;
 - `memory`: storage bytes with and without reuse, and the live peak.
 
@@ -31,9 +34,9 @@ from typing import IO, Any
 
 from mobile_opt.backends.opencl.printer import unique_name
 from mobile_opt.dialects import ocl, texture
-from mobile_opt.dialects.onnx.base import is_constant_expression
 from mobile_opt.dialects.onnx.constants import ConstantOp, WeightOp
 from mobile_opt.dialects.onnx.graph import graph_io_names
+from mobile_opt.dialects.stream.ops import TransformOp, WaitOp, streamed_from
 from mobile_opt.models.storage import (
     IR_LINK,
     Slot,
@@ -131,6 +134,17 @@ class OutputRecord:
 
 
 @dataclass
+class StreamRecord:
+    """A streamed weight (one of `weights`): its schedule as its `stream` ops give it."""
+
+    value: str
+    slot: int
+    load: int
+    use: int
+    moves: list[list[int]]  # [layer, chunks] in layer order
+
+
+@dataclass
 class Plan:
     function: str
     inputs: list[PackRecord] = field(default_factory=list)
@@ -138,6 +152,7 @@ class Plan:
     allocs: list[AllocRecord] = field(default_factory=list)
     launches: list[LaunchRecord] = field(default_factory=list)
     outputs: list[OutputRecord] = field(default_factory=list)
+    streams: list[StreamRecord] = field(default_factory=list)
     slots: list[Slot] = field(default_factory=list)
     storage: list[Storage] = field(default_factory=list)
     remarks: list[str] = field(default_factory=list)
@@ -191,6 +206,7 @@ class Plan:
             "allocs": [_record_json(r) for r in self.allocs],
             "launches": [_record_json(r) for r in self.launches],
             "outputs": [_record_json(r) for r in self.outputs],
+            "streams": [_record_json(r) for r in self.streams],
             "remarks": list(self.remarks),
             "memory": self.memory(),
         }
@@ -313,8 +329,9 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
 
     def storage_name(op: texture.PackOp | texture.AllocOp) -> str:
         hint = None
-        if isinstance(op, texture.PackOp):
-            source = op.source
+        load = streamed_from(op.result) if isinstance(op, texture.AllocOp) else None
+        if isinstance(op, texture.PackOp) or load is not None:
+            source = op.source if isinstance(op, texture.PackOp) else load.weight
             label = arg_names.get(source) if isinstance(source, BlockArgument) else None
             if label is None and isinstance(source.owner, WeightOp):
                 label = source.owner.key.data
@@ -340,33 +357,47 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
             )
         return s
 
+    def pack_record(step: int, op: texture.PackOp | texture.AllocOp,
+                    source: SSAValue) -> PackRecord:
+        """The record of packing `source` into `op`'s storage (a streamed weight's too)."""
+        s = remark(op)
+        return PackRecord(
+            step,
+            s.value,
+            s.layout,
+            s.shape,
+            _dtype(source.type),
+            -1,
+            s.kind,
+            s.width,
+            s.height,
+            s.element_type,
+            name=arg_names.get(source) if isinstance(source, BlockArgument) else None,
+            source=_describe_source(source) if s.permanent else None,
+            source_value=source,
+        )
+
     def use(value: SSAValue) -> Storage:
         if value not in storages:
             raise PlanError(f"storage {value} is not made by a texture.pack or texture.alloc")
         return storages[value]
 
+    streams: dict[SSAValue, StreamRecord] = {}
+    launched = 0  # the launches before `op`: a stream op after launch l runs alongside it
     for step, op in host_steps(graph):
         match op:
             case texture.PackOp():
-                source = op.source
-                permanent = is_constant_expression(source)
-                s = remark(op)
-                record = PackRecord(
-                    step,
-                    s.value,
-                    s.layout,
-                    s.shape,
-                    _dtype(source.type),
-                    -1,
-                    s.kind,
-                    s.width,
-                    s.height,
-                    s.element_type,
-                    name=arg_names.get(source) if isinstance(source, BlockArgument) else None,
-                    source=_describe_source(source) if permanent else None,
-                    source_value=source,
-                )
-                packs.append((record, s))
+                packs.append((pack_record(step, op, op.source), storages[op.result]))
+            case texture.AllocOp() if (load := streamed_from(op.result)) is not None:
+                packs.append((pack_record(step, op, load.weight), storages[op.result]))
+                streams[op.result] = StreamRecord("", -1, launched, 0, [])
+            case TransformOp():
+                streams[op.dest].moves.append([launched, op.chunks.count.data])
+            case WaitOp():
+                for token in op.tokens:
+                    move = token.owner
+                    assert isinstance(move, TransformOp)
+                    streams[move.dest].use = max(streams[move.dest].use, launched + 1)
             case texture.AllocOp():
                 s = remark(op)
                 allocs.append(
@@ -399,6 +430,7 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
                     [],
                 )
                 launches.append((record, used))
+                launched += 1
             case texture.UnpackOp():
                 use(op.source)
                 unpacks[op.result] = (step, op)
@@ -439,6 +471,9 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
     for record, s in allocs:
         record.slot = s.slot
         plan.allocs.append(record)
+    for value, stream in streams.items():
+        stream.value, stream.slot = storages[value].value, storages[value].slot
+        plan.streams.append(stream)
     for record, used in launches:
         record.args = [{"slot": s.slot, "value": s.value} for s in used]
         plan.launches.append(record)

@@ -1,8 +1,9 @@
 """
-The streaming runtime (FlashMem, issue 21): run a module that `flashmem-plan` planned,
-with its weights read from a weight store (`weight_store.py`) as the plan says.
+The streaming runtime (FlashMem, issue 21): run a module that `flashmem-plan` planned
+and `flashmem-stream` turned into `stream` ops, with its weights read from a weight store
+(`weight_store.py`) as those ops say (the host plan's `streams`).
 
-- The weights of W (`#stream.weight_plan<preload ...>`) are copied into their textures
+- The weights still packed (FlashMem's W) are copied into their textures
   once, when the model is made (layer 0), and stay.
 - A streamed weight gets its texture at its load layer z_w, its chunks move while the
   layers of its plan run, and the texture is free again once its last reader is done;
@@ -41,7 +42,6 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError, RunResult
 from mobile_opt.backends.opencl.host_pack import host_value
@@ -120,22 +120,24 @@ class StreamingModel(CompiledModel):
 
     # storage --------------------------------------------------------------------------
     def _streamed_plans(self) -> None:
+        """The streamed weights, with their schedules as their `stream` ops give them."""
         if self.streamed or not self.plan.weights:
             return
-        by_value = {s.value: s for s in self.plan.storage}
+        by_slot = {r.slot: r for r in self.plan.weights}
         last_use: dict[int, int] = {}
         for layer, launch in enumerate(self.plan.launches, 1):
             for a in launch.args:
                 last_use[a["slot"]] = layer
-        for record in self.plan.weights:
-            # on the weight's pack op (not a walk of the module: 40 ms for ResNet-50's)
-            owner = by_value[record.value].ssa.owner
-            attr = owner.attributes.get(WEIGHT_PLAN) if isinstance(owner, Operation) else None
-            if not isinstance(attr, WeightPlanAttr):
-                raise OpenCLRunError(f"weight {record.value} has no stream.weight_plan: run "
-                                     "flashmem-plan after the lowering")
-            if attr.decision.data is Decision.STREAM:
-                self.streamed[record.slot] = Streamed(record, attr, last_use[record.slot])
+        for stream in self.plan.streams:
+            plan = WeightPlanAttr.streamed(dict(map(tuple, stream.moves)), stream.use,
+                                           stream.load)
+            self.streamed[stream.slot] = Streamed(by_slot[stream.slot], plan,
+                                                  last_use[stream.slot])
+        for storage in self.plan.storage:  # a plan that no flashmem-stream realised
+            attr = storage.ssa.owner.attributes.get(WEIGHT_PLAN) if storage.permanent else None
+            if isinstance(attr, WeightPlanAttr) and attr.decision.data is Decision.STREAM:
+                raise OpenCLRunError(f"weight {storage.value} is planned to stream, but no "
+                                     "stream ops move it: run flashmem-stream after flashmem-plan")
 
     def _allocated_now(self, slot: Slot) -> bool:
         self._streamed_plans()

@@ -13,12 +13,12 @@ from .attributes import (
     StatusAttr,
     TokenType,
     WeightPlanAttr,
-    chunk_count,
     chunks_of,
     layer_chunks,
     module_plan,
+    storage_bytes,
 )
-from .ops import STREAM, ChunkOp, LoadOp, TransformOp, WaitOp
+from .ops import STREAM, ChunkOp, LoadOp, TransformOp, WaitOp, streamed_from
 
 __all__ = [
     "PLAN",
@@ -38,8 +38,9 @@ __all__ = [
     "TransformOp",
     "WaitOp",
     "WeightPlanAttr",
-    "chunk_count",
     "chunks_of",
     "layer_chunks",
     "module_plan",
+    "storage_bytes",
+    "streamed_from",
 ]

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
-from math import prod
 
 from xdsl.dialects.builtin import (
     I64,
@@ -45,6 +44,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from mobile_opt.dialects.enum_syntax import AngleBracketEnum
+from mobile_opt.dialects.texture.ops import PixelStorageType
 
 PLAN = "stream.plan"
 """The module's attribute: the overlap plan's `#stream.plan`."""
@@ -98,12 +98,10 @@ def chunks_of(nbytes: int, chunk: int) -> int:
     return -(-nbytes // chunk)
 
 
-def chunk_count(weight: TensorType, chunk: int) -> int:
-    """`chunks_of` the bytes of `weight`."""
-    size = element_bytes(weight)
-    if size is None:
-        raise ValueError(f"{weight} has no element size")
-    return chunks_of(prod(weight.get_shape()) * size, chunk)
+def storage_bytes(storage: PixelStorageType) -> int:
+    """The bytes of a storage's RGBA pixels, as the weight store and the allocator count them."""
+    width, height = storage.size
+    return width * height * 4 * storage.element_type.size
 
 
 @irdl_attr_definition
@@ -162,55 +160,51 @@ class StatusAttr(AngleBracketEnum, EnumAttribute[SolverStatus]):
 @irdl_attr_definition
 class ChunkRangeAttr(ParametrizedAttribute):
     """
-    `#stream.chunks<tensor<64x32x3x3xf32>, size = 4096, first = 4, count = 8>`: chunks
-    first .. first + count - 1 of a weight of the given type cut into `size`-byte chunks,
-    that is bytes [first * size, min((first + count) * size, weight bytes)) of the weight
-    as the store holds it (row-major). Chunks are cut between elements, never inside one.
+    `#stream.chunks<!texture.image2d<72x4xf32>, size = 4096, first = 4, count = 8>`:
+    chunks first .. first + count - 1 of the pixels of a weight's storage cut into
+    `size`-byte chunks, that is bytes [first * size, min((first + count) * size, storage
+    bytes)) of its pixels, row-major, as the weight store holds them. The planner counts
+    the same bytes (a layout's padding included). Chunks are cut between channels, never
+    inside one.
     """
 
     name = "stream.chunks"
-    weight: TensorType
+    storage: PixelStorageType
     size: IntAttr
     first: IntAttr
     count: IntAttr
 
-    def __init__(self, weight: TensorType, size: int, first: int, count: int):
-        super().__init__(weight, IntAttr(size), IntAttr(first), IntAttr(count))
+    def __init__(self, storage: PixelStorageType, size: int, first: int, count: int):
+        super().__init__(storage, IntAttr(size), IntAttr(first), IntAttr(count))
 
     @property
     def total(self) -> int:
-        """T(w): how many chunks the whole weight takes."""
-        return chunk_count(self.weight, self.size.data)
+        """T(w): how many chunks the whole storage takes."""
+        return chunks_of(self.storage_bytes, self.size.data)
 
     @property
-    def weight_bytes(self) -> int:
-        return prod(self.weight.get_shape()) * (element_bytes(self.weight) or 0)
+    def storage_bytes(self) -> int:
+        return storage_bytes(self.storage)
 
     @property
     def bytes(self) -> int:
         """The bytes these chunks hold (the weight's last chunk may be short)."""
         size, first = self.size.data, self.first.data
-        return min((first + self.count.data) * size, self.weight_bytes) - first * size
+        return min((first + self.count.data) * size, self.storage_bytes) - first * size
 
     def describe(self) -> str:
         first, count = self.first.data, self.count.data
         return f"chunk {first}" if count == 1 else f"chunks {first}..{first + count - 1}"
 
     def verify(self) -> None:
-        shape = self.weight.get_shape()
-        if any(d < 0 for d in shape):
-            raise VerifyException(f"stream.chunks: weights have a static shape, not {self.weight}")
-        element = element_bytes(self.weight)
-        if element is None:
-            raise VerifyException(
-                f"stream.chunks: weights hold integers or floats, not {self.weight.element_type}")
+        channel = self.storage.element_type.size
         size, first, count = self.size.data, self.first.data, self.count.data
         if size < 1:
             raise VerifyException(f"stream.chunks: chunk size {size} is not positive")
-        if size % element:
+        if size % channel:
             raise VerifyException(
-                f"stream.chunks: chunk size {size} cuts the {element}-byte elements of "
-                f"{self.weight}; it must be a multiple of {element}")
+                f"stream.chunks: chunk size {size} cuts the {channel}-byte channels of "
+                f"{self.storage}; it must be a multiple of {channel}")
         if count < 1:
             raise VerifyException(f"stream.chunks: moves no chunk (count {count})")
         if first < 0:
@@ -218,25 +212,26 @@ class ChunkRangeAttr(ParametrizedAttribute):
         if first + count > self.total:
             raise VerifyException(
                 f"stream.chunks: {self.describe()} lie beyond the {self.total} chunks of "
-                f"{size} bytes that hold {self.weight} ({self.weight_bytes} bytes)")
+                f"{size} bytes that hold {self.storage} ({self.storage_bytes} bytes)")
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<")
-        printer.print_attribute(self.weight)
+        printer.print_attribute(self.storage)
         printer.print_string(
             f", size = {self.size.data}, first = {self.first.data}, count = {self.count.data}>")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
-            weight = parser.parse_type()
-            if not isinstance(weight, TensorType):
-                parser.raise_error(f"stream.chunks: the weight is a tensor type, not {weight}")
+            storage = parser.parse_type()
+            if not isinstance(storage, PixelStorageType):
+                parser.raise_error(
+                    f"stream.chunks: chunks are of a weight's pixel storage, not {storage}")
             fields = []
             for key in ("size", "first", "count"):
                 parser.parse_punctuation(",")
                 fields.append(IntAttr(_parse_field(parser, key)))
-        return (weight, *fields)
+        return (storage, *fields)
 
 
 @irdl_attr_definition

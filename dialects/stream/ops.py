@@ -1,30 +1,34 @@
 """
 The `stream` dialect's ops: moving a weight from the weight store into its texture
-chunk by chunk while kernels run (FlashMem, issue 21).
+chunk by chunk while kernels run (FlashMem, issue 21). `flashmem-stream` puts them where
+`flashmem-plan`'s plan says, and the streaming runtime follows them.
 
 They live in the host function among the `ocl.launch` ops, and program order is time:
-a `stream.load` or `stream.transform` placed before the launch of layer l is issued
-before that kernel and runs while it does. For one chunk range of a weight:
+a `stream.load` or `stream.transform` after the launch of layer l (and before the next)
+is issued once that kernel is and runs while it does. For one chunk range of a weight:
 
-    %s = stream.load {store = "net.onnx", key = "w", chunks = #stream.chunks<...>} : !stream.staging<N>
-    %t = stream.transform %s, %img {chunks = #stream.chunks<...>, layout = ...} : ...
+    %img = texture.alloc {...}          // the weight's texture, from its load layer on
+    %s = stream.load %w {chunks = #stream.chunks<...>, layout = ...} : tensor<...> -> !stream.staging<N>
+    %t = stream.transform %s, %img {chunks = #stream.chunks<...>} : ...
     ...                                 // launches of the layers the move overlaps
     stream.wait %t                      // then the kernel that reads %img
     ocl.launch @consumer(..., %img, ...)
 
-The load reads the chunks' bytes from the store into a staging buffer; the transform
-starts once the load is done (its operand), rearranges the elements into the pixels of
-the texture layout and gives a token; the wait blocks until the tokens' transforms are
-done. The verifier makes every other use of the texture come after the wait on each
-transform that writes it, so no kernel reads a texture that is still being filled.
-Weights are named by store and key, as `onnx.Weight` names them (`dialects/weights.py`).
+The load reads the chunks' bytes of the weight's pixels (in its storage's layout, as the
+weight store holds them: the rearrangement into the layout is done when the store is
+written) into a staging buffer; the transform starts once the load is done (its operand),
+writes them into their pixels of the texture and gives a token; the wait blocks until the
+tokens' transforms are done. The verifier makes every other use of the texture come after
+the wait on each transform that writes it, so no kernel reads a texture still being
+filled. The weight is a constant expression (an `onnx.Weight`, named by store and key,
+or host ops over constants), as a `texture.pack` of it would take.
 """
 
 from __future__ import annotations
 
 from abc import ABC
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -37,12 +41,12 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from mobile_opt.dialects.onnx.base import is_constant_expression
 from mobile_opt.dialects.texture.layouts import Layout
 from mobile_opt.dialects.texture.ops import (
     Image2DType,
     LayoutAttr,
     PixelBufferType,
-    PixelStorageType,
     check_storage_size,
     check_tensor_element,
 )
@@ -74,7 +78,7 @@ class ChunkOp(IRDLOperation, ABC):
         if staging != want:
             raise VerifyException(
                 f"{self.name}: a staging buffer of {self.chunks.describe()} of "
-                f"{self.chunks.weight} holds {want} bytes, not {staging}")
+                f"{self.chunks.storage} holds {want} bytes, not {staging}")
         plan = module_plan(self)
         if plan is not None and plan.chunk.data != self.chunks.size.data:
             raise VerifyException(
@@ -85,50 +89,60 @@ class ChunkOp(IRDLOperation, ABC):
 @irdl_op_definition
 class LoadOp(ChunkOp):
     """
-    Read chunks of the weight `key` of the store file `store` into a new staging buffer
-    in unified memory, asynchronously: FlashMem's load from disk, issued at the weight's
-    load layer z_w. The buffer is ready for the `stream.transform` that takes it.
+    Read chunks of the pixels of the constant `weight` in `layout` from the weight store
+    into a new staging buffer in unified memory, asynchronously: FlashMem's load from
+    disk. The buffer is ready for the `stream.transform` that takes it.
     """
 
     name = "stream.load"
-    store = prop_def(StringAttr)
-    key = prop_def(StringAttr)
+    layout = prop_def(LayoutAttr)
+    weight = operand_def(TensorType)
     staging = result_def(StagingType)
-    assembly_format = "attr-dict `:` type($staging)"
+    assembly_format = "$weight attr-dict `:` type($weight) `->` type($staging)"
 
-    def __init__(self, store: str, key: str, chunks: ChunkRangeAttr):
+    def __init__(self, weight: SSAValue, chunks: ChunkRangeAttr, layout: Layout):
         super().__init__(
-            properties={"store": StringAttr(store), "key": StringAttr(key), "chunks": chunks},
+            operands=[weight],
+            properties={"chunks": chunks, "layout": LayoutAttr(layout)},
             result_types=[StagingType(chunks.bytes)],
         )
 
     def staging_type(self) -> StagingType:
         return self.staging.type
 
+    def verify_(self) -> None:
+        super().verify_()
+        if not is_constant_expression(self.weight):
+            raise VerifyException(
+                f"{self.name}: streams a constant (an onnx.Weight or host ops over constants), "
+                "not a value computed at run time")
+        weight = self.weight.type
+        assert isinstance(weight, TensorType)
+        storage = self.chunks.storage
+        check_storage_size(self, self.layout.data, weight.get_shape(), storage, "weight")
+        check_tensor_element(self, weight, storage)
+
 
 @irdl_op_definition
 class TransformOp(ChunkOp):
     """
-    Move the staged chunks into their pixels of `dest`, the texture of the whole weight
-    in `layout` (packing four elements to a pixel as `texture.pack` does), asynchronously
-    and alongside the kernels launched after it: FlashMem's transform from unified to
-    texture memory, x_{w,l} chunks of it at layer l. Other chunks of the weight go into
-    the same texture through other transforms. The result is done once a `stream.wait`
-    on its token returns; every other use of `dest` comes after that wait.
+    Write the staged chunks into their pixels of `dest`, the texture of the whole weight,
+    asynchronously and alongside the kernels launched after it: FlashMem's transform from
+    unified to texture memory, x_{w,l} chunks of it at layer l. Other chunks of the weight
+    go into the same texture through other transforms. The result is done once a
+    `stream.wait` on its token returns; every other use of `dest` comes after that wait.
     """
 
     name = "stream.transform"
-    layout = prop_def(LayoutAttr)
     staging = operand_def(StagingType)
     dest = operand_def(Image2DType | PixelBufferType)
     token = result_def(TokenType())
     assembly_format = "$staging `,` $dest attr-dict `:` type($staging) `,` type($dest)"
 
-    def __init__(self, staging: SSAValue, dest: SSAValue, chunks: ChunkRangeAttr,
-                 layout: Layout):
+    def __init__(self, staging: SSAValue, dest: SSAValue, chunks: ChunkRangeAttr):
         super().__init__(
             operands=[staging, dest],
-            properties={"chunks": chunks, "layout": LayoutAttr(layout)},
+            properties={"chunks": chunks},
             result_types=[TokenType()],
         )
 
@@ -137,18 +151,21 @@ class TransformOp(ChunkOp):
 
     def verify_(self) -> None:
         super().verify_()
-        weight, layout = self.chunks.weight, self.layout.data
-        storage = self.dest.type
-        assert isinstance(storage, PixelStorageType)
-        check_storage_size(self, layout, weight.get_shape(), storage, "weight")
-        check_tensor_element(self, weight, storage)
+        if self.dest.type != self.chunks.storage:
+            raise VerifyException(
+                f"{self.name}: moves chunks of {self.chunks.storage} into {self.dest.type}")
         load = self.staging.owner
         if isinstance(load, LoadOp) and load.chunks != self.chunks:
             raise VerifyException(
-                f"{self.name}: moves {self.chunks.describe()} of {self.chunks.weight}, but its "
-                f"staging buffer holds {load.chunks.describe()} of {load.chunks.weight}")
+                f"{self.name}: moves {self.chunks.describe()} of {self.chunks.storage}, but its "
+                f"staging buffer holds {load.chunks.describe()} of {load.chunks.storage}")
+        other = streamed_from(self.dest)
+        if isinstance(load, LoadOp) and other is not None and (
+                other.weight, other.layout) != (load.weight, load.layout):
+            raise VerifyException(
+                f"{self.name}: fills a texture that other transforms fill from another weight "
+                "or layout")
         self._verify_wait()
-
     def _verify_wait(self) -> None:
         """The token is waited on in this block, and no other op uses `dest` before that."""
         block = self.parent_block()
@@ -205,3 +222,15 @@ STREAM = Dialect(
     [LoadOp, TransformOp, WaitOp],
     [TokenType, StagingType, DecisionAttr, StatusAttr, ChunkRangeAttr, WeightPlanAttr, PlanAttr],
 )
+
+
+def streamed_from(storage: SSAValue) -> LoadOp | None:
+    """A `stream.load` whose chunks a `stream.transform` writes into `storage` (a streamed
+    weight's texture; the verifier makes all of them load the same weight), or None."""
+    for use in storage.uses:
+        move = use.operation
+        if isinstance(move, TransformOp) and move.dest is storage:
+            load = move.staging.owner
+            if isinstance(load, LoadOp):
+                return load
+    return None

@@ -11,58 +11,54 @@
 
 // -----
 
-// A chunk range: chunks of a weight of static shape and integer or float elements,
-// cut between elements, non-empty, within the weight's T(w) chunks.
-"test.op"() {c = #stream.chunks<tensor<?x4xf32>, size = 16, first = 0, count = 1>} : () -> ()
-
-// CHECK: stream.chunks: weights have a static shape, not tensor<?x4xf32>
-
-// -----
-
-"test.op"() {c = #stream.chunks<tensor<4xindex>, size = 16, first = 0, count = 1>} : () -> ()
-
-// CHECK: stream.chunks: weights hold integers or floats, not index
-
-// -----
-
-"test.op"() {c = #stream.chunks<tensor<4xf32>, size = 0, first = 0, count = 1>} : () -> ()
+// A chunk range: chunks of a weight's pixel storage, cut between its channels,
+// non-empty, within the storage's T(w) chunks.
+"test.op"() {c = #stream.chunks<!texture.image2d<1x1xf32>, size = 0, first = 0, count = 1>} : () -> ()
 
 // CHECK: stream.chunks: chunk size 0 is not positive
 
 // -----
 
-"test.op"() {c = #stream.chunks<tensor<4xf32>, size = 6, first = 0, count = 1>} : () -> ()
+"test.op"() {c = #stream.chunks<!texture.image2d<1x1xf32>, size = 6, first = 0, count = 1>} : () -> ()
 
-// CHECK: stream.chunks: chunk size 6 cuts the 4-byte elements of tensor<4xf32>; it must be a multiple of 4
+// CHECK: stream.chunks: chunk size 6 cuts the 4-byte channels of !texture.image2d<1x1xf32>; it must be a multiple of 4
 
 // -----
 
-"test.op"() {c = #stream.chunks<tensor<4xf32>, size = 4, first = 0, count = 0>} : () -> ()
+// f16 channels are 2 bytes.
+"test.op"() {c = #stream.chunks<!texture.buffer2d<1x1xf16>, size = 3, first = 0, count = 1>} : () -> ()
+
+// CHECK: stream.chunks: chunk size 3 cuts the 2-byte channels of !texture.buffer2d<1x1xf16>; it must be a multiple of 2
+
+// -----
+
+"test.op"() {c = #stream.chunks<!texture.image2d<1x1xf32>, size = 4, first = 0, count = 0>} : () -> ()
 
 // CHECK: stream.chunks: moves no chunk (count 0)
 
 // -----
 
-"test.op"() {c = #stream.chunks<tensor<4xf32>, size = 4, first = -1, count = 1>} : () -> ()
+"test.op"() {c = #stream.chunks<!texture.image2d<1x1xf32>, size = 4, first = -1, count = 1>} : () -> ()
 
 // CHECK: stream.chunks: first chunk -1 is negative
 
 // -----
 
-// 4608 bytes in 1024-byte chunks: five chunks, 0..4.
-"test.op"() {c = #stream.chunks<tensor<16x8x3x3xf32>, size = 1024, first = 3, count = 3>} : () -> ()
+// 72x4 f32 pixels are 4608 bytes; in 1024-byte chunks: five chunks, 0..4.
+"test.op"() {c = #stream.chunks<!texture.image2d<72x4xf32>, size = 1024, first = 3, count = 3>} : () -> ()
 
-// CHECK: stream.chunks: chunks 3..5 lie beyond the 5 chunks of 1024 bytes that hold tensor<16x8x3x3xf32> (4608 bytes)
-
-// -----
-
-"test.op"() {c = #stream.chunks<vector<4xf32>, size = 4, first = 0, count = 1>} : () -> ()
-
-// CHECK: stream.chunks: the weight is a tensor type, not vector<4xf32>
+// CHECK: stream.chunks: chunks 3..5 lie beyond the 5 chunks of 1024 bytes that hold !texture.image2d<72x4xf32> (4608 bytes)
 
 // -----
 
-"test.op"() {c = #stream.chunks<tensor<4xf32>, size = 4, count = 1>} : () -> ()
+// Chunks are of the pixels, not of the tensor.
+"test.op"() {c = #stream.chunks<tensor<16xf32>, size = 4, first = 0, count = 1>} : () -> ()
+
+// CHECK: stream.chunks: chunks are of a weight's pixel storage, not tensor<16xf32>
+
+// -----
+
+"test.op"() {c = #stream.chunks<!texture.image2d<1x1xf32>, size = 4, count = 1>} : () -> ()
 
 // CHECK: Expected 'first'
 
@@ -209,54 +205,119 @@
 // -----
 
 // stream.load: the staging buffer holds exactly the chunks' bytes (the last chunk is short).
-%s = stream.load {store = "/models/net.onnx", key = "conv.weight", chunks = #stream.chunks<tensor<16x8x3x3xf32>, size = 1024, first = 2, count = 3>} : !stream.staging<3072>
+%w = onnx.Weight {store = "/models/net.onnx", key = "conv.weight"} : tensor<16x8x3x3xf32>
+%s = stream.load %w {chunks = #stream.chunks<!texture.image2d<72x4xf32>, size = 1024, first = 2, count = 3>, layout = #texture.layout<oihw4o>} : tensor<16x8x3x3xf32> -> !stream.staging<3072>
 
-// CHECK: stream.load: a staging buffer of chunks 2..4 of tensor<16x8x3x3xf32> holds 2560 bytes, not 3072
+// CHECK: stream.load: a staging buffer of chunks 2..4 of !texture.image2d<72x4xf32> holds 2560 bytes, not 3072
 
 // -----
 
 // The chunk size is the module plan's S.
 builtin.module attributes {stream.plan = #stream.plan<chunk = 1024, budget = 4096, layers = 3, status = optimal>} {
-  %s = stream.load {store = "/models/net.onnx", key = "conv.weight", chunks = #stream.chunks<tensor<16x8x3x3xf32>, size = 2048, first = 0, count = 1>} : !stream.staging<2048>
+  %w = onnx.Weight {store = "/models/net.onnx", key = "conv.weight"} : tensor<16x8x3x3xf32>
+  %s = stream.load %w {chunks = #stream.chunks<!texture.image2d<72x4xf32>, size = 2048, first = 0, count = 1>, layout = #texture.layout<oihw4o>} : tensor<16x8x3x3xf32> -> !stream.staging<2048>
 }
 
 // CHECK: stream.load: chunk size 2048 differs from the 1024 of the module's stream.plan
 
 // -----
 
-%s = "stream.load"() <{store = "/models/net.onnx", key = "conv.weight"}> : () -> !stream.staging<16>
+// It streams a constant, not a value the graph computes.
+func.func @f(%w: tensor<16xf32>) {
+  %s = stream.load %w {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>, layout = #texture.layout<rows4>} : tensor<16xf32> -> !stream.staging<64>
+  func.return
+}
+
+// CHECK: stream.load: streams a constant (an onnx.Weight or host ops over constants), not a value computed at run time
+
+// -----
+
+// Host ops are constant only over constants.
+func.func @f(%x: tensor<16xf32>) {
+  %w = onnx.Weight {store = "/models/net.onnx", key = "w"} : tensor<16xf32>
+  %sum = onnx.Add %w, %x : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %s = stream.load %sum {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>, layout = #texture.layout<rows4>} : tensor<16xf32> -> !stream.staging<64>
+  func.return
+}
+
+// CHECK: stream.load: streams a constant (an onnx.Weight or host ops over constants), not a value computed at run time
+
+// -----
+
+// The chunks' storage is the whole weight's, in the layout's size.
+%w = onnx.Weight {store = "/models/net.onnx", key = "w"} : tensor<16xf32>
+%s = stream.load %w {chunks = #stream.chunks<!texture.image2d<2x1xf32>, size = 32, first = 0, count = 1>, layout = #texture.layout<rows4>} : tensor<16xf32> -> !stream.staging<32>
+
+// CHECK: stream.load: a [16] weight in rows4 takes 4x1 pixels, not 2x1
+
+// -----
+
+%w = onnx.Weight {store = "/models/net.onnx", key = "w"} : tensor<16xf32>
+%s = stream.load %w {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>, layout = #texture.layout<oihw4o>} : tensor<16xf32> -> !stream.staging<64>
+
+// CHECK: stream.load: layout oihw4o needs a rank-4 tensor, got rank 1
+
+// -----
+
+// Integer weights go into f32 pixels; f64 ones into none.
+%w = onnx.Weight {store = "/models/net.onnx", key = "ids"} : tensor<16xi32>
+%s = stream.load %w {chunks = #stream.chunks<!texture.image2d<4x1xf16>, size = 32, first = 0, count = 1>, layout = #texture.layout<rows4>} : tensor<16xi32> -> !stream.staging<32>
+
+// CHECK: stream.load: integer tensors live in f32 pixels
+
+// -----
+
+%w = onnx.Weight {store = "/models/net.onnx", key = "w"} : tensor<16xf64>
+%s = stream.load %w {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>, layout = #texture.layout<rows4>} : tensor<16xf64> -> !stream.staging<64>
+
+// CHECK: stream.load: only float, integer and boolean tensors go into images
+
+// -----
+
+%w = onnx.Weight {store = "/models/net.onnx", key = "w"} : tensor<16xf32>
+%s = "stream.load"(%w) <{layout = #texture.layout<rows4>}> : (tensor<16xf32>) -> !stream.staging<64>
 
 // CHECK: property 'chunks' expected in operation 'stream.load'
 
 // -----
 
-%s = "stream.load"() <{store = "/models/net.onnx", chunks = #stream.chunks<tensor<4xf32>, size = 16, first = 0, count = 1>}> : () -> !stream.staging<16>
+%w = onnx.Weight {store = "/models/net.onnx", key = "w"} : tensor<16xf32>
+%s = "stream.load"(%w) <{chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>}> : (tensor<16xf32>) -> !stream.staging<64>
 
-// CHECK: property 'key' expected in operation 'stream.load'
+// CHECK: property 'layout' expected in operation 'stream.load'
 
 // -----
 
-%s = "stream.load"() <{store = "/models/net.onnx", key = "b", chunks = #stream.chunks<tensor<4xf32>, size = 16, first = 0, count = 1>}> : () -> !stream.token
+%w = onnx.Weight {store = "/models/net.onnx", key = "w"} : tensor<16xf32>
+%s = "stream.load"(%w) <{chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>, layout = #texture.layout<rows4>}> : (tensor<16xf32>) -> !stream.token
 
 // CHECK:      result 'staging' at position 0 does not verify:
 // CHECK-NEXT: !stream.token should be of base attribute stream.staging
 
 // -----
 
+%w = "test.op"() : () -> !texture.image2d<4x1xf32>
+%s = "stream.load"(%w) <{chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>, layout = #texture.layout<rows4>}> : (!texture.image2d<4x1xf32>) -> !stream.staging<64>
+
+// CHECK:      operand 'weight' at position 0 does not verify:
+// CHECK-NEXT: !texture.image2d<4x1xf32> should be of base attribute tensor
+
+// -----
+
 // stream.transform: the same byte count rule, for the staging buffer it reads.
 %s = "test.op"() : () -> !stream.staging<64>
 %img = "test.op"() : () -> !texture.image2d<4x1xf32>
-%t = stream.transform %s, %img {chunks = #stream.chunks<tensor<16xf32>, size = 32, first = 1, count = 1>, layout = #texture.layout<rows4>} : !stream.staging<64>, !texture.image2d<4x1xf32>
+%t = stream.transform %s, %img {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 32, first = 1, count = 1>} : !stream.staging<64>, !texture.image2d<4x1xf32>
 stream.wait %t
 
-// CHECK: stream.transform: a staging buffer of chunk 1 of tensor<16xf32> holds 32 bytes, not 64
+// CHECK: stream.transform: a staging buffer of chunk 1 of !texture.image2d<4x1xf32> holds 32 bytes, not 64
 
 // -----
 
 builtin.module attributes {stream.plan = #stream.plan<chunk = 1024, budget = 4096, layers = 3, status = optimal>} {
   %s = "test.op"() : () -> !stream.staging<64>
   %img = "test.op"() : () -> !texture.image2d<4x1xf32>
-  %t = stream.transform %s, %img {chunks = #stream.chunks<tensor<16xf32>, size = 64, first = 0, count = 1>, layout = #texture.layout<rows4>} : !stream.staging<64>, !texture.image2d<4x1xf32>
+  %t = stream.transform %s, %img {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>} : !stream.staging<64>, !texture.image2d<4x1xf32>
   stream.wait %t
 }
 
@@ -264,67 +325,73 @@ builtin.module attributes {stream.plan = #stream.plan<chunk = 1024, budget = 409
 
 // -----
 
-// The texture is the whole weight's, in the layout's size.
+// It writes into storage of its chunks' type: size, element and kind.
 %s = "test.op"() : () -> !stream.staging<64>
 %img = "test.op"() : () -> !texture.image2d<2x1xf32>
-%t = stream.transform %s, %img {chunks = #stream.chunks<tensor<16xf32>, size = 64, first = 0, count = 1>, layout = #texture.layout<rows4>} : !stream.staging<64>, !texture.image2d<2x1xf32>
+%t = stream.transform %s, %img {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>} : !stream.staging<64>, !texture.image2d<2x1xf32>
 stream.wait %t
 
-// CHECK: stream.transform: a [16] weight in rows4 takes 4x1 pixels, not 2x1
+// CHECK: stream.transform: moves chunks of !texture.image2d<4x1xf32> into !texture.image2d<2x1xf32>
 
 // -----
 
-%s = "test.op"() : () -> !stream.staging<64>
-%img = "test.op"() : () -> !texture.image2d<4x1xf32>
-%t = stream.transform %s, %img {chunks = #stream.chunks<tensor<16xf32>, size = 64, first = 0, count = 1>, layout = #texture.layout<oihw4o>} : !stream.staging<64>, !texture.image2d<4x1xf32>
-stream.wait %t
-
-// CHECK: stream.transform: layout oihw4o needs a rank-4 tensor, got rank 1
-
-// -----
-
-// Integer weights go into f32 pixels; f64 ones into none.
 %s = "test.op"() : () -> !stream.staging<64>
 %img = "test.op"() : () -> !texture.image2d<4x1xf16>
-%t = stream.transform %s, %img {chunks = #stream.chunks<tensor<16xi32>, size = 64, first = 0, count = 1>, layout = #texture.layout<rows4>} : !stream.staging<64>, !texture.image2d<4x1xf16>
+%t = stream.transform %s, %img {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>} : !stream.staging<64>, !texture.image2d<4x1xf16>
 stream.wait %t
 
-// CHECK: stream.transform: integer tensors live in f32 pixels
+// CHECK: stream.transform: moves chunks of !texture.image2d<4x1xf32> into !texture.image2d<4x1xf16>
 
 // -----
 
-%s = "test.op"() : () -> !stream.staging<128>
-%img = "test.op"() : () -> !texture.image2d<4x1xf32>
-%t = stream.transform %s, %img {chunks = #stream.chunks<tensor<16xf64>, size = 128, first = 0, count = 1>, layout = #texture.layout<rows4>} : !stream.staging<128>, !texture.image2d<4x1xf32>
+%s = "test.op"() : () -> !stream.staging<64>
+%img = "test.op"() : () -> !texture.buffer2d<4x1xf32>
+%t = stream.transform %s, %img {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>} : !stream.staging<64>, !texture.buffer2d<4x1xf32>
 stream.wait %t
 
-// CHECK: stream.transform: only float, integer and boolean tensors go into images
+// CHECK: stream.transform: moves chunks of !texture.image2d<4x1xf32> into !texture.buffer2d<4x1xf32>
 
 // -----
 
 // It moves the chunks its load read.
-%s = stream.load {store = "/models/net.onnx", key = "w", chunks = #stream.chunks<tensor<16xf32>, size = 32, first = 0, count = 1>} : !stream.staging<32>
+%w = onnx.Weight {store = "/models/net.onnx", key = "w"} : tensor<16xf32>
+%s = stream.load %w {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 32, first = 0, count = 1>, layout = #texture.layout<rows4>} : tensor<16xf32> -> !stream.staging<32>
 %img = "test.op"() : () -> !texture.image2d<4x1xf32>
-%t = stream.transform %s, %img {chunks = #stream.chunks<tensor<16xf32>, size = 32, first = 1, count = 1>, layout = #texture.layout<rows4>} : !stream.staging<32>, !texture.image2d<4x1xf32>
+%t = stream.transform %s, %img {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 32, first = 1, count = 1>} : !stream.staging<32>, !texture.image2d<4x1xf32>
 stream.wait %t
 
-// CHECK: stream.transform: moves chunk 1 of tensor<16xf32>, but its staging buffer holds chunk 0 of tensor<16xf32>
+// CHECK: stream.transform: moves chunk 1 of !texture.image2d<4x1xf32>, but its staging buffer holds chunk 0 of !texture.image2d<4x1xf32>
 
 // -----
 
-%s = stream.load {store = "/models/net.onnx", key = "w", chunks = #stream.chunks<tensor<16xf32>, size = 32, first = 0, count = 1>} : !stream.staging<32>
+// All the chunks a texture gets come from one weight in one layout.
+%w = onnx.Weight {store = "/models/net.onnx", key = "w"} : tensor<16xf32>
+%v = onnx.Weight {store = "/models/net.onnx", key = "v"} : tensor<16xf32>
+%img = "test.op"() : () -> !texture.image2d<4x1xf32>
+%s = stream.load %w {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 32, first = 0, count = 1>, layout = #texture.layout<rows4>} : tensor<16xf32> -> !stream.staging<32>
+%t = stream.transform %s, %img {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 32, first = 0, count = 1>} : !stream.staging<32>, !texture.image2d<4x1xf32>
+%s2 = stream.load %v {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 32, first = 1, count = 1>, layout = #texture.layout<rows4>} : tensor<16xf32> -> !stream.staging<32>
+%t2 = stream.transform %s2, %img {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 32, first = 1, count = 1>} : !stream.staging<32>, !texture.image2d<4x1xf32>
+stream.wait %t, %t2
+
+// CHECK: stream.transform: fills a texture that other transforms fill from another weight or layout
+
+// -----
+
+%w = onnx.Weight {store = "/models/net.onnx", key = "w"} : tensor<16xf32>
+%s = stream.load %w {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 32, first = 0, count = 1>, layout = #texture.layout<rows4>} : tensor<16xf32> -> !stream.staging<32>
 %img = "test.op"() : () -> !texture.image2d<2x1xf32>
-%t = stream.transform %s, %img {chunks = #stream.chunks<tensor<8xf32>, size = 32, first = 0, count = 1>, layout = #texture.layout<rows4>} : !stream.staging<32>, !texture.image2d<2x1xf32>
+%t = stream.transform %s, %img {chunks = #stream.chunks<!texture.image2d<2x1xf32>, size = 32, first = 0, count = 1>} : !stream.staging<32>, !texture.image2d<2x1xf32>
 stream.wait %t
 
-// CHECK: stream.transform: moves chunk 0 of tensor<8xf32>, but its staging buffer holds chunk 0 of tensor<16xf32>
+// CHECK: stream.transform: moves chunk 0 of !texture.image2d<2x1xf32>, but its staging buffer holds chunk 0 of !texture.image2d<4x1xf32>
 
 // -----
 
 // Its token is waited on, after it, in its block.
 %s = "test.op"() : () -> !stream.staging<64>
 %img = "test.op"() : () -> !texture.image2d<4x1xf32>
-%t = stream.transform %s, %img {chunks = #stream.chunks<tensor<16xf32>, size = 64, first = 0, count = 1>, layout = #texture.layout<rows4>} : !stream.staging<64>, !texture.image2d<4x1xf32>
+%t = stream.transform %s, %img {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>} : !stream.staging<64>, !texture.image2d<4x1xf32>
 "test.op"(%img) : (!texture.image2d<4x1xf32>) -> ()
 
 // CHECK: stream.transform: no stream.wait after it in its block takes its token
@@ -339,8 +406,8 @@ func.func @host() {
   %s0 = "test.op"() : () -> !stream.staging<32>
   %s1 = "test.op"() : () -> !stream.staging<32>
   %img = texture.alloc {layout = #texture.layout<rows4>, shape = array<i64: 16>} : !texture.image2d<4x1xf32>
-  %t0 = stream.transform %s0, %img {chunks = #stream.chunks<tensor<16xf32>, size = 32, first = 0, count = 1>, layout = #texture.layout<rows4>} : !stream.staging<32>, !texture.image2d<4x1xf32>
-  %t1 = stream.transform %s1, %img {chunks = #stream.chunks<tensor<16xf32>, size = 32, first = 1, count = 1>, layout = #texture.layout<rows4>} : !stream.staging<32>, !texture.image2d<4x1xf32>
+  %t0 = stream.transform %s0, %img {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 32, first = 0, count = 1>} : !stream.staging<32>, !texture.image2d<4x1xf32>
+  %t1 = stream.transform %s1, %img {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 32, first = 1, count = 1>} : !stream.staging<32>, !texture.image2d<4x1xf32>
   stream.wait %t0
   ocl.launch @k(%img) {global_size = array<i64: 4, 1>} : !texture.image2d<4x1xf32>
   stream.wait %t1
@@ -359,7 +426,7 @@ func.func @host() {
   %s = "test.op"() : () -> !stream.staging<64>
   %img = texture.alloc {layout = #texture.layout<rows4>, shape = array<i64: 16>} : !texture.image2d<4x1xf32>
   ocl.launch @k(%img) {global_size = array<i64: 4, 1>} : !texture.image2d<4x1xf32>
-  %t = stream.transform %s, %img {chunks = #stream.chunks<tensor<16xf32>, size = 64, first = 0, count = 1>, layout = #texture.layout<rows4>} : !stream.staging<64>, !texture.image2d<4x1xf32>
+  %t = stream.transform %s, %img {chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>} : !stream.staging<64>, !texture.image2d<4x1xf32>
   stream.wait %t
   func.return
 }
@@ -370,7 +437,7 @@ func.func @host() {
 
 %s = "test.op"() : () -> !stream.staging<64>
 %img = "test.op"() : () -> tensor<16xf32>
-%t = "stream.transform"(%s, %img) <{chunks = #stream.chunks<tensor<16xf32>, size = 64, first = 0, count = 1>, layout = #texture.layout<rows4>}> : (!stream.staging<64>, tensor<16xf32>) -> !stream.token
+%t = "stream.transform"(%s, %img) <{chunks = #stream.chunks<!texture.image2d<4x1xf32>, size = 64, first = 0, count = 1>}> : (!stream.staging<64>, tensor<16xf32>) -> !stream.token
 
 // CHECK:      operand 'dest' at position 1 does not verify:
 // CHECK-NEXT: Unexpected attribute tensor<16xf32>
@@ -379,9 +446,9 @@ func.func @host() {
 
 %s = "test.op"() : () -> !stream.staging<64>
 %img = "test.op"() : () -> !texture.image2d<4x1xf32>
-%t = "stream.transform"(%s, %img) <{chunks = #stream.chunks<tensor<16xf32>, size = 64, first = 0, count = 1>}> : (!stream.staging<64>, !texture.image2d<4x1xf32>) -> !stream.token
+%t = "stream.transform"(%s, %img) : (!stream.staging<64>, !texture.image2d<4x1xf32>) -> !stream.token
 
-// CHECK: property 'layout' expected in operation 'stream.transform'
+// CHECK: property 'chunks' expected in operation 'stream.transform'
 
 // -----
 
