@@ -6,6 +6,7 @@ stays within the budget; `mobile-run --memory-budget` end to end and on bad inpu
 
 from __future__ import annotations
 
+import mmap
 import random
 import re
 from pathlib import Path
@@ -195,6 +196,9 @@ def test_streamed_runs_match_and_stay_within_random_budgets(lowered, pocl_device
                 # the pinned store and the kept objects come after the first run, not at load
                 assert (model.memory.host_pinned > 0) == (pinned and run > 0
                                                           and bool(model.streamed))
+                if model.copier.pinned is not None:  # each weight's copy from a page start
+                    assert all(o % mmap.PAGESIZE == 0
+                               for o in model.copier.pinned.offsets.values())
                 if run == 0:
                     assert not model.pool
                 elif direct:  # from the pinned store, at the plan's layers again

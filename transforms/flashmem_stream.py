@@ -41,12 +41,16 @@ from mobile_opt.dialects.stream.attributes import (
 from mobile_opt.dialects.stream.ops import LoadOp, TransformOp, WaitOp
 
 
-def _dominates_launches(value: SSAValue, first: Operation) -> bool:
-    """Whether `value` is defined before `first` in its block (or is an argument)."""
+def _hoist(value: SSAValue, anchor: Operation) -> None:
+    """Move the ops of the constant expression `value` that come after `anchor` to just
+    before it (they read constants only), so that a load placed after `anchor` sees it."""
     owner = value.owner
-    if not isinstance(owner, Operation):
-        return True
-    return owner.parent_block() is first.parent_block() and owner.is_before_in_block(first)
+    if not isinstance(owner, Operation) or owner.is_before_in_block(anchor):
+        return
+    for operand in owner.operands:
+        _hoist(operand, anchor)
+    owner.detach()
+    Rewriter.insert_op(owner, InsertPoint.before(anchor))
 
 
 @dataclass(frozen=True)
@@ -81,10 +85,7 @@ class FlashMemStreamPass(ModulePass):
             plan = pack.attributes[WEIGHT_PLAN]
             assert isinstance(plan, WeightPlanAttr)
             name = pack.source.name_hint or "weight"
-            if not _dominates_launches(pack.source, launches[plan.load.data - 1]):
-                raise DiagnosticException(
-                    f"flashmem-stream: weight {name} is computed after layer "
-                    f"{plan.load.data}, where its plan loads it")
+            _hoist(pack.source, launches[plan.load.data - 1])
             storage = pack.result.type
             assert isinstance(storage, texture.PixelStorageType)
             alloc = texture.AllocOp(pack.layout.data, pack.tensor_shape(), storage)

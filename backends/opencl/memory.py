@@ -221,10 +221,13 @@ class PinnedStore:
         self.store, self.memory = store, memory
         self.registered = PINNED_REGISTERED if registered is None else registered
         self.queue = cl.CommandQueue(context)
-        # only the weights `names` (the streamed ones): pinning costs time at load
+        # only the weights `names` (the streamed ones): pinning costs time at load; each
+        # at a page boundary, as in the store (small weights would leave the large ones'
+        # copies starting off a DMA-friendly boundary)
         self.offsets: dict[str, int] = {}
         size = 0
         for name in names:
+            size = -(-size // mmap.PAGESIZE) * mmap.PAGESIZE
             self.offsets[name] = size
             size += store.entries[name]["nbytes"]
         self.size = max(1, size)

@@ -128,7 +128,8 @@ class StreamingModel(CompiledModel):
         for layer, launch in enumerate(self.plan.launches, 1):
             for a in launch.args:
                 last_use[a["slot"]] = layer
-        for stream in self.plan.streams:
+        # in the order they are read: a layer's writes then go the soonest needed first
+        for stream in sorted(self.plan.streams, key=lambda s: (s.use, s.load)):
             plan = WeightPlanAttr.streamed(dict(map(tuple, stream.moves)), stream.use,
                                            stream.load)
             self.streamed[stream.slot] = Streamed(by_slot[stream.slot], plan,

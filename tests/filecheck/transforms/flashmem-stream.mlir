@@ -7,13 +7,18 @@
 
 // flashmem-stream: four launches are layers 1-4. %p1 is preloaded and keeps its pack;
 // %p2 streams: its texture is made after layer 2 (its load layer), 10 of its 16 chunks
-// move alongside layer 2 and 6 alongside layer 3, and layer 4 waits on both moves.
+// move alongside layer 2 and 6 alongside layer 3, and layer 4 waits on both moves. Its
+// weight, a constant expression computed just before layer 4 (as flashmem-split's column
+// blocks are), moves before layer 2, where its first load reads it.
 
 // CHECK:      %p1 = texture.pack %w1 {stream.weight_plan = #stream.weight_plan<preload, {{.*}}>
 // CHECK-NOT:  stream.
 // CHECK:      ocl.launch @conv(%a, %px, %p1)
 // CHECK-NOT:  stream.
-// CHECK:      ocl.launch @relu(%b, %a)
+// CHECK:      %b = texture.alloc
+// CHECK-NEXT: %w2t = onnx.Weight {store = "m.onnx", key = "w2t"} : tensor<256x64xf32>
+// CHECK-NEXT: %w2 = onnx.Transpose %w2t
+// CHECK-NEXT: ocl.launch @relu(%b, %a)
 // CHECK-NEXT: %p2 = texture.alloc {layout = #texture.layout<rows4>, shape = array<i64: 64, 256>} : !texture.image2d<64x64xf32>
 // CHECK-NEXT: %staged = stream.load %w2 {chunks = #stream.chunks<!texture.image2d<64x64xf32>, size = 4096, first = 0, count = 10>, layout = #texture.layout<rows4>} : tensor<64x256xf32> -> !stream.staging<40960>
 // CHECK-NEXT: %moved = stream.transform %staged, %p2 {chunks = #stream.chunks<!texture.image2d<64x64xf32>, size = 4096, first = 0, count = 10>} : !stream.staging<40960>, !texture.image2d<64x64xf32>
@@ -40,9 +45,7 @@ builtin.module attributes {stream.plan = #stream.plan<chunk = 4096, budget = 150
   }
   func.func @main_graph(%x: tensor<1x4x4x64xf32>) -> tensor<1x4x4x64xf32> {
     %w1 = onnx.Weight {store = "m.onnx", key = "w1"} : tensor<64x256xf32>
-    %w2 = onnx.Weight {store = "m.onnx", key = "w2"} : tensor<64x256xf32>
     %p1 = texture.pack %w1 {layout = #texture.layout<rows4>, stream.weight_plan = #stream.weight_plan<preload, chunks = 16, load = 0, use = 1, moves = [0: 16]>} : tensor<64x256xf32> -> !texture.image2d<64x64xf32>
-    %p2 = texture.pack %w2 {layout = #texture.layout<rows4>, stream.weight_plan = #stream.weight_plan<stream, chunks = 16, load = 2, use = 4, moves = [2: 10, 3: 6]>} : tensor<64x256xf32> -> !texture.image2d<64x64xf32>
     %px = texture.pack %x {layout = #texture.layout<nc4hw4>} : tensor<1x4x4x64xf32> -> !texture.image2d<64x4xf32>
     %a = texture.alloc {layout = #texture.layout<nc4hw4>, shape = array<i64: 1, 4, 4, 64>} : !texture.image2d<64x4xf32>
     ocl.launch @conv(%a, %px, %p1) {global_size = array<i64: 64, 4>} : !texture.image2d<64x4xf32>, !texture.image2d<64x4xf32>, !texture.image2d<64x64xf32>
@@ -50,6 +53,9 @@ builtin.module attributes {stream.plan = #stream.plan<chunk = 4096, budget = 150
     ocl.launch @relu(%b, %a) {global_size = array<i64: 64, 4>} : !texture.image2d<64x4xf32>, !texture.image2d<64x4xf32>
     %c = texture.alloc {layout = #texture.layout<nc4hw4>, shape = array<i64: 1, 4, 4, 64>} : !texture.image2d<64x4xf32>
     ocl.launch @relu(%c, %b) {global_size = array<i64: 64, 4>} : !texture.image2d<64x4xf32>, !texture.image2d<64x4xf32>
+    %w2t = onnx.Weight {store = "m.onnx", key = "w2t"} : tensor<256x64xf32>
+    %w2 = onnx.Transpose %w2t : (tensor<256x64xf32>) -> tensor<64x256xf32>
+    %p2 = texture.pack %w2 {layout = #texture.layout<rows4>, stream.weight_plan = #stream.weight_plan<stream, chunks = 16, load = 2, use = 4, moves = [2: 10, 3: 6]>} : tensor<64x256xf32> -> !texture.image2d<64x64xf32>
     %d = texture.alloc {layout = #texture.layout<nc4hw4>, shape = array<i64: 1, 4, 4, 64>} : !texture.image2d<64x4xf32>
     ocl.launch @conv(%d, %c, %p2) {global_size = array<i64: 64, 4>} : !texture.image2d<64x4xf32>, !texture.image2d<64x4xf32>, !texture.image2d<64x64xf32>
     %y = texture.unpack %d {layout = #texture.layout<nc4hw4>} : !texture.image2d<64x4xf32> -> tensor<1x4x4x64xf32>
