@@ -281,14 +281,17 @@ def test_mobile_opt_writes_the_weight_store_next_to_the_output(tmp_path, capsys)
     from xdsl.parser import Parser
 
     spec = ("select-layouts,onnx-to-texture,texture-to-ocl,"
-            "flashmem-plan{budget-mb=1.0 chunk-kb=16 time-limit-s=5.0 workers=2}")
+            "flashmem-plan{budget-mb=0.7 chunk-kb=16 time-limit-s=5.0 workers=2},flashmem-stream")
     with pytest.raises(SystemExit) as done:
         mobile_opt.main([str(MODELS / "vit_tiny.onnx"), "-p", spec, "-o",
                          str(tmp_path / "m.mlir"), "--weight-store", str(tmp_path / "m.weights")])
     assert done.value.code == 0, capsys.readouterr().err
     module = Parser(pipelines.context(), (tmp_path / "m.mlir").read_text()).parse_module()
     store = WeightStore(tmp_path / "m.weights")
-    store.check(build_plan(module))
+    plan = build_plan(module)
+    store.check(plan)
+    # the streamed weights are in the store, from the constants their stream.loads read
+    assert plan.streams and all(s.value in store.entries for s in plan.streams)
     assert store.chunk_bytes == 16 * 1024
     # before the lowering there is nothing to pack: one line, no files
     with pytest.raises(SystemExit) as done:
