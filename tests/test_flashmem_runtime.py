@@ -292,6 +292,7 @@ def test_mobile_opt_writes_the_weight_store_next_to_the_output(tmp_path, capsys)
     store.check(plan)
     # the streamed weights are in the store, from the constants their stream.loads read
     assert plan.streams and all(s.value in store.entries for s in plan.streams)
+    assert f"({len(plan.streams)} streamed)" in plan.summary()
     assert store.chunk_bytes == 16 * 1024
     # before the lowering there is nothing to pack: one line, no files
     with pytest.raises(SystemExit) as done:

@@ -250,7 +250,9 @@ def summarize(plan: Plan) -> str:
     """A few lines for people: what the host does, its memory, the buffer fallbacks."""
     counts = (
         f"host plan of @{plan.function}: {len(plan.inputs)} input pack(s), "
-        f"{len(plan.weights)} weight(s), {len(plan.allocs)} alloc(s), "
+        f"{len(plan.weights)} weight(s)"
+        + (f" ({len(plan.streams)} streamed)" if plan.streams else "")
+        + f", {len(plan.allocs)} alloc(s), "
         f"{len(plan.launches)} launch(es), {len(plan.outputs)} output(s)"
     )
     lines = [counts, memory_line(plan)]
