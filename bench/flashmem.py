@@ -92,7 +92,9 @@ def child(args: argparse.Namespace) -> None:
     direct = args.direct if args.direct is None else args.direct == "map"
     if args.pinned_store:
         from mobile_opt.backends.opencl import memory
-        memory.PINNED_REGISTERED = args.pinned_store[0] == "registered"
+        memory.PINNED_REGISTERED = args.pinned_store[0] != "mapped"
+        if args.pinned_store[0] == "packed":
+            memory.PINNED_ALIGN = 1
     if args.child == "streamed":
         model = StreamingModel(module, device, store, direct=direct)
     else:
@@ -506,6 +508,7 @@ def overlap_cell(o: dict) -> str:
 
 VARIANTS = {"ring": "weights from the ring", "map": "weights from the map",
             "registered": "pinned store registered", "mapped": "pinned store mapped",
+            "packed": "pinned store registered, weights back to back",
             "fuse": "with flashmem-fuse"}
 
 
@@ -593,9 +596,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sources", nargs="+", choices=["ring", "map"],
                         help="also run each mode with its weights through the staging ring "
                         "or straight from the map (an A/B in the same cold-process order)")
-    parser.add_argument("--pinned-store", nargs="+", choices=["registered", "mapped"],
+    parser.add_argument("--pinned-store", nargs="+", choices=["registered", "mapped", "packed"],
                         help="also run streamed with the pinned store in registered host "
-                        "memory or a mapped buffer (an A/B, as --sources)")
+                        "memory (each weight at a page boundary), a mapped buffer, or "
+                        "registered with the weights back to back (an A/B, as --sources)")
     parser.add_argument("--fuse", action="store_true",
                         help="also run streamed with flashmem-fuse in its pipeline (an A/B, "
                         "as --sources)")

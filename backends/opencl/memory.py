@@ -195,6 +195,11 @@ PINNED_REGISTERED = True
 """Whether a `PinnedStore` is host memory of our own that the driver registers, else a
 mapped CL_MEM_ALLOC_HOST_PTR buffer (NVIDIA backs that with device memory of its size)."""
 
+PINNED_ALIGN = mmap.PAGESIZE
+"""Where each weight of a `PinnedStore` starts: a multiple of this many bytes, as in the
+store (back to back, small weights would leave the large ones' copies starting off a
+DMA-friendly boundary; `bench/flashmem.py --pinned-store packed` has them so)."""
+
 
 class PinnedStore:
     """
@@ -221,13 +226,11 @@ class PinnedStore:
         self.store, self.memory = store, memory
         self.registered = PINNED_REGISTERED if registered is None else registered
         self.queue = cl.CommandQueue(context)
-        # only the weights `names` (the streamed ones): pinning costs time at load; each
-        # at a page boundary, as in the store (small weights would leave the large ones'
-        # copies starting off a DMA-friendly boundary)
+        # only the weights `names` (the streamed ones): pinning costs time at load
         self.offsets: dict[str, int] = {}
         size = 0
         for name in names:
-            size = -(-size // mmap.PAGESIZE) * mmap.PAGESIZE
+            size = -(-size // PINNED_ALIGN) * PINNED_ALIGN
             self.offsets[name] = size
             size += store.entries[name]["nbytes"]
         self.size = max(1, size)
