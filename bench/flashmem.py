@@ -656,7 +656,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = {k: getattr(args, k) for k in ("share", "chunk_kb", "time_limit", "workers",
                                              "iterations", "repeat", "cold", "seed")}
     out.write_text(json.dumps({"device": device.describe(), "host": e2e.host_cpu(),
-                               "settings": settings, "rows": rows}, indent=1) + "\n")
+                               "commit": e2e.git_commit(), "settings": settings,
+                               "rows": rows}, indent=1) + "\n")
     plot(rows, out.with_suffix(".png"), device.describe())
     print(f"saved {out}")
     return 0

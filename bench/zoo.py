@@ -84,6 +84,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from e2e import git_commit
 from mobile_opt import checking
 from mobile_opt.frontend.dims import UNNAMED
 from mobile_opt.tools.mobile_run import output_stem
@@ -798,13 +799,6 @@ def environment(device_line: str) -> dict:
             versions[name] = None
     return {"device": device_line, "host_cpu": E2E.host_cpu(), "host_cores": os.cpu_count(),
             "python": platform.python_version(), "versions": versions, "commit": git_commit()}
-
-
-def git_commit() -> str | None:
-    """The repository's commit (a row kept from an earlier run keeps its own)."""
-    done = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
-                          capture_output=True, text=True, check=False)
-    return done.stdout.strip() or None
 
 
 def save(path: Path, device_line: str, settings: dict, rows: list[Row], order: list[str]):
