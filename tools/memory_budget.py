@@ -2,8 +2,9 @@
 `mobile-run MODEL... --memory-budget SIZE`: run models streamed under a device-memory
 budget (FlashMem, issue 21), beside preload-all.
 
-Each model is compiled with the GPU pipeline and `flashmem-plan` at the budget (a lowered
-`.mlir` module takes the passes `-p` names and the plan), its
+Each model is compiled with the GPU pipeline, `flashmem-plan` at the budget and
+`flashmem-stream` (a lowered `.mlir` module takes the passes `-p` names, the plan and its
+stream ops), its
 weights written packed to a weight store (in `--save-dir`, or a temporary folder), and
 run by the streaming runtime (`backends/opencl/streaming.py`). Several models run one
 after another (FIFO), each with its own plan, under the one budget: a model's memory is
