@@ -528,6 +528,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def git_commit() -> str | None:
+    """The repository's commit that a benchmark's results name."""
+    done = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip() or None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.torch_cuda:
@@ -574,10 +581,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-def git_commit() -> str | None:
-    """The repository's commit that a benchmark's results name."""
-    done = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
-                          capture_output=True, text=True, check=False)
-    return done.stdout.strip() or None

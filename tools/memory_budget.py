@@ -5,13 +5,13 @@ budget (FlashMem, issue 21), beside preload-all.
 Each model is compiled with the GPU pipeline, `flashmem-plan` at the budget and
 `flashmem-stream` (a lowered `.mlir` module takes the passes `-p` names, the plan and its
 stream ops), its weights written packed to a weight store (in `--save-dir`, or a
-temporary folder), and run by the streaming runtime (`backends/opencl/streaming.py`). Several models run one
-after another (FIFO), each with its own plan, under the one budget: a model's memory is
-freed before the next one loads, for `--iterations` rounds. Preload-all runs each model
-from the same store with every weight resident. For each, the table gives the peak
-resident bytes the allocator counted, the integrated latency (loading the weights and
-the first inference; making the program, the same for both, apart) and the execution
-latency (the median of the later inferences). Every output of every run is checked
+temporary folder), and run by the streaming runtime (`backends/opencl/streaming.py`).
+Several models run one after another (FIFO), each with its own plan, under the one
+budget: a model's memory is freed before the next one loads, for `--iterations` rounds.
+Preload-all runs each model from the same store with every weight resident. For each,
+the table gives the peak resident bytes the allocator counted, the integrated latency
+(loading the weights and the first inference; making the program, the same for both,
+apart) and the execution latency (the median of the later inferences). Every output of every run is checked
 against onnxruntime; the exit status is 1 if any fails or the peak passes the budget.
 """
 

@@ -101,6 +101,7 @@ class StreamingModel(CompiledModel):
         self.budget = head.budget.data if budget is None else budget
         self.chunk = head.chunk.data
         self.streamed: dict[int, Streamed] = {}
+        self._streams_read = False
         self._pending: deque[tuple[cl.Event, Streamed]] = deque()
         self._spare: list[tuple[Slot, cl.MemoryObject]] = []
         self._layer = 0
@@ -120,9 +121,11 @@ class StreamingModel(CompiledModel):
 
     # storage --------------------------------------------------------------------------
     def _streamed_plans(self) -> None:
-        """The streamed weights, with their schedules as their `stream` ops give them."""
-        if self.streamed or not self.plan.weights:
+        """The streamed weights, with their schedules as their `stream` ops give them (once:
+        `_allocated_now` asks for each slot)."""
+        if self._streams_read:
             return
+        self._streams_read = True
         by_slot = {r.slot: r for r in self.plan.weights}
         last_use: dict[int, int] = {}
         for layer, launch in enumerate(self.plan.launches, 1):
