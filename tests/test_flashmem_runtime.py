@@ -275,6 +275,22 @@ def test_split_matmul_computes_the_same(tmp_path):
     np.testing.assert_allclose(got, run_onnxruntime(path, feeds)["y"], rtol=1e-5, atol=1e-5)
 
 
+def test_a_plan_without_its_stream_ops_is_refused(lowered, pocl_device, tmp_path):
+    """A module that flashmem-plan planned to stream but no flashmem-stream lowered."""
+    from mobile_opt.backends.opencl.executor import OpenCLRunError
+    from mobile_opt.backends.opencl.plan import build_plan
+    from mobile_opt.backends.opencl.streaming import StreamingModel
+    from mobile_opt.backends.opencl.weight_store import WeightStore, write_store
+
+    planned = lowered[0].clone()
+    pipelines.apply(planned, [FlashMemPlanPass(budget_mb=0.7, chunk_kb=16, time_limit_s=5,
+                                               workers=2)])
+    plan = build_plan(planned)
+    write_store(tmp_path / "w.bin", plan, 16 * 1024)
+    with pytest.raises(OpenCLRunError, match="run flashmem-stream after flashmem-plan"):
+        StreamingModel(planned, pocl_device, WeightStore(tmp_path / "w.bin"), plan=plan)
+
+
 def test_mobile_opt_writes_the_weight_store_next_to_the_output(tmp_path, capsys):
     from mobile_opt.backends.opencl.plan import build_plan
     from mobile_opt.backends.opencl.weight_store import WeightStore
