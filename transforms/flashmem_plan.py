@@ -37,6 +37,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from mobile_opt.dialects import texture
 from mobile_opt.dialects.onnx.constants import WeightOp
 from mobile_opt.dialects.stream.attributes import PLAN, WEIGHT_PLAN
+from mobile_opt.dialects.stream.ops import streamed_from
 from mobile_opt.models import flashmem
 from mobile_opt.models.device_profile import ProfileError, load_profile
 from mobile_opt.models.storage import HostStorage, host_storage
@@ -93,8 +94,10 @@ def flashmem_problem(function: func.FuncOp, budget_bytes: int, chunk_bytes: int,
         last = n if s.last_use > launches[last_launch[value] - 1][0] else last_launch[value]
         pack = value.owner
         if not isinstance(pack, texture.PackOp):
+            load = streamed_from(value)
+            source = load.weight.name_hint if load is not None else None
             raise DiagnosticException(
-                f"flashmem-plan: weight {value.name_hint or s.value} already streams "
+                f"flashmem-plan: weight {source or value.name_hint or s.value} already streams "
                 "(flashmem-stream ran): plan the module before it")
         name = weight_name(pack, len(weights))
         weights.append(flashmem.Weight(name, s.nbytes, first_launch[value], last))

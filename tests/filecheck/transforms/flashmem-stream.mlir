@@ -34,7 +34,7 @@
 // LAYERS: error: {{.*}}flashmem-stream: @main_graph launches 4 kernels, but its stream.plan has 5 layers: plan again
 // CHUNKS: error: {{.*}}flashmem-stream: the plan of w2 moves 8 chunks, but its !texture.image2d<64x64xf32> takes 16 of 4096 bytes
 // NOPLAN: error: {{.*}}flashmem-stream: the module has no stream.plan: run flashmem-plan first
-// AGAIN: error: {{.*}}flashmem-plan: weight p2 already streams (flashmem-stream ran): plan the module before it
+// AGAIN: error: {{.*}}flashmem-plan: weight w2 already streams (flashmem-stream ran): plan the module before it
 
 builtin.module attributes {stream.plan = #stream.plan<chunk = 4096, budget = 150000, layers = 4, status = optimal>} {
   ocl.kernel @conv(%out: !texture.image2d<64x4xf32>, %in: !texture.image2d<64x4xf32>, %w: !texture.image2d<64x64xf32>) attributes {onnx.node = "node 'conv1' (Conv)"} {
