@@ -101,6 +101,7 @@ def child(args: argparse.Namespace) -> None:
         model = CompiledModel(module, device, store=store, direct=direct)
     loaded = time.perf_counter()
     moving = [0.0]  # each run's host time in chunk moves
+    waiting = [0.0]  # and in waits for memory
     if isinstance(model, StreamingModel):
         move = model.copier.move
 
@@ -118,7 +119,9 @@ def child(args: argparse.Namespace) -> None:
     runs = []
     for _ in range(args.iterations - 1):
         moving.append(0.0)
+        waited = getattr(model, "wait_seconds", 0.0)
         runs.append(model.run(feeds).wall_seconds)
+        waiting.append(getattr(model, "wait_seconds", 0.0) - waited)
     np.savez(args.out, **first.outputs)
     print(json.dumps({
         "import_s": imported - started, "build_s": model.build_seconds,
@@ -129,7 +132,8 @@ def child(args: argparse.Namespace) -> None:
         "peak": model.memory.peak, "host_pinned": model.memory.host_pinned,
         "settle_s": getattr(model, "settle_seconds", 0.0), "upload_s": model.upload_seconds,
         "source_s": model.source_seconds, "first_move_s": moving[0],
-        "move_s": statistics.median(moving[1:]) if runs else 0.0, "direct": model.direct,
+        "move_s": statistics.median(moving[1:]) if runs else 0.0,
+        "wait_s": statistics.median(waiting[1:]) if runs else 0.0, "direct": model.direct,
         "resident_end": model.memory.resident, "device_mib": device_mib(),
         "resident": marks}))
 
@@ -472,7 +476,7 @@ def bench_model(name: str, device, args, scratch: Path) -> dict:
     for key, cold_runs in runs.items():
         row[key] = {**cold_runs[0], "cold_runs": cold_runs}
         for k in ("integrated_s", "execution_s", "load_s", "first_s", "build_s", "settle_s",
-                  "upload_s", "source_s", "first_move_s", "move_s"):
+                  "upload_s", "source_s", "first_move_s", "move_s", "wait_s"):
             row[key][k] = statistics.median(r[k] for r in cold_runs)
         row[key]["peak"] = max(r["peak"] for r in cold_runs)
         row[key]["outputs"] = {k: "PASS" if all(r["outputs"][k] == "PASS" for r in cold_runs)

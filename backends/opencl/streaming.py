@@ -117,6 +117,8 @@ class StreamingModel(CompiledModel):
         self.runs = 0
         self.settle_seconds = 0.0
         """Host time of `_settle`, before the second run (not in its time)."""
+        self.wait_seconds = 0.0
+        """Host time spent waiting for the device to free memory (`_make_room`), all runs."""
         super().__init__(module, device, function, plan, store, context, memory, direct)
 
     # storage --------------------------------------------------------------------------
@@ -292,7 +294,9 @@ class StreamingModel(CompiledModel):
                     f"over the budget of {self.budget}")
             event, s = self._pending.popleft()
             self.queue.flush()
+            started = time.perf_counter()
             event.wait()
+            self.wait_seconds += time.perf_counter() - started
             self._free(s)
 
     def _free(self, s: Streamed) -> None:
