@@ -5,7 +5,8 @@ script and test that compiles a model takes its passes from this module.
 - GPU: the graph passes (`GRAPH_PASSES`, or the `-p` spec), `texture-tile` (TMModel,
   with the device's shipped profile, if it has one), `select-layouts{target=gpu
   solver=gcd2}` (every layout chosen together; `solver=local`: the rules op by op),
-  `onnx-to-texture` within the device's image limits, `texture-to-ocl`, `ace` and `cse`;
+  `onnx-to-texture` within the device's image limits (every tensor in a buffer where the
+  profile's images are slower, `prefers_buffers`: PoCL), `texture-to-ocl`, `ace` and `cse`;
   under a memory budget, `flashmem-split` first (no weight over a quarter of the budget)
   and `flashmem-plan` last.
 - DSP: `select-layouts{target=dsp}` (each operator's implementation, GCD²'s local
@@ -28,7 +29,7 @@ from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from mobile_opt.backends.hexagon.printer import PRINTER_PACKINGS
-from mobile_opt.models.device_profile import profile_for_device
+from mobile_opt.models.device_profile import load_profile, prefers_buffers, profile_for_device
 from mobile_opt.transforms.ace import AddressCalculationEliminationPass
 from mobile_opt.transforms.flashmem_fuse import FlashMemFusePass
 from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
@@ -133,6 +134,8 @@ def gpu_pipeline(
         remarks=False,  # the host plan says which storage falls back to a buffer, once each
     )
     profile = profile_for_device(getattr(device, "name", ""), getattr(device, "platform", ""))
+    if "buffers" not in given and profile is not None:
+        lowering = dataclasses.replace(lowering, buffers=prefers_buffers(load_profile(profile)))
     if stream is not None and not any(isinstance(p, FlashMemSplitPass) for p in before):
         # no weight may need a large share of the budget on its own; before a given
         # flashmem-fuse, which plans within the budget too

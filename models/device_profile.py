@@ -117,6 +117,24 @@ def describes(identity: dict, device_name: str, platform: str) -> bool:
     )
 
 
+IMAGE_PENALTY = 3.0
+"""How many times slower than buffer reads a profile's image reads must be for tensors
+to go in buffers (`prefers_buffers`)."""
+
+
+def prefers_buffers(profile: dict) -> bool:
+    """
+    Romou's storage criterion: whether tensors belong in buffers rather than images on
+    this device, its measured image read bandwidth being under 1/`IMAGE_PENALTY` of its
+    buffer bandwidth. PoCL emulates images in software (8.96 against 2.20 GB/s); the
+    H100 reads its images through a texture cache (4887 against 1983 GB/s, the buffer
+    figure from L1), and its kernels were tuned on images. Unmeasured: False.
+    """
+    bandwidth = profile.get("bandwidth_gbs") or {}
+    buffer, image = bandwidth.get("buffer"), bandwidth.get("texture")
+    return bool(buffer and image) and buffer > IMAGE_PENALTY * image
+
+
 def profile_for_device(device_name: str, platform: str = "") -> str | None:
     """
     The shipped measured profile of the device of this name, if there is one; PoCL's

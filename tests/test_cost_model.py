@@ -58,3 +58,25 @@ def test_hvx_cycle_model_costs_allocated_kernels_in_cycles():
     assert all(c > kernel_cost(f).packets for c, f in zip(costs, funcs))
     assert not any(math.isinf(c) for c in costs) and len(set(costs)) > 1
     assert cheapest(model, funcs) is funcs[costs.index(min(costs))]
+
+
+def test_buffers_where_the_profile_measured_images_slower():
+    """Romou's storage criterion, and the GPU pipeline following it per device."""
+    from types import SimpleNamespace
+
+    from mobile_opt.models.device_profile import IMAGE_PENALTY, prefers_buffers
+
+    assert prefers_buffers(load_profile("pocl"))  # images emulated in software
+    assert not prefers_buffers(load_profile("nvidia-h100"))
+    assert not prefers_buffers(load_profile("adreno740"))  # published figures: no bandwidths
+    assert prefers_buffers({"bandwidth_gbs": {"buffer": IMAGE_PENALTY * 2.0 + 0.1, "texture": 2.0}})
+    assert not prefers_buffers({"bandwidth_gbs": {"buffer": IMAGE_PENALTY * 2.0, "texture": 2.0}})
+
+    def lowering(name: str, platform: str, spec: str = "") -> bool:
+        device = SimpleNamespace(max_image_width=16384, max_image_height=16384, name=name,
+                                 platform=platform)
+        return pipelines.gpu_pipeline(spec, device, tile=False)[1].buffers
+
+    assert lowering("cpu", "Portable Computing Language")
+    assert not lowering("NVIDIA H100 80GB HBM3", "NVIDIA CUDA")
+    assert not lowering("cpu", "Portable Computing Language", "onnx-to-texture{buffers=false}")

@@ -162,6 +162,40 @@ def test_fused_conv_with_activation(tmp_path, pocl_device):
     assert_close(m.save(tmp_path / "m.onnx"), pocl_device, PASS_PIPELINE)
 
 
+BUFFERS = ["onnx-to-texture{buffers=true}"]
+"""Every tensor in a buffer (`prefers_buffers`, PoCL's choice): ungrouped convs take the
+wide kernel, 16 output channels at 8 output pixels a work-item."""
+
+WIDE = {
+    "wide_groups_partial": ([1, 8, 5, 10], [20, 8, 3, 3], {"pads": [1, 1, 1, 1]}),
+    "wide_ragged_19": ([2, 16, 4, 19], [32, 16, 1, 1], {}),
+    "wide_stem_7x7_s2": ([1, 3, 21, 23], [16, 3, 7, 7], {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
+    "wide_stride2_1x1": ([1, 12, 9, 9], [48, 12, 1, 1], {"strides": [2, 2]}),
+}
+
+
+def test_conv_in_buffers(tmp_path, pocl_device):
+    """The conv cases, and the wide kernel's: partial channel groups, ragged tiles, C=3."""
+    m = ModelBuilder()
+    for name, (x, w, attrs) in {**CONVS, **WIDE}.items():
+        add_conv(m, name, x, w, **attrs)
+    add_conv(m, "wide_no_bias", [1, 5, 6, 6], [7, 5, 3, 3], bias=False, pads=[1, 1, 1, 1])
+    for name, (x, w, attrs) in TRANSPOSED.items():
+        add_conv(m, name, x, w, op="ConvTranspose", **attrs)
+    assert_close(m.save(tmp_path / "m.onnx"), pocl_device, BUFFERS)
+
+
+def test_wide_conv_epilogue(tmp_path, pocl_device):
+    """A residual block's conv in buffers: Relu, then Add and Relu fused as the epilogue."""
+    m = ModelBuilder()
+    m.node("Conv", [m.input("x", [1, 16, 6, 9]), m.weight("w", rand(20, 16, 3, 3)),
+                    m.weight("b", rand(20, seed=2))], ["c"], pads=[1, 1, 1, 1])
+    m.node("Add", ["c", m.input("skip", [1, 20, 6, 9])], ["s"])
+    m.node("Relu", ["s"], [m.output("y")])
+    assert_close(m.save(tmp_path / "m.onnx"), pocl_device,
+                 [*PASS_PIPELINE, *BUFFERS])
+
+
 POOLS = {
     "max_3x3_s2": ("MaxPool", [1, 6, 9, 9], {"kernel_shape": [3, 3], "strides": [2, 2]}),
     "max_pads_ceil": ("MaxPool", [1, 5, 8, 7], {"kernel_shape": [3, 3], "strides": [2, 2],

@@ -343,10 +343,13 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
     storages = host_storage(graph, storage_name).values
 
     def remark(op: texture.PackOp | texture.AllocOp) -> Storage:
-        """The storage `op` makes, with a remark if it fell back to a buffer."""
+        """The storage `op` makes, with a remark if it fell back to a buffer (not where
+        every tensor is in one, `onnx-to-texture{buffers=true}`)."""
         s = storages[op.result]
         width, height = s.width, s.height
-        if s.kind == "buffer":
+        within = isinstance(limits, texture.LimitsAttr) and (
+            width <= limits.max_width.data and height <= limits.max_height.data)
+        if s.kind == "buffer" and not within:
             remark = getattr(op, "remark", None)
             text = getattr(remark, "data", None) if remark is not None else None
             plan.remarks.append(

@@ -299,6 +299,16 @@ class OpenCLPrinter(BasePrinter):
         self.assign(op.result, f"(float4)({lanes})")
 
     @print_op.register
+    def _(self, op: ocl.Vec16Op) -> None:
+        pixels = ", ".join(self.expr(v) for v in op.pixels)
+        self.assign(op.result, f"(float16)({pixels})")
+
+    @print_op.register
+    def _(self, op: ocl.Part4Op) -> None:
+        lanes = ("s0123", "s4567", "s89ab", "scdef")[op.index.value.data]
+        self.assign(op.result, f"{self.expr(op.vector)}.{lanes}")
+
+    @print_op.register
     def _(self, op: ocl.LaneOp) -> None:
         self.assign(op.result, f"mo_lane({self.expr(op.vector)}, {self.expr(op.lane)})")
 

@@ -3,6 +3,7 @@
 from .ops import (
     FLOAT4,
     HALF4,
+    FLOAT16,
     OCL,
     KernelOp,
     ReturnOp,
@@ -24,6 +25,8 @@ from .ops import (
     VStore4Op,
     VStoreHalf4Op,
     Vec4Op,
+    Vec16Op,
+    Part4Op,
     LaneOp,
     BarrierOp,
     LaunchOp,
@@ -32,6 +35,7 @@ from .ops import (
 __all__ = [
     "FLOAT4",
     "HALF4",
+    "FLOAT16",
     "OCL",
     "KernelOp",
     "ReturnOp",
@@ -53,6 +57,8 @@ __all__ = [
     "VStore4Op",
     "VStoreHalf4Op",
     "Vec4Op",
+    "Vec16Op",
+    "Part4Op",
     "LaneOp",
     "BarrierOp",
     "LaunchOp",

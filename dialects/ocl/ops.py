@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float16Type,
     Float32Type,
+    I64,
     FunctionType,
     IntegerAttr,
     StringAttr,
@@ -58,6 +59,9 @@ from mobile_opt.dialects.texture.ops import Image2DType, PixelBufferType
 
 FLOAT4 = VectorType(f32, [4])
 HALF4 = VectorType(f16, [4])
+FLOAT16 = VectorType(f32, [16])
+"""Four pixels side by side: the wide kernels' sixteen output channels (one AVX-512
+register on a CPU device)."""
 
 
 @irdl_op_definition
@@ -320,6 +324,44 @@ class Vec4Op(IRDLOperation):
 
 
 @irdl_op_definition
+class Vec16Op(IRDLOperation):
+    """The vector literal `(float16)(a, b, c, d)` of four float4 pixels."""
+
+    name = "ocl.vec16"
+    pixels = var_operand_def(FLOAT4)
+    result = result_def(FLOAT16)
+    traits = traits_def(Pure())
+    assembly_format = "$pixels attr-dict"
+
+    def __init__(self, pixels: Sequence[SSAValue]):
+        super().__init__(operands=[list(pixels)], result_types=[FLOAT16])
+
+    def verify_(self) -> None:
+        if len(self.pixels) != 4:
+            raise VerifyException(f"ocl.vec16 takes four float4 pixels, got {len(self.pixels)}")
+
+
+@irdl_op_definition
+class Part4Op(IRDLOperation):
+    """Pixel `index` (0–3) of a float16: its lanes 4·index to 4·index + 3 (`.s0123`, ...)."""
+
+    name = "ocl.part4"
+    vector = operand_def(FLOAT16)
+    index = prop_def(IntegerAttr[I64])
+    result = result_def(FLOAT4)
+    traits = traits_def(Pure())
+    assembly_format = "$vector `[` $index `]` attr-dict"
+
+    def __init__(self, vector: SSAValue, index: int):
+        super().__init__(operands=[vector], result_types=[FLOAT4],
+                         properties={"index": IntegerAttr(index, i64)})
+
+    def verify_(self) -> None:
+        if not 0 <= self.index.value.data < 4:
+            raise VerifyException(f"ocl.part4: index {self.index.value.data} is not in 0..3")
+
+
+@irdl_op_definition
 class LaneOp(IRDLOperation):
     """Lane `lane` (0–3, known only at run time) of a float4."""
 
@@ -415,6 +457,8 @@ OCL = Dialect(
         VStore4Op,
         VStoreHalf4Op,
         Vec4Op,
+        Vec16Op,
+        Part4Op,
         LaneOp,
         BarrierOp,
         LaunchOp,

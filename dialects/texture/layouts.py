@@ -35,6 +35,10 @@ class Layout(StrEnum):
     outputs o..o+3, with Ip = I rounded up to 4."""
     DW4 = "dw4"
     """Depthwise weights [C, 1, KH, KW]: pixel (x = kh * KW + kw, y = c/4) holds c..c+3."""
+    HWIO4 = "hwio4"
+    """Conv weights [O, I, KH, KW] for the wide kernel over buffers: pixel (x = o/4,
+    y = (kh * KW + kw) * Ip + i) holds outputs o..o+3, with Ip = I rounded up to 4 and the
+    width rounded up to 4 pixels, so that each 16 outputs are one aligned `vload16`."""
 
     @property
     def block(self) -> int:
@@ -44,7 +48,7 @@ class Layout(StrEnum):
         """The axis that is packed four to a pixel, for a tensor of this rank."""
         if self in (Layout.NC4HW4,):
             return 1
-        if self in (Layout.OIHW4O, Layout.DW4):
+        if self in (Layout.OIHW4O, Layout.DW4, Layout.HWIO4):
             return 0
         if self is Layout.COLS4:
             return rank - 2
@@ -56,6 +60,7 @@ class Layout(StrEnum):
             Layout.NC4HW4: (4,),
             Layout.OIHW4O: (4,),
             Layout.DW4: (4,),
+            Layout.HWIO4: (4,),
             Layout.BLOCK2: (2,),
             Layout.BLOCK4: (2,),
             Layout.BLOCK8: (2,),
@@ -97,6 +102,9 @@ def image_size(layout: Layout, shape: tuple[int, ...]) -> tuple[int, int]:
         case Layout.DW4:
             c, _, kh, kw = shape
             return kh * kw, ceil4(c)
+        case Layout.HWIO4:
+            o, i, kh, kw = shape
+            return 4 * ceil4(ceil4(o)), kh * kw * 4 * ceil4(i)
     raise AssertionError(layout)
 
 
@@ -137,6 +145,10 @@ def pack(layout: Layout, array: np.ndarray) -> np.ndarray:
             a = _pad_axis(a, 0, 4)
             c, _, kh, kw = a.shape
             px = a.reshape(c // 4, 4, kh * kw).transpose(0, 2, 1)
+        case Layout.HWIO4:
+            a = _pad_axis(_pad_axis(a, 0, 16), 1, 4)
+            o, i, kh, kw = a.shape
+            px = a.reshape(o // 4, 4, i, kh, kw).transpose(3, 4, 2, 0, 1)
     width, height = image_size(layout, array.shape)
     return np.ascontiguousarray(px).reshape(height, width, 4)
 
@@ -169,6 +181,10 @@ def unpack(layout: Layout, pixels: np.ndarray, shape: tuple[int, ...]) -> np.nda
             c, one, kh, kw = full
             a = pixels.reshape(ceil4(c), kh * kw, 4).transpose(0, 2, 1)
             a = a.reshape(-1, one, kh, kw)[:c]
+        case Layout.HWIO4:
+            o, i, kh, kw = full
+            a = pixels.reshape(kh, kw, -1, pixels.shape[1], 4).transpose(3, 4, 2, 0, 1)
+            a = a.reshape(-1, a.shape[2], kh, kw)[:o, :i]
     return np.ascontiguousarray(a).reshape(shape)
 
 

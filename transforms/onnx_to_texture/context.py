@@ -86,6 +86,8 @@ class LoweringContext:
     max_image: tuple[int, int]
     element_type: type = f32
     fuse: bool = True
+    buffers: bool = False
+    """Every tensor in a pixel buffer, none in an image (a device whose images are slower)."""
     remarks: list[str] = field(default_factory=list)
     stored: dict[SSAValue, Stored] = field(default_factory=dict)
     packed: dict[tuple[SSAValue, Layout], Stored] = field(default_factory=dict)
@@ -125,6 +127,8 @@ class LoweringContext:
         width, height = image_size(layout, tuple(shape))
         max_w, max_h = self.max_image
         element = f32 if integer else self.element_type
+        if self.buffers:
+            return texture.PixelBufferType(width, height, element)
         if width <= max_w and height <= max_h:
             return texture.Image2DType(width, height, element)
         self.remarks.append(
@@ -137,8 +141,8 @@ class LoweringContext:
         dims = shape(value)
         storage_type = self.storage_type(layout, dims, label, is_integer(value))
         op = self.host().insert(texture.AllocOp(layout, dims, storage_type))
-        if isinstance(storage_type, texture.PixelBufferType):
-            op.remark = StringAttr(self.remarks[-1])
+        if isinstance(storage_type, texture.PixelBufferType) and not self.buffers:
+            op.remark = StringAttr(self.remarks[-1])  # over the image limits
         if value.name_hint:
             op.result.name_hint = value.name_hint
         stored = Stored(op.result, layout, dims)

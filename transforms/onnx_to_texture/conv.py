@@ -353,6 +353,89 @@ def store_tiles(k: KernelContext, tile: TileFn, width: int) -> None:
             k.store(value)
 
 
+WIDE_TILE = 8
+"""Output pixels along w that one work-item of the wide kernel computes."""
+
+
+def wide_tile(kb: KernelBuilder, geo: ConvShape, x: TensorView, weight: TensorView,
+              bias: TensorView | None) -> TileFn:
+    """
+    Sixteen output channels (four channel blocks) at once, as float16s: per input channel,
+    its lane of each output pixel's input, splat, times one `hwio4` row of sixteen weights.
+    (n, group of four channel blocks, h, [w...]) -> a float16 per w.
+    """
+    in_channels = weight.shape[1]
+    in_blocks = ceil4(in_channels)
+    last_block = ceil4(geo.output[1]) - 1
+
+    def tile(n: Val, g: Val, h: Val, ws: list[Val]) -> list[Val]:
+        blocks = [g * 4 + j for j in range(4)]
+        if bias is None:
+            acc = kb.vec16([kb.float4(0.0)] * 4)
+        else:  # the bias has no pixels past its last block
+            acc = kb.vec16([bias.read_block([kb.min(cb, last_block)]) for cb in blocks])
+
+        def step(kh: Val, kw: Val, ih: Val, cols: list[Column], accs: list[Val]) -> list[Val]:
+            def channels(ib: Val, *accs: Val) -> list[Val]:
+                pixels = [column_block(x, n, ib, ih, col) for col in cols]
+                accs = list(accs)
+                for j in range(4):
+                    if ib.const is not None and ib.const * 4 + j >= in_channels:
+                        break
+                    row = kb.vec16([weight.read_block([cb, ib * 4 + j, kh, kw]) for cb in blocks])
+                    accs = [kb.fma(kb.splat16(kb.lane(px, j)), row, a)
+                            for px, a in zip(pixels, accs)]
+                return accs
+
+            return kb.loop(0, in_blocks, channels, accs, name="ib")
+
+        return over_taps(kb, geo, h, ws, [acc.named("acc")] * len(ws), step)
+
+    return tile
+
+
+def store_wide(k: KernelContext, tile: TileFn, width: int, finish: Callable[[Val], Val]) -> None:
+    """
+    Store a wide kernel's result (nc4hw4): each work-item computes four channel blocks
+    at `width` neighbouring output pixels along w; `finish` takes each float4 to the
+    value stored (the activation).
+    """
+    kb = k.kb
+    batch, channels, height, out_width = k.out.shape
+    blocks = ceil4(channels)
+    groups, tiles = -(-blocks // 4), -(-out_width // width)
+    k.global_size = (tiles * groups, batch * height)
+    gx, gy = k.pixel.x, k.pixel.y
+    n, h = (gy // height).named("n"), (gy % height).named("h")
+    g, w0 = (gx // tiles).named("g"), ((gx % tiles) * width).named("w0")
+    ws = [w0 + t for t in range(width)]
+    ragged = out_width % width != 0
+    values = tile(n, g, h, [kb.min(w, out_width - 1) if ragged else w for w in ws])
+    for t, (w, value) in enumerate(zip(ws, values)):
+        for j in range(4):
+            cb = g * 4 + j
+            pixel = OutputPixel(cb * out_width + w, gy, [n, cb, h, w])
+            guards = ([w < out_width] if ragged and t > 0 else []) + (
+                [cb < blocks] if blocks % 4 and j > 0 else [])
+
+            def store(pixel: OutputPixel = pixel, part: Val = kb.part4(value, j)) -> list[Val]:
+                k.pixel = pixel
+                k.store(finish(part))
+                return []
+
+            if guards:
+                kb.if_(kb.all(guards), store)
+            else:
+                store()
+
+
+def wide_conv(k: KernelContext, geo: ConvShape) -> bool:
+    """Whether a conv takes the wide kernel: stored in buffers (a device whose images are
+    slower, `onnx-to-texture{buffers=true}`), ungrouped, its output in nc4hw4."""
+    return (k.ctx.buffers and geo.kind == "blocked" and geo.group == 1
+            and k.out.layout is Layout.NC4HW4)
+
+
 def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], geo: ConvShape,
               weight_value: SSAValue, bias_value: SSAValue | None,
               act: tuple[str, Sequence[float]] = ("", ()), host_computed: bool = False) -> None:
@@ -361,6 +444,14 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
     kb = k.kb
     x = activation_input(k, op.operands[0])
     bias = k.input(bias_value, Layout.ROWS4, "bias") if bias_value is not None else None
+    name, params = act
+    if wide_conv(k, geo):
+        weight = host_weight(k, weight_value, Layout.HWIO4, host_computed=host_computed)
+        k.config = None  # texture-tile's configurations are the image kernels'
+        store_wide(k, wide_tile(kb, geo, x, weight, bias), min(WIDE_TILE, geo.output[3]),
+                   lambda v: activation(kb, name, params, v))
+        k.finish()
+        return
     width = min(k.config.tile[0] if k.config else TILE_WIDTH, geo.output[3])
     if geo.kind == "blocked":
         weight = host_weight(k, weight_value, Layout.OIHW4O, host_computed=host_computed)
@@ -372,7 +463,6 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
         weight = host_weight(k, weight_value, Layout.OIHW4O, host_computed=host_computed)
         tile = grouped_tile(kb, geo, x, weight, bias)
         width = 1
-    name, params = act
 
     def activated(n: Val, cb: Val, h: Val, ws: list[Val]) -> list[Val]:
         return [activation(kb, name, params, v) for v in tile(n, cb, h, ws)]

@@ -335,6 +335,18 @@ class KernelBuilder:
             return self.float4(vals[0].const)
         return self.emit(ocl.Vec4Op([v.value for v in vals]))
 
+    def vec16(self, pixels: Sequence[Val]) -> Val:
+        """Four float4 pixels as one float16."""
+        return self.emit(ocl.Vec16Op([self.splat(p).value for p in pixels]))
+
+    def part4(self, v: Val, k: int) -> Val:
+        """Pixel `k` of a float16."""
+        return self.emit(ocl.Part4Op(v.value, k))
+
+    def splat16(self, x: Val) -> Val:
+        """A scalar in all sixteen lanes."""
+        return self.emit(vector.BroadcastOp(x.value, ocl.FLOAT16))
+
     def lane(self, v: Val, k: int | Val) -> Val:
         if isinstance(k, Val) and k.const is not None:
             k = k.const

@@ -40,7 +40,9 @@ class OnnxToTexturePass(ModulePass):
     """
     Lower every `func.func` of `onnx` ops to texture kernels. Tensors larger than
     `max-image-width` × `max-image-height` pixels live in buffers instead (a remark
-    says which); `storage` is the pixels' element type, f32 or f16.
+    says which), and every tensor does with `buffers` (for a device whose images are
+    slower than its buffers, where convolutions take the wide kernel); `storage` is the
+    pixels' element type, f32 or f16.
     """
 
     name = "onnx-to-texture"
@@ -49,6 +51,7 @@ class OnnxToTexturePass(ModulePass):
     max_image_height: int = 16384
     storage: str = "f32"
     fuse: bool = True
+    buffers: bool = False
     remarks: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -59,7 +62,7 @@ class OnnxToTexturePass(ModulePass):
         for graph in [f for f in op.body.block.ops if isinstance(f, func.FuncOp)]:
             lowering = LoweringContext(
                 op, graph, (self.max_image_width, self.max_image_height),
-                f16 if self.storage == "f16" else f32, self.fuse,
+                f16 if self.storage == "f16" else f32, self.fuse, self.buffers,
             )
             try:
                 lower_graph(lowering)

@@ -92,6 +92,9 @@ class TensorView:
             case Layout.DW4:
                 c4, _, kh, kw = i
                 return kh * d[3] + kw, c4
+            case Layout.HWIO4:
+                o4, ii, kh, kw = i
+                return o4, (kh * d[3] + kw) * (4 * ceil4(d[1])) + ii
         raise AssertionError(self.layout)
 
     def read_block(self, block_idx: Sequence[Operand]) -> Val:

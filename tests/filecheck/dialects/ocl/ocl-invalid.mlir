@@ -216,6 +216,30 @@ ocl.kernel @k(%a: !texture.image2d<4x2xf32>) {
 
 // -----
 
+// A float16 joins four float4 pixels, and has pixels 0 to 3.
+%p = "test.op"() : () -> vector<4xf32>
+%v = "ocl.vec16"(%p, %p, %p) : (vector<4xf32>, vector<4xf32>, vector<4xf32>) -> vector<16xf32>
+
+// CHECK: ocl.vec16 takes four float4 pixels, got 3
+
+// -----
+
+%p = "test.op"() : () -> vector<4xf32>
+%v = "ocl.vec16"(%p, %p, %p, %p) : (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) -> vector<16xf32>
+%q = "ocl.part4"(%v) <{index = 4 : i64}> : (vector<16xf32>) -> vector<4xf32>
+
+// CHECK: ocl.part4: index 4 is not in 0..3
+
+// -----
+
+%v = "test.op"() : () -> vector<4xf32>
+%q = "ocl.part4"(%v) <{index = 0 : i64}> : (vector<4xf32>) -> vector<4xf32>
+
+// CHECK:      operand 'vector' at position 0 does not verify:
+// CHECK-NEXT: Expected attribute vector<16xf32> but got vector<4xf32>
+
+// -----
+
 // Launches: the kernel's argument types, 1 to 3 positive global sizes, a local size
 // of the same rank.
 ocl.kernel @k(%a: !texture.image2d<4x2xf32>) {

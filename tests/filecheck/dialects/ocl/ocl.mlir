@@ -3,7 +3,8 @@
 
 // The ocl dialect: kernels (image and buffer arguments, an onnx.node attribute),
 // work-item ids in each dimension, image reads and writes of f32 and f16 pixels,
-// buffer loads and stores, vector literals and run-time lanes, barriers, and the
+// buffer loads and stores, vector literals and run-time lanes, the wide kernels' float16
+// (four pixels joined, one pixel taken out), barriers, and the
 // host-side launch with and without a local size.
 
 // CHECK:      builtin.module {
@@ -54,6 +55,22 @@ builtin.module {
     %q = ocl.vload_half4 %h[%i] : !texture.buffer2d<4x2xf16>
     ocl.vstore4 %q, %f[%i] : !texture.buffer2d<4x2xf32>
     ocl.vstore_half4 %p, %h[%i] : !texture.buffer2d<4x2xf16>
+    ocl.return
+  }
+  // CHECK-NEXT: ocl.kernel @wide(%f: !texture.buffer2d<4x2xf32>) {
+  // CHECK-NEXT:   %i = ocl.global_id 0
+  // CHECK-NEXT:   %p = ocl.vload4 %f[%i] : !texture.buffer2d<4x2xf32>
+  // CHECK-NEXT:   %v = ocl.vec16 %p, %p, %p, %p
+  // CHECK-NEXT:   %q = ocl.part4 %v[3]
+  // CHECK-NEXT:   ocl.vstore4 %q, %f[%i] : !texture.buffer2d<4x2xf32>
+  // CHECK-NEXT:   ocl.return
+  // CHECK-NEXT: }
+  ocl.kernel @wide(%f: !texture.buffer2d<4x2xf32>) {
+    %i = ocl.global_id 0
+    %p = ocl.vload4 %f[%i] : !texture.buffer2d<4x2xf32>
+    %v = ocl.vec16 %p, %p, %p, %p
+    %q = ocl.part4 %v[3]
+    ocl.vstore4 %q, %f[%i] : !texture.buffer2d<4x2xf32>
     ocl.return
   }
   // CHECK-NEXT: ocl.kernel @empty() {

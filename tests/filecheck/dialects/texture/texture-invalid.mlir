@@ -174,7 +174,7 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
 
 "test.op"() {l = #texture.layout<nhwc>} : () -> ()
 
-// CHECK: Expected `nc4hw4`, `rows4`, `cols4`, `block2`, `block4`, `block8`, `oihw4o`, or `dw4`.
+// CHECK: Expected `nc4hw4`, `rows4`, `cols4`, `block2`, `block4`, `block8`, `oihw4o`, `dw4`, or `hwio4`.
 
 // -----
 
@@ -249,3 +249,11 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
 %y = texture.relayout %x : tensor<6x8xf32> -> tensor<6x8xf32>
 
 // CHECK: property 'layout' expected in operation 'texture.relayout'
+
+// -----
+
+// hwio4 sizes the grid with each 16 outputs one aligned float16: 20 outputs take 8 pixels.
+%w = "test.op"() : () -> tensor<20x3x3x3xf32>
+%p = texture.pack %w {layout = #texture.layout<hwio4>} : tensor<20x3x3x3xf32> -> !texture.buffer2d<5x36xf32>
+
+// CHECK: texture.pack: a [20, 3, 3, 3] tensor in hwio4 takes 8x36 pixels, not 5x36

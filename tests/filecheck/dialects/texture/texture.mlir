@@ -14,6 +14,7 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
   %a = "test.op"() : () -> tensor<5x6xf32>
   %w = "test.op"() : () -> tensor<8x3x3x3xf32>
   %dw = "test.op"() : () -> tensor<6x1x3x3xf32>
+  %w20 = "test.op"() : () -> tensor<20x3x3x3xf32>
   // CHECK-NEXT:   %act = "test.op"() : () -> tensor<1x6x2x3xf32>
   // CHECK-NEXT:   %half = "test.op"() : () -> tensor<1x6x2x3xf16>
   // CHECK-NEXT:   %rows = "test.op"() : () -> tensor<2x3x5xf32>
@@ -22,11 +23,13 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
   // CHECK-NEXT:   %a = "test.op"() : () -> tensor<5x6xf32>
   // CHECK-NEXT:   %w = "test.op"() : () -> tensor<8x3x3x3xf32>
   // CHECK-NEXT:   %dw = "test.op"() : () -> tensor<6x1x3x3xf32>
+  // CHECK-NEXT:   %w20 = "test.op"() : () -> tensor<20x3x3x3xf32>
 
   // Every layout, each image sized as layouts.image_size says:
   // nc4hw4 [1,6,2,3] -> W*ceil4(C) x N*H = 6x2, rows4 [2,3,5] -> ceil4(5) x 2*3 = 2x6,
   // rows4 of a scalar -> 1x1, cols4 [2,5,3] -> 3 x 2*ceil4(5) = 3x4,
-  // blockB [5,6] -> ceil4(6)*B x ceil(5/B), oihw4o [8,3,3,3] -> 3*3*4 x 2, dw4 [6,1,3,3] -> 9x2.
+  // blockB [5,6] -> ceil4(6)*B x ceil(5/B), oihw4o [8,3,3,3] -> 3*3*4 x 2, dw4 [6,1,3,3] -> 9x2,
+  // hwio4 [20,3,3,3] -> ceil4(20) rounded up to 4 = 8 x 3*3*4.
   %p_nc4hw4 = texture.pack %act {layout = #texture.layout<nc4hw4>} : tensor<1x6x2x3xf32> -> !texture.image2d<6x2xf32>
   %p_f16 = texture.pack %half {layout = #texture.layout<nc4hw4>} : tensor<1x6x2x3xf16> -> !texture.image2d<6x2xf16>
   %p_rows4 = texture.pack %rows {layout = #texture.layout<rows4>} : tensor<2x3x5xf32> -> !texture.image2d<2x6xf32>
@@ -37,6 +40,7 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
   %p_block8 = texture.pack %a {layout = #texture.layout<block8>} : tensor<5x6xf32> -> !texture.image2d<16x1xf32>
   %p_oihw4o = texture.pack %w {layout = #texture.layout<oihw4o>} : tensor<8x3x3x3xf32> -> !texture.image2d<36x2xf32>
   %p_dw4 = texture.pack %dw {layout = #texture.layout<dw4>} : tensor<6x1x3x3xf32> -> !texture.image2d<9x2xf32>
+  %p_hwio4 = texture.pack %w20 {layout = #texture.layout<hwio4>} : tensor<20x3x3x3xf32> -> !texture.buffer2d<8x36xf32>
   // CHECK-NEXT:   %p_nc4hw4 = texture.pack %act {layout = #texture.layout<nc4hw4>} : tensor<1x6x2x3xf32> -> !texture.image2d<6x2xf32>
   // CHECK-NEXT:   %p_f16 = texture.pack %half {layout = #texture.layout<nc4hw4>} : tensor<1x6x2x3xf16> -> !texture.image2d<6x2xf16>
   // CHECK-NEXT:   %p_rows4 = texture.pack %rows {layout = #texture.layout<rows4>} : tensor<2x3x5xf32> -> !texture.image2d<2x6xf32>
@@ -47,6 +51,7 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
   // CHECK-NEXT:   %p_block8 = texture.pack %a {layout = #texture.layout<block8>} : tensor<5x6xf32> -> !texture.image2d<16x1xf32>
   // CHECK-NEXT:   %p_oihw4o = texture.pack %w {layout = #texture.layout<oihw4o>} : tensor<8x3x3x3xf32> -> !texture.image2d<36x2xf32>
   // CHECK-NEXT:   %p_dw4 = texture.pack %dw {layout = #texture.layout<dw4>} : tensor<6x1x3x3xf32> -> !texture.image2d<9x2xf32>
+  // CHECK-NEXT:   %p_hwio4 = texture.pack %w20 {layout = #texture.layout<hwio4>} : tensor<20x3x3x3xf32> -> !texture.buffer2d<8x36xf32>
 
   // The buffer fallback takes the same pixel grid; the device limit does not apply to it.
   %p_buffer = texture.pack %rows {layout = #texture.layout<rows4>} : tensor<2x3x5xf32> -> !texture.buffer2d<2x6xf16>
@@ -97,7 +102,7 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
   // CHECK-NEXT:   %mask_rows = texture.relayout %rows {layout = #texture.layout<rows4>} : tensor<2x3x5xf32> -> tensor<2x3x5xf32>
 
   // The attributes on their own.
-  "test.op"() {layouts = [#texture.layout<nc4hw4>, #texture.layout<rows4>, #texture.layout<cols4>, #texture.layout<block2>, #texture.layout<block4>, #texture.layout<block8>, #texture.layout<oihw4o>, #texture.layout<dw4>], limits = #texture.limits<16384x8192>} : () -> ()
-  // CHECK-NEXT:   "test.op"() {layouts = [#texture.layout<nc4hw4>, #texture.layout<rows4>, #texture.layout<cols4>, #texture.layout<block2>, #texture.layout<block4>, #texture.layout<block8>, #texture.layout<oihw4o>, #texture.layout<dw4>], limits = #texture.limits<16384x8192>} : () -> ()
+  "test.op"() {layouts = [#texture.layout<nc4hw4>, #texture.layout<rows4>, #texture.layout<cols4>, #texture.layout<block2>, #texture.layout<block4>, #texture.layout<block8>, #texture.layout<oihw4o>, #texture.layout<dw4>, #texture.layout<hwio4>], limits = #texture.limits<16384x8192>} : () -> ()
+  // CHECK-NEXT:   "test.op"() {layouts = [#texture.layout<nc4hw4>, #texture.layout<rows4>, #texture.layout<cols4>, #texture.layout<block2>, #texture.layout<block4>, #texture.layout<block8>, #texture.layout<oihw4o>, #texture.layout<dw4>, #texture.layout<hwio4>], limits = #texture.limits<16384x8192>} : () -> ()
 }
 // CHECK-NEXT: }
