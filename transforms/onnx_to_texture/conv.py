@@ -327,6 +327,22 @@ TILE_WIDTH = 4
 unless `texture-tile` chose another tile."""
 
 
+def tiled_range(k: KernelContext, blocks: int, width: int,
+                hint: str) -> tuple[Val, Val, Val, list[Val], bool]:
+    """
+    The range of a kernel storing nc4hw4 whose work-items each compute `blocks` channel
+    blocks at `width` neighbouring output pixels along w: (n, the item's first block
+    over `blocks`, h, its output columns, whether the last tile is ragged).
+    """
+    batch, channels, height, out_width = k.out.shape
+    tiles = -(-out_width // width)
+    k.global_size = (tiles * -(-ceil4(channels) // blocks), batch * height)
+    gx, gy = k.pixel.x, k.pixel.y
+    n, h = (gy // height).named("n"), (gy % height).named("h")
+    first, w0 = (gx // tiles).named(hint), ((gx % tiles) * width).named("w0")
+    return n, first, h, [w0 + t for t in range(width)], out_width % width != 0
+
+
 def store_tiles(k: KernelContext, tile: TileFn, width: int) -> None:
     """
     Store an NCHW result whose work-items compute `width` neighbouring output pixels
@@ -336,14 +352,9 @@ def store_tiles(k: KernelContext, tile: TileFn, width: int) -> None:
     if k.out.layout is not Layout.NC4HW4 or width <= 1:
         store_nchw(k, lambda n, cb, h, w: tile(n, cb, h, [w])[0])
         return
-    batch, channels, height, out_width = k.out.shape
-    tiles = -(-out_width // width)
-    k.global_size = (tiles * ceil4(channels), batch * height)
-    gx, gy = k.pixel.x, k.pixel.y
-    n, h = (gy // height).named("n"), (gy % height).named("h")
-    cb, w0 = (gx // tiles).named("c4"), ((gx % tiles) * width).named("w0")
-    ws = [w0 + t for t in range(width)]
-    ragged = out_width % width != 0
+    n, cb, h, ws, ragged = tiled_range(k, 1, width, "c4")
+    out_width = k.out.shape[3]
+    gy = k.pixel.y
     values = tile(n, cb, h, [kb.min(w, out_width - 1) if ragged else w for w in ws])
     for t, (w, value) in enumerate(zip(ws, values)):
         k.pixel = OutputPixel(cb * out_width + w, gy, [n, cb, h, w])
@@ -401,15 +412,8 @@ def store_wide(k: KernelContext, tile: TileFn, width: int, finish: Callable[[Val
     value stored (the activation).
     """
     kb = k.kb
-    batch, channels, height, out_width = k.out.shape
-    blocks = ceil4(channels)
-    groups, tiles = -(-blocks // 4), -(-out_width // width)
-    k.global_size = (tiles * groups, batch * height)
-    gx, gy = k.pixel.x, k.pixel.y
-    n, h = (gy // height).named("n"), (gy % height).named("h")
-    g, w0 = (gx // tiles).named("g"), ((gx % tiles) * width).named("w0")
-    ws = [w0 + t for t in range(width)]
-    ragged = out_width % width != 0
+    n, g, h, ws, ragged = tiled_range(k, 4, width, "g")
+    out_width, blocks, gy = k.out.shape[3], ceil4(k.out.shape[1]), k.pixel.y
     values = tile(n, g, h, [kb.min(w, out_width - 1) if ragged else w for w in ws])
     for t, (w, value) in enumerate(zip(ws, values)):
         for j in range(4):

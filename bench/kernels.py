@@ -1,0 +1,286 @@
+"""
+Single kernels against the vendors' libraries (issue 22). Each MatMul and Conv shape is
+a one-node ONNX model, compiled by the default GPU pipeline for the device
+(`e2e.compile_model`, as `mobile-run` compiles it) and checked against onnxruntime. Our
+time is the median over `--repeat` runs of the kernels' summed OpenCL profiling time.
+Beside it, on the same shapes:
+- onnxruntime's CPU provider, the median wall time of a run (a CPU device: the same
+  cores);
+- with `--torch-cuda`, PyTorch on CUDA with TF32 off (cuBLAS, cuDNN): the median of CUDA
+  events around the op, inputs already on the device.
+
+Shapes: `issue` (issue 22's table: MatMul 2048³ and 4096³, three 3×3 convs), `resnet50`
+and `mobilenetv2` (their layers' distinct conv shapes at batch 1, 224², and the
+classifier). On a CPU device shapes over `--cpu-gflop` are left out.
+
+    python3 bench/kernels.py --device pocl [--sets issue resnet50 mobilenetv2]
+    python3 bench/kernels.py --device gpu --torch-cuda
+
+Results: a table, and `bench/results/kernels-<device>.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+from tqdm import tqdm
+
+import e2e
+from e2e import BENCH_DIR, git_commit, one_line, pick_device, slug, torch_or_none
+
+from mobile_opt import checking, pipelines
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One op: a MatMul [m, k] x [k, n], or a Conv of `c` to `m` channels at `hw`²."""
+
+    name: str
+    op: str  # "MatMul" or "Conv"
+    m: int
+    k: int = 0
+    n: int = 0
+    c: int = 0
+    hw: int = 0
+    kernel: int = 1
+    stride: int = 1
+    group: int = 1
+
+    @property
+    def out_hw(self) -> int:
+        return (self.hw + 2 * (self.kernel // 2) - self.kernel) // self.stride + 1
+
+    @property
+    def flop(self) -> int:
+        if self.op == "MatMul":
+            return 2 * self.m * self.k * self.n
+        return 2 * self.m * (self.c // self.group) * self.kernel**2 * self.out_hw**2
+
+
+def conv(c: int, m: int, hw: int, kernel: int = 1, stride: int = 1, group: int = 1) -> Shape:
+    kind = "dw" if group == c == m and group > 1 else f"{kernel}x{kernel}"
+    s = f"s{stride} " if stride > 1 else ""
+    return Shape(f"conv {kind} {s}{c}->{m} @{hw}", "Conv", m, c=c, hw=hw, kernel=kernel,
+                 stride=stride, group=group)
+
+
+def matmul(m: int, k: int, n: int) -> Shape:
+    return Shape(f"matmul {m}x{k}x{n}", "MatMul", m, k, n)
+
+
+SETS = {
+    "issue": [matmul(2048, 2048, 2048), matmul(4096, 4096, 4096), conv(256, 256, 14, 3),
+              conv(512, 512, 7, 3), conv(64, 64, 56, 3)],
+    "resnet50": [
+        conv(3, 64, 224, 7, 2), conv(64, 64, 56), conv(64, 64, 56, 3), conv(64, 256, 56),
+        conv(256, 64, 56), conv(256, 128, 56), conv(128, 128, 56, 3, 2), conv(128, 512, 28),
+        conv(256, 512, 56, 1, 2), conv(512, 128, 28), conv(128, 128, 28, 3),
+        conv(512, 256, 28), conv(256, 256, 28, 3, 2), conv(256, 1024, 14),
+        conv(512, 1024, 28, 1, 2), conv(1024, 256, 14), conv(256, 256, 14, 3),
+        conv(1024, 512, 14), conv(512, 512, 14, 3, 2), conv(512, 2048, 7),
+        conv(1024, 2048, 14, 1, 2), conv(2048, 512, 7), conv(512, 512, 7, 3),
+        matmul(1, 2048, 1000),
+    ],
+    "mobilenetv2": [
+        conv(3, 32, 224, 3, 2), conv(32, 32, 112, 3, 1, 32), conv(32, 16, 112),
+        conv(16, 96, 112), conv(96, 96, 112, 3, 2, 96), conv(96, 24, 56), conv(24, 144, 56),
+        conv(144, 144, 56, 3, 1, 144), conv(144, 24, 56), conv(144, 144, 56, 3, 2, 144),
+        conv(144, 32, 28), conv(32, 192, 28), conv(192, 192, 28, 3, 1, 192),
+        conv(192, 32, 28), conv(192, 64, 14), conv(64, 384, 14),
+        conv(384, 384, 14, 3, 1, 384), conv(384, 64, 14), conv(384, 96, 14),
+        conv(96, 576, 14), conv(576, 96, 14), conv(576, 576, 14, 3, 2, 576),
+        conv(576, 160, 7), conv(160, 960, 7), conv(960, 960, 7, 3, 1, 960),
+        conv(960, 160, 7), conv(960, 320, 7), conv(320, 1280, 7), matmul(1, 1280, 1000),
+    ],
+}
+
+
+def one_node_model(shape: Shape, path: Path, seed: int) -> Path:
+    """`shape` as an ONNX model with a random constant weight (and bias for a conv)."""
+    rng = np.random.default_rng(seed)
+
+    def weight(name, dims, scale):
+        data = (rng.standard_normal(dims) * scale).astype(np.float32)
+        return helper.make_tensor(name, TensorProto.FLOAT, dims, data.ravel())
+
+    if shape.op == "MatMul":
+        x = [shape.m, shape.k]
+        y = [shape.m, shape.n]
+        inits = [weight("w", [shape.k, shape.n], shape.k**-0.5)]
+        node = helper.make_node("MatMul", ["x", "w"], ["y"])
+    else:
+        x = [1, shape.c, shape.hw, shape.hw]
+        y = [1, shape.m, shape.out_hw, shape.out_hw]
+        fan_in = shape.c // shape.group * shape.kernel**2
+        inits = [weight("w", [shape.m, shape.c // shape.group, shape.kernel, shape.kernel],
+                        fan_in**-0.5), weight("b", [shape.m], 0.1)]
+        pad = shape.kernel // 2
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[pad] * 4,
+                                strides=[shape.stride] * 2, group=shape.group,
+                                kernel_shape=[shape.kernel] * 2)
+    graph = helper.make_graph(
+        [node], "kernel", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+@dataclass
+class Result:
+    shape: str
+    op: str
+    gflop: float
+    ours_ms: float | None = None
+    ours_spread: float | None = None
+    kernels: int = 0
+    rel_err: float | None = None
+    ort_ms: float | None = None
+    torch_ms: float | None = None
+    error: str | None = None
+    dims: dict = field(default_factory=dict)
+
+    def rate(self, ms: float | None) -> float | None:
+        return self.gflop / ms if ms else None  # GFLOP per ms = TFLOP/s
+
+
+def time_ours(path: Path, device, repeat: int, spec: str) -> tuple[float, float, int, float]:
+    """(median ms, relative spread, kernels, error against onnxruntime) of our build."""
+    module, feeds = e2e.import_model(path, 0)
+    model = e2e.compile_model(module, device, spec, "f32")
+    first = model.run(feeds)
+    expected = checking.session_outputs(checking.onnxruntime_session(str(path)), feeds)
+    error = checking.worst_relative_error(first.outputs, expected)
+    times = [sum(k.seconds for k in model.run(feeds).kernel_times) * 1e3 for _ in range(repeat)]
+    median = statistics.median(times)
+    spread = (statistics.quantiles(times, n=4)[2] - statistics.quantiles(times, n=4)[0]) / median
+    return median, spread, len(first.kernel_times), error
+
+
+def time_torch(shape: Shape, repeat: int) -> float:
+    """Median ms of the op in PyTorch on CUDA (TF32 off), over CUDA events."""
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    dev = torch.device("cuda")
+    if shape.op == "MatMul":
+        a = torch.randn(shape.m, shape.k, device=dev)
+        b = torch.randn(shape.k, shape.n, device=dev)
+
+        def op():
+            return a @ b
+    else:
+        x = torch.randn(1, shape.c, shape.hw, shape.hw, device=dev)
+        w = torch.randn(shape.m, shape.c // shape.group, shape.kernel, shape.kernel, device=dev)
+        bias = torch.randn(shape.m, device=dev)
+
+        def op():
+            return torch.nn.functional.conv2d(x, w, bias, shape.stride, shape.kernel // 2, 1,
+                                              shape.group)
+    with torch.inference_mode():
+        for _ in range(3):
+            op()
+        times = []
+        for _ in range(repeat):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            op()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def bench(shape: Shape, device, args, scratch: Path) -> Result:
+    result = Result(shape.name, shape.op, shape.flop / 1e9,
+                    dims={k: v for k, v in asdict(shape).items() if k not in ("name", "op")})
+    path = one_node_model(shape, scratch / f"{slug(shape.name)}.onnx", args.seed)
+    try:
+        result.ours_ms, result.ours_spread, result.kernels, result.rel_err = time_ours(
+            path, device, args.repeat, args.passes)
+    except Exception as e:  # a failed shape is a row, not the end of the run
+        result.error = one_line(e)
+    if args.ort:
+        module, feeds = e2e.import_model(path, 0)
+        result.ort_ms = e2e.run_onnxruntime(path, feeds, args.repeat)[0]
+    if args.torch_cuda:
+        result.torch_ms = time_torch(shape, args.repeat)
+    return result
+
+
+def fmt(x: float | None, spec: str = ".2f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def table(results: list[Result], theirs: str) -> str:
+    lines = [f"{'shape':30s} {'GFLOP':>7s} {'ours ms':>9s} {'GFLOP/s':>8s} "
+             f"{theirs + ' ms':>10s} {'GFLOP/s':>8s} {'ours/theirs':>11s} {'err':>8s}"]
+    for r in results:
+        other = r.torch_ms if theirs == "torch" else r.ort_ms
+        ratio = r.ours_ms / other if r.ours_ms and other else None
+        lines.append(
+            f"{r.shape:30s} {r.gflop:7.3f} {fmt(r.ours_ms, '9.3f')} "
+            f"{fmt(r.rate(r.ours_ms) and r.rate(r.ours_ms) * 1e3, '8.1f')} "
+            f"{fmt(other, '10.3f')} {fmt(r.rate(other) and r.rate(other) * 1e3, '8.1f')} "
+            f"{fmt(ratio, '11.2f')} {fmt(r.rel_err, '8.1e')}"
+            + (f"  {r.error}" if r.error else ""))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", help="pocl, gpu, or a substring of a device name")
+    parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS))
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs (default 7)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cpu-gflop", type=float, default=5.0,
+                        help="on a CPU device, leave out shapes over this (default 5)")
+    parser.add_argument("--torch-cuda", action="store_true", help="PyTorch on CUDA beside")
+    parser.add_argument("--no-ort", dest="ort", action="store_false",
+                        help="no onnxruntime beside (on a GPU, where it is not the baseline)")
+    parser.add_argument("--passes", default=pipelines.GRAPH_PASSES,
+                        help="the pipeline spec, e.g. with 'onnx-to-texture{buffers=true}' "
+                             "last (default: the graph passes, as mobile-run)")
+    parser.add_argument("--out", help="JSON (default bench/results/kernels-<device>.json)")
+    args = parser.parse_args(argv)
+    if args.torch_cuda and (torch_or_none() is None or not torch_or_none().cuda.is_available()):
+        raise SystemExit("kernels: --torch-cuda needs torch with a CUDA device")
+    device = pick_device(args.device, "kernels")
+    cpu = device.kind == "CPU"
+    shapes = [s for name in args.sets for s in SETS[name]
+              if not (cpu and s.flop / 1e9 > args.cpu_gflop)]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="mobile-opt-kernels-") as scratch:
+        bar = tqdm(shapes, unit="shape", file=sys.stderr)
+        for shape in bar:
+            bar.set_postfix_str(shape.name)
+            results.append(bench(shape, device, args, Path(scratch)))
+    print(f"device: {device.describe()}")
+    print(table(results, "torch" if args.torch_cuda else "ort"))
+    out = Path(args.out) if args.out else BENCH_DIR / "results" / f"kernels-{slug(device.name)}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "device": device.name, "platform": device.platform, "commit": git_commit(),
+        "settings": {"repeat": args.repeat, "sets": args.sets, "cpu_gflop": args.cpu_gflop,
+                     "passes": args.passes,
+                     "baseline": "torch-cuda" if args.torch_cuda else "onnxruntime-cpu"},
+        "rows": [asdict(r) for r in results]}, indent=1))
+    print(f"saved {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
