@@ -317,3 +317,21 @@ def test_a_max_pool_round_trips_through_printed_ir(tmp_path):
     parsed = Parser(pipelines.context(), str(module)).parse_module()
     assert "INFINITY" in opencl_source(module)
     assert opencl_source(parsed) == opencl_source(module)
+
+
+def test_grouped_conv_in_buffers_runs_dense(tmp_path):
+    """In buffers a conv of few groups whose channels per group are not whole blocks runs
+    as a dense conv with a block-diagonal weight (the wide kernel); numerics are in
+    `test_conv_in_buffers` (conv_grouped_odd, conv_grouped_unaligned)."""
+    from mobile_opt.dialects import texture
+    from mobile_opt.dialects.texture import Layout
+
+    def packed_weights(group: int, channels: int) -> list[tuple[int, ...]]:
+        m = ModelBuilder()
+        add_conv(m, "g", [1, channels, 5, 5], [10, channels // group, 3, 3], group=group)
+        module = lower_for_pocl(m.save(tmp_path / f"g{group}.onnx"), BUFFERS)
+        return [tuple(op.source.type.get_shape()) for op in module.walk()
+                if isinstance(op, texture.PackOp) and op.layout.data is Layout.HWIO4]
+
+    assert packed_weights(2, 12) == [(10, 12, 3, 3)]  # 5 outputs, 6 inputs a group
+    assert packed_weights(10, 20) == []  # too many groups: the grouped kernel
