@@ -103,8 +103,7 @@ def extend(model: onnx.ModelProto, nodes, outputs: dict[str, list[int]],
     return model
 
 
-def test_matmul_shapes(tmp_path, pocl_device):
-    check(tmp_path, pocl_device, build({
+MATMULS: dict[str, Node] = {
         "aligned": ("MatMul", {"a": [4, 8], "b": [8, 8]}, {}),
         "odd_k_n": ("MatMul", {"a": [5, 7], "b": [7, 6]}, {}),
         "k1": ("MatMul", {"a": [3, 1], "b": [1, 5]}, {}),
@@ -114,11 +113,9 @@ def test_matmul_shapes(tmp_path, pocl_device):
         "vec_mat": ("MatMul", {"a": [6], "b": [6, 5]}, {}),
         "mat_vec": ("MatMul", {"a": [2, 7, 6], "b": [6]}, {}),
         "vec_vec": ("MatMul", {"a": [9], "b": [9]}, {}),
-    }))
+}
 
-
-def test_gemm_attributes(tmp_path, pocl_device):
-    check(tmp_path, pocl_device, build({
+GEMMS: dict[str, Node] = {
         "alpha_beta": ("Gemm", {"a": [3, 5], "b": [5, 6], "c": [3, 6]},
                        {"alpha": 0.5, "beta": 2.0}),
         "trans_both": ("Gemm", {"a": [5, 3], "b": [6, 5], "c": rand(6)},
@@ -128,7 +125,27 @@ def test_gemm_attributes(tmp_path, pocl_device):
         "beta_zero": ("Gemm", {"a": [2, 4], "b": [4, 3], "c": [2, 3]}, {"beta": 0.0}),
         "no_c": ("Gemm", {"a": [3, 6], "b": rand(6, 5)}, {}),
         "trans_rows": ("Gemm", {"a": [9, 10], "b": rand(7, 10), "c": [9, 7]}, {"transB": 1}),
-    }))
+}
+
+BUFFERS = ["onnx-to-texture{buffers=true}"]
+"""Every tensor in a buffer (PoCL's choice): the axpy form takes 16 columns a work-item
+(`wide_axpy`), a transB weight packed along N (cols4)."""
+
+
+def test_matmul_shapes(tmp_path, pocl_device):
+    check(tmp_path, pocl_device, build(MATMULS))
+
+
+def test_gemm_attributes(tmp_path, pocl_device):
+    check(tmp_path, pocl_device, build(GEMMS))
+
+
+def test_products_in_buffers(tmp_path, pocl_device):
+    wide = {
+        "ragged_columns": ("MatMul", {"a": [9, 13], "b": rand(13, 37)}, {}),
+        "gemv_trans": ("Gemm", {"a": [1, 70], "b": rand(50, 70), "c": rand(50)}, {"transB": 1}),
+    }
+    check(tmp_path, pocl_device, build({**MATMULS, **GEMMS, **wide}), BUFFERS)
 
 
 def test_fused_matmul_and_gemm(tmp_path, pocl_device):
@@ -144,6 +161,7 @@ def test_fused_matmul_and_gemm(tmp_path, pocl_device):
         helper.make_node("Sigmoid", ["gm"], ["sigmoid"]),
     ], {"relu": [2, 5, 6], "sigmoid": [3, 5]}, constants={"mm_bias": rand(5, 1)})
     passes = ["onnx-fold-constants", "onnx-canonicalize", "onnx-fuse"]
+    check(tmp_path, pocl_device, model, [*passes, *BUFFERS], kernels=2)
     module = check(tmp_path, pocl_device, model, passes, kernels=2)
     nodes = [op.attributes["onnx.node"].data for op in module.body.block.ops
              if "onnx.node" in op.attributes]

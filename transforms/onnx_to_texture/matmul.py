@@ -34,7 +34,7 @@ from math import prod
 from xdsl.ir import Operation
 
 from mobile_opt.dialects import onnx
-from mobile_opt.dialects.onnx.base import is_none
+from mobile_opt.dialects.onnx.base import is_host_packed, is_none
 from mobile_opt.dialects.onnx.nn import GemmAttrsOp
 from mobile_opt.dialects.texture import Layout
 
@@ -101,6 +101,8 @@ def _operands(k: KernelContext, op: Operation) -> tuple[MatrixOperand, MatrixOpe
     trans_b = isinstance(op, GemmAttrsOp) and op.int_attr("transB")
     a_view = k.input(a_value, hint="a")
     b_layout = k.config.layout if k.config else None
+    if k.ctx.buffers and b_rank >= 2 and is_host_packed(b_value):
+        b_layout = Layout.COLS4 if trans_b else Layout.ROWS4  # packed along N: the wide form
     why = b_layout.check_rank(b_rank) if b_layout is not None else None
     if why:
         raise LoweringError(f"{node_label(op)}: B: {why}")
@@ -132,6 +134,8 @@ def lower_matmul(ctx: LoweringContext, op: Operation, epilogue: list[Operation])
         raise LoweringError(f"{node_label(op)}: the product must be stored in rows4, "
                             f"not {k.out.layout.value}")
     kb = k.kb
+    if ctx.buffers:
+        k.config = None  # texture-tile's configurations are the image kernels'
     a, b = _operands(k, op)
     depth = a.view.shape[a.k_axis]
     if depth != b.view.shape[b.k_axis]:
@@ -164,6 +168,10 @@ def lower_matmul(ctx: LoweringContext, op: Operation, epilogue: list[Operation])
             accs = step(kb.int(full), rest, *accs)
         return accs
 
+    if ctx.buffers and has_n and b.free_packed:
+        wide_axpy(k, op, a, b, targets, contract)
+        k.finish()
+        return
     if has_n and b.free_packed:
         # axpy form: acc_r += A[m_r, k+j] * B[k+j, n..n+3]
         def axpy(k4: Val, valid: int, *accs: Val) -> list[Val]:
@@ -201,6 +209,49 @@ def lower_matmul(ctx: LoweringContext, op: Operation, epilogue: list[Operation])
         k.pixel = target.pixel
         k.store(_epilogue(k, op, value))
     k.finish()
+
+
+def wide_axpy(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOperand,
+              targets: list[OutputRow], contract) -> None:
+    """
+    The axpy form sixteen columns at a time, in buffers (as the wide conv): per K
+    element, A[m, k] splat times B[k, n..n+15] (four pixels of B packed along N) into a
+    float16 per row; a work-item takes four output pixels of each of its rows.
+    """
+    kb = k.kb
+    pixels = k.out.image_size[0]
+    k.global_size = (-(-pixels // 4), k.global_size[1])
+    batch = targets[0].batch
+    columns = [k.pixel.x * 4 + p for p in range(4)]
+    reads = [kb.min(x, pixels - 1) if p and pixels % 4 else x for p, x in enumerate(columns)]
+
+    def axpy(k4: Val, valid: int, *accs: Val) -> list[Val]:
+        b_rows = [kb.vec16([b.view.read_block(b.index(batch, k4 * 4 + j, x)) for x in reads])
+                  for j in range(valid)]
+        result = []
+        for target, acc in zip(targets, accs, strict=True):
+            a_block = a.k_block(batch, target.m, k4, valid)
+            for j, b_row in enumerate(b_rows):
+                acc = kb.fma(kb.splat16(kb.lane(a_block, j)), b_row, acc)
+            result.append(acc)
+        return result
+
+    zero = kb.vec16([kb.float4(0.0)] * 4)
+    values = contract(axpy, [zero for _ in targets])
+    for target, value in zip(targets, values, strict=True):
+        for p, x in enumerate(columns):
+            y = target.pixel.y
+            pixel = OutputPixel(x, y, [*target.pixel.block[:-1], x])
+
+            def store(pixel: OutputPixel = pixel, part: Val = kb.part4(value, p)) -> list[Val]:
+                k.pixel = pixel
+                k.store(_epilogue(k, op, part))
+                return []
+
+            if p and pixels % 4:
+                kb.if_(x < pixels, store)
+            else:
+                store()
 
 
 ROWS_PER_ITEM = 4
