@@ -366,7 +366,15 @@ def store_tiles(k: KernelContext, tile: TileFn, width: int) -> None:
 
 
 WIDE_TILE = 8
-"""Output pixels along w that one work-item of the wide kernel computes."""
+"""The most output pixels along w that one work-item of the wide kernel computes."""
+
+
+def wide_width(out_width: int) -> int:
+    """The wide kernel's tile along w: of `WIDE_TILE` down to half of it, the one that
+    computes the fewest columns past the row's end (the widest of those): 7 for 14 and
+    28 columns, where 8 would compute 16 and 32."""
+    widths = range(min(WIDE_TILE, out_width), min(WIDE_TILE // 2, out_width) - 1, -1)
+    return min(widths, key=lambda t: -(-out_width // t) * t)
 
 
 def wide_tile(kb: KernelBuilder, geo: ConvShape, x: TensorView, weight: TensorView,
@@ -446,9 +454,11 @@ def dense_from_groups(ctx: LoweringContext, geo: ConvShape,
                       weight: SSAValue) -> tuple[ConvShape, SSAValue] | None:
     """A grouped conv as a dense one, where that pays (`DENSE_GROUPS`): its geometry and
     block-diagonal weight (a host constant); None to keep it grouped."""
-    array = constant_array(weight) if ctx.is_host_constant(weight) else None
     if (not ctx.buffers or geo.kind != "grouped" or geo.group > DENSE_GROUPS
-            or geo.transposed or array is None):
+            or geo.transposed or not ctx.is_host_constant(weight)):
+        return None
+    array = constant_array(weight)
+    if array is None:
         return None
     out_per, in_per = geo.out_per_group, geo.in_per_group
     dense = np.zeros((geo.output[1], geo.input[1], *array.shape[2:]), np.float32)
@@ -481,7 +491,7 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
     if wide_conv(k, geo):
         weight = host_weight(k, weight_value, Layout.HWIO4, host_computed=host_computed)
         k.config = None  # texture-tile's configurations are the image kernels'
-        store_wide(k, wide_tile(kb, geo, x, weight, bias), min(WIDE_TILE, geo.output[3]),
+        store_wide(k, wide_tile(kb, geo, x, weight, bias), wide_width(geo.output[3]),
                    lambda v: activation(kb, name, params, v))
         k.finish()
         return
