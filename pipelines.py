@@ -143,8 +143,10 @@ def gpu_pipeline(
                        len(before))
         split = FlashMemSplitPass(max_weight_mb=stream.budget_mb * SPLIT_SHARE)
         before = [*before[:at_fuse], split, *before[at_fuse:]]
-    if tile and profile is not None and not any(isinstance(p, TextureTilePass) for p in before):
-        # kernel configurations by TMModel, from the device's shipped profile
+    if (tile and profile is not None and not lowering.buffers
+            and not any(isinstance(p, TextureTilePass) for p in before)):
+        # kernel configurations by TMModel, from the device's shipped profile (the image
+        # kernels': in buffers the wide kernels take none)
         before = [*before, TextureTilePass(device=profile)]
     if not any(isinstance(p, SelectLayoutsPass) for p in before):
         # the lowering obeys the recorded layouts and chooses none; costs from the

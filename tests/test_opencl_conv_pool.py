@@ -166,11 +166,14 @@ BUFFERS = ["onnx-to-texture{buffers=true}"]
 """Every tensor in a buffer (`prefers_buffers`, PoCL's choice): ungrouped convs take the
 wide kernel, 16 output channels at 8 output pixels a work-item."""
 
-WIDE = {
+WIDE = {  # the wide kernels: dense (hwio4) and depthwise, 16 channels a work-item
     "wide_groups_partial": ([1, 8, 5, 10], [20, 8, 3, 3], {"pads": [1, 1, 1, 1]}),
     "wide_ragged_19": ([2, 16, 4, 19], [32, 16, 1, 1], {}),
     "wide_stem_7x7_s2": ([1, 3, 21, 23], [16, 3, 7, 7], {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
     "wide_stride2_1x1": ([1, 12, 9, 9], [48, 12, 1, 1], {"strides": [2, 2]}),
+    "wide_depthwise_20": ([1, 20, 6, 19], [20, 1, 3, 3], {"group": 20, "pads": [1, 1, 1, 1]}),
+    "wide_depthwise_s2": ([1, 32, 11, 11], [32, 1, 3, 3],
+                          {"group": 32, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
 }
 
 

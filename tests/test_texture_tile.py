@@ -293,7 +293,13 @@ def test_a_measured_search_confirms_its_leaders(pocl_device, monkeypatch):
 
 
 def test_default_gpu_pipeline_uses_the_model(pocl_device):
-    passes, _ = gpu_pipeline("onnx-canonicalize", choose_device("pocl"), fp16=False)
+    """With images, the default pipeline tiles by TMModel (on PoCL's profile); PoCL's own
+    default, buffers, runs the wide kernels, which take no configuration."""
+    device = choose_device("pocl")
+    passes, _ = gpu_pipeline("onnx-canonicalize", device, fp16=False)
+    assert not any(isinstance(p, TextureTilePass) for p in passes)
+    passes, _ = gpu_pipeline("onnx-canonicalize,onnx-to-texture{buffers=false}", device,
+                             fp16=False)
     tiles = [p for p in passes if isinstance(p, TextureTilePass)]
     assert len(tiles) == 1 and tiles[0].device == "pocl" and tiles[0].cost_model == "tmmodel"
     names = [p.name for p in passes]
@@ -384,7 +390,8 @@ def test_mobile_run_tiles_products_and_matches_onnxruntime(pocl_device, tmp_path
     model = tmp_path / "products.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), model)
     with pytest.raises(SystemExit) as exit:
-        mobile_run([str(model), "--save-dir", str(tmp_path / "run")])
+        mobile_run([str(model), "--save-dir", str(tmp_path / "run"),
+                    "-p", "onnx-fuse,onnx-to-texture{buffers=false}"])
     out = capsys.readouterr().out
     assert exit.value.code == 0 and "PASS" in out
     launches = json.loads((tmp_path / "run" / "plan.json").read_text())["launches"]

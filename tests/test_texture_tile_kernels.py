@@ -81,7 +81,8 @@ def _run(path, config: TileConfig, feeds, kernel):
     config.apply(_node(module))
     # the GPU pipeline with its recorded configuration kept, stopped after the lowering
     device = choose_device("pocl")
-    passes, lowering = pipelines.gpu_pipeline("", device, tile=False)
+    passes, lowering = pipelines.gpu_pipeline("onnx-to-texture{buffers=false}", device,
+                                              tile=False)
     at = passes.index(lowering)
     pipelines.apply(module, passes[: at + 1])
     (launch,) = [op for op in module.walk() if isinstance(op, ocl.LaunchOp)]
@@ -254,17 +255,21 @@ def test_bench_scores_the_retimed_latencies():
 
 
 def test_gpu_pipeline_with_and_without_texture_tile(pocl_device, tmp_path):
-    """bench/tiling.py's two builds: the lowering's fixed defaults, and TMModel's tiles."""
+    """bench/tiling.py's two builds: the lowering's fixed defaults, and TMModel's tiles (of
+    the image kernels; PoCL's default, buffers, takes no tiles: asserted too)."""
     path = Case("matmul", "MatMul", ((64, 128), (128, 64))).save(tmp_path)
     device = choose_device("pocl")
     built = {}
     for tile in (False, True):
         module = import_onnx(str(path))
         feeds = random_feeds(module)
-        passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device, tile=tile)
+        passes, _ = pipelines.gpu_pipeline(
+            f"{pipelines.GRAPH_PASSES},onnx-to-texture{{buffers=false}}", device, tile=tile)
         pipelines.apply(module, passes)
         built[tile] = CompiledModel(module, device)
     fixed, tiled = built[False], built[True]
+    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device)
+    assert not any(p.name == "texture-tile" for p in passes)
     assert fixed.source != tiled.source  # TMModel chose other than the fixed defaults
     want, got = fixed.run(feeds).outputs, tiled.run(feeds).outputs
     assert all(relative_error(got[k], v) < 1e-5 for k, v in want.items())

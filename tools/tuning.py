@@ -47,8 +47,9 @@ def random_feeds(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
 
 def build(module: ModuleOp, device) -> CompiledModel:
     """An `onnx`-level module compiled (in place) by the default GPU pipeline and built for
-    `device`; texture-tile keeps a configuration an op carries."""
-    passes, _ = gpu_pipeline("", device)
+    `device`; texture-tile keeps a configuration an op carries. The configurations are the
+    image kernels' (TMModel's), so tensors stay in images on a device that prefers buffers."""
+    passes, _ = gpu_pipeline("onnx-to-texture{buffers=false}", device)
     apply(module, passes)
     return CompiledModel(module, device)
 

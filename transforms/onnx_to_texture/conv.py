@@ -414,6 +414,29 @@ def wide_tile(kb: KernelBuilder, geo: ConvShape, x: TensorView, weight: TensorVi
     return tile
 
 
+def wide_depthwise_tile(kb: KernelBuilder, geo: ConvShape, x: TensorView, weight: TensorView,
+                        bias: TensorView | None) -> TileFn:
+    """
+    The depthwise kernel sixteen channels at once: per tap, four channel blocks of each
+    output pixel's input times four `dw4` weight pixels, as float16s. Blocks past the last
+    are read clamped and never stored.
+    """
+    total = ceil4(geo.output[1])
+
+    def tile(n: Val, g: Val, h: Val, ws: list[Val]) -> list[Val]:
+        blocks = [kb.min(g * 4 + j, total - 1) if total % 4 else g * 4 + j for j in range(4)]
+        acc = kb.vec16([initial_acc(kb, bias, cb) for cb in blocks])
+
+        def step(kh: Val, kw: Val, ih: Val, cols: list[Column], accs: list[Val]) -> list[Val]:
+            taps = kb.vec16([weight.read_block([cb, 0, kh, kw]) for cb in blocks])
+            return [kb.fma(kb.vec16([column_block(x, n, cb, ih, col) for cb in blocks]), taps, a)
+                    for col, a in zip(cols, accs)]
+
+        return over_taps(kb, geo, h, ws, [acc.named("acc")] * len(ws), step)
+
+    return tile
+
+
 def store_wide(k: KernelContext, tile: TileFn, width: int, finish: Callable[[Val], Val]) -> None:
     """
     Store a wide kernel's result (nc4hw4): each work-item computes four channel blocks
@@ -470,10 +493,10 @@ def dense_from_groups(ctx: LoweringContext, geo: ConvShape,
 
 
 def wide_conv(k: KernelContext, geo: ConvShape) -> bool:
-    """Whether a conv takes the wide kernel: stored in buffers (a device whose images are
-    slower, `onnx-to-texture{buffers=true}`), ungrouped, its output in nc4hw4."""
-    return (k.ctx.buffers and geo.kind == "blocked" and geo.group == 1
-            and k.out.layout is Layout.NC4HW4)
+    """Whether a conv takes a wide kernel: stored in buffers (a device whose images are
+    slower, `onnx-to-texture{buffers=true}`), ungrouped or depthwise, its output in nc4hw4."""
+    return (k.ctx.buffers and k.out.layout is Layout.NC4HW4
+            and (geo.kind == "depthwise" or (geo.kind == "blocked" and geo.group == 1)))
 
 
 def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], geo: ConvShape,
@@ -489,10 +512,12 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
     bias = k.input(bias_value, Layout.ROWS4, "bias") if bias_value is not None else None
     name, params = act
     if wide_conv(k, geo):
-        weight = host_weight(k, weight_value, Layout.HWIO4, host_computed=host_computed)
+        depthwise = geo.kind == "depthwise"
+        weight = host_weight(k, weight_value, Layout.DW4 if depthwise else Layout.HWIO4,
+                             host_computed=host_computed)
         k.config = None  # texture-tile's configurations are the image kernels'
-        store_wide(k, wide_tile(kb, geo, x, weight, bias), wide_width(geo.output[3]),
-                   lambda v: activation(kb, name, params, v))
+        tile = (wide_depthwise_tile if depthwise else wide_tile)(kb, geo, x, weight, bias)
+        store_wide(k, tile, wide_width(geo.output[3]), lambda v: activation(kb, name, params, v))
         k.finish()
         return
     width = min(k.config.tile[0] if k.config else TILE_WIDTH, geo.output[3])
