@@ -340,6 +340,20 @@ class KernelContext:
         value = zero_padding_lanes(self.out, self.pixel.block, value)
         kb.write(self.out.storage, self.pixel.x, self.pixel.y, value)
 
+    def store_at(self, pixel: OutputPixel, value: Callable[[], Val],
+                 guards: Sequence[Val] = ()) -> None:
+        """Store `value()` (made once `pixel` is current: an epilogue reads there) at
+        `pixel`, only where every guard holds (a tile's columns or blocks past the end)."""
+        def store() -> list[Val]:
+            self.pixel = pixel
+            self.store(value())
+            return []
+
+        if guards:
+            self.kb.if_(self.kb.all(list(guards)), store)
+        else:
+            store()
+
     def finish(self) -> None:
         kernel = self.kb.finish()
         args = list(self._args)

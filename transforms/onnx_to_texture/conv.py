@@ -358,11 +358,8 @@ def store_tiles(k: KernelContext, tile: TileFn, width: int) -> None:
     gy = k.pixel.y
     values = tile(n, cb, h, [kb.min(w, out_width - 1) if ragged else w for w in ws])
     for t, (w, value) in enumerate(zip(ws, values)):
-        k.pixel = OutputPixel(cb * out_width + w, gy, [n, cb, h, w])
-        if ragged and t > 0:
-            kb.if_(w < out_width, lambda value=value: (k.store(value), [])[1])
-        else:
-            k.store(value)
+        k.store_at(OutputPixel(cb * out_width + w, gy, [n, cb, h, w]), lambda value=value: value,
+                   [w < out_width] if ragged and t > 0 else [])
 
 
 WIDE_TILE = 8
@@ -450,19 +447,10 @@ def store_wide(k: KernelContext, tile: TileFn, width: int, finish: Callable[[Val
     for t, (w, value) in enumerate(zip(ws, values)):
         for j in range(4):
             cb = g * 4 + j
-            pixel = OutputPixel(cb * out_width + w, gy, [n, cb, h, w])
             guards = ([w < out_width] if ragged and t > 0 else []) + (
                 [cb < blocks] if blocks % 4 and j > 0 else [])
-
-            def store(pixel: OutputPixel = pixel, part: Val = kb.part4(value, j)) -> list[Val]:
-                k.pixel = pixel
-                k.store(finish(part))
-                return []
-
-            if guards:
-                kb.if_(kb.all(guards), store)
-            else:
-                store()
+            k.store_at(OutputPixel(cb * out_width + w, gy, [n, cb, h, w]),
+                       lambda part=kb.part4(value, j): finish(part), guards)
 
 
 DENSE_GROUPS = 8

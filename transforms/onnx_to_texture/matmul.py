@@ -240,18 +240,9 @@ def wide_axpy(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOperan
     values = contract(axpy, [zero for _ in targets])
     for target, value in zip(targets, values, strict=True):
         for p, x in enumerate(columns):
-            y = target.pixel.y
-            pixel = OutputPixel(x, y, [*target.pixel.block[:-1], x])
-
-            def store(pixel: OutputPixel = pixel, part: Val = kb.part4(value, p)) -> list[Val]:
-                k.pixel = pixel
-                k.store(_epilogue(k, op, part))
-                return []
-
-            if p and pixels % 4:
-                kb.if_(x < pixels, store)
-            else:
-                store()
+            k.store_at(OutputPixel(x, target.pixel.y, [*target.pixel.block[:-1], x]),
+                       lambda part=kb.part4(value, p): _epilogue(k, op, part),
+                       [x < pixels] if p and pixels % 4 else [])
 
 
 ROWS_PER_ITEM = 4
