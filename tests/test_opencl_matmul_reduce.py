@@ -23,7 +23,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.backends.opencl.executor import CompiledModel
 from mobile_opt.checking import relative_error
-from mobile_opt.dialects import texture
+from mobile_opt.dialects import ocl, texture
 
 RNG = np.random.default_rng(7)
 RTOL = 1e-3
@@ -146,6 +146,42 @@ def test_products_in_buffers(tmp_path, pocl_device):
         "gemv_trans": ("Gemm", {"a": [1, 70], "b": rand(50, 70), "c": rand(50)}, {"transB": 1}),
     }
     check(tmp_path, pocl_device, build({**MATMULS, **GEMMS, **wide}), BUFFERS)
+
+
+def local_arrays(module) -> int:
+    return sum(isinstance(op, ocl.LocalArrayOp) for op in module.walk())
+
+
+def test_blocked_products(tmp_path, pocl_device):
+    """
+    Products of enough blocks take the blocked kernel (A and B staged in local memory),
+    each block size of `GEMM_BLOCKS`: rows, columns and K that end mid-block (the images
+    read zeros past them; the stores are guarded), batch axes of A folded into rows, a
+    transB weight packed along N, Gemm's alpha and bias, a fused bias and Relu.
+    """
+    model = build({
+        "block256": ("MatMul", {"a": [2100, 13], "b": [13, 1800]}, {}),
+        "block128": ("MatMul", {"a": [1100, 20], "b": rand(20, 2000)}, {}),
+        "batched": ("MatMul", {"a": [2, 300, 45], "b": rand(45, 901)}, {}),
+        "gemm_t": ("Gemm", {"a": [530, 70], "b": rand(1030, 70), "c": rand(1030)},
+                   {"transB": 1, "alpha": 0.5}),
+        "mm": ("MatMul", {"a": [600, 33], "w": rand(33, 1000)}, {}),
+    })
+    model = extend(model, [
+        helper.make_node("Add", ["mm", "mm_bias"], ["mm_add"]),
+        helper.make_node("Relu", ["mm_add"], ["relu"]),
+    ], {"block256": [2100, 1800], "block128": [1100, 2000], "batched": [2, 300, 901],
+        "gemm_t": [530, 1030], "relu": [600, 1000]},
+        constants={"mm_bias": rand(1000)})
+    module = check(tmp_path, pocl_device, model, ["onnx-fuse"], kernels=5)
+    assert local_arrays(module) == 2 * 5
+    groups = sorted(tuple(g // n for g, n in zip(op.global_size.get_values(),
+                                                 op.local_size.get_values(), strict=True))
+                    for op in module.walk() if isinstance(op, ocl.LaunchOp))
+    # (column blocks, row blocks): 256 x 128, 128 x 128, then 64 x 64 blocks from the top
+    assert groups == sorted([(15, 9), (16, 9), (15, 10), (17, 9), (16, 10)])
+    # small products keep the one-pixel kernel
+    assert local_arrays(check(tmp_path, pocl_device, build(MATMULS))) == 0
 
 
 def test_fused_matmul_and_gemm(tmp_path, pocl_device):

@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     VectorType,
+    f32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.context import Context
@@ -211,7 +212,11 @@ class OpenCLPrinter(BasePrinter):
         if node is not None:
             self.print_string(f"// {node.data}\n")
         args = ",\n    ".join(self.arg_decl(a) for a in kernel.body.block.args)
-        self.print_string(f"__kernel void {kernel.sym_name.data}(\n    {args}) {{")
+        required = ""
+        if kernel.group_size is not None:
+            sizes = [*kernel.group_size.get_values(), 1, 1][:3]
+            required = f"__attribute__((reqd_work_group_size({', '.join(map(str, sizes))})))\n"
+        self.print_string(f"{required}__kernel void {kernel.sym_name.data}(\n    {args}) {{")
         with self.indented():
             for op in kernel.body.block.ops:
                 self.print_op(op)
@@ -337,6 +342,22 @@ class OpenCLPrinter(BasePrinter):
     def _(self, op: ocl.BufferStoreOp) -> None:
         fn = "vstore4" if isinstance(op, ocl.VStore4Op) else "vstore_half4"
         self.stmt(f"{fn}({self.expr(op.value)}, {self.expr(op.offset)}, {self.expr(op.buffer)});")
+
+    @print_op.register
+    def _(self, op: ocl.LocalArrayOp) -> None:
+        name = self.fresh(op.result, op.result.name_hint or "shared")
+        self.stmt(f"__local float4 {name}[{op.result.type.size.data}];")
+
+    @print_op.register
+    def _(self, op: ocl.LocalLoadOp) -> None:
+        self.assign(op.result, f"{self.expr(op.array)}[{self.expr(op.index)}]")
+
+    @print_op.register
+    def _(self, op: ocl.LocalStoreOp) -> None:
+        array = self.expr(op.array)
+        if op.value.type == f32:
+            array = f"((__local float *){array})"
+        self.stmt(f"{array}[{self.expr(op.index)}] = {self.expr(op.value)};")
 
     @print_op.register
     def _(self, op: ocl.BarrierOp) -> None:

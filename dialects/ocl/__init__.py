@@ -28,6 +28,11 @@ from .ops import (
     Vec16Op,
     Part4Op,
     LaneOp,
+    LocalArrayType,
+    LocalArrayOp,
+    LocalAccessOp,
+    LocalLoadOp,
+    LocalStoreOp,
     BarrierOp,
     LaunchOp,
 )
@@ -60,6 +65,11 @@ __all__ = [
     "Vec16Op",
     "Part4Op",
     "LaneOp",
+    "LocalArrayType",
+    "LocalArrayOp",
+    "LocalAccessOp",
+    "LocalLoadOp",
+    "LocalStoreOp",
     "BarrierOp",
     "LaunchOp",
 ]

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     I64,
     FunctionType,
+    IntAttr,
     IntegerAttr,
     StringAttr,
     SymbolNameConstraint,
@@ -30,9 +31,21 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.irdl import (
+    EqAttrConstraint,
     IRDLOperation,
+    irdl_attr_definition,
+    param_def,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -43,7 +56,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasParent,
@@ -69,20 +82,27 @@ class KernelOp(IRDLOperation):
     """
     A `__kernel void` function. Its arguments are images and pixel buffers; the
     printer infers each one's access qualifier from the reads and writes in the body.
+    `group_size`, where set, is the only work-group size it runs in
+    (`reqd_work_group_size`: the compiler may then give each work-item the registers
+    of that many, not of the device's largest group); it prints among the attributes.
     """
 
     name = "ocl.kernel"
     body = region_def("single_block")
     sym_name = prop_def(SymbolNameConstraint())
     function_type = prop_def(FunctionType)
+    group_size = opt_prop_def(DenseArrayBase.constr(i64))
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
 
-    def __init__(self, name: str, arg_types: Sequence[Attribute], region: Region | None = None):
+    def __init__(self, name: str, arg_types: Sequence[Attribute], region: Region | None = None,
+                 group_size: Sequence[int] | None = None):
         function_type = FunctionType.from_lists(arg_types, [])
         if region is None:
             region = Region(Block(arg_types=arg_types))
         super().__init__(
-            properties={"sym_name": StringAttr(name), "function_type": function_type},
+            properties={"sym_name": StringAttr(name), "function_type": function_type,
+                        "group_size": None if group_size is None
+                        else DenseArrayBase.from_list(i64, group_size)},
             regions=[region],
         )
 
@@ -96,6 +116,10 @@ class KernelOp(IRDLOperation):
                 raise VerifyException(
                     f"ocl.kernel: arguments are texture.image2d or texture.buffer2d, not {t}"
                 )
+        if self.group_size is not None:
+            sizes = self.group_size.get_values()
+            if not 1 <= len(sizes) <= 3 or any(s < 1 for s in sizes):
+                raise VerifyException(f"ocl.kernel: bad group size {list(sizes)}")
 
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
@@ -106,16 +130,21 @@ class KernelOp(IRDLOperation):
             parser.raise_error("ocl.kernel returns nothing")
         op = KernelOp(name, inputs, region)
         if extra is not None:
-            op.attributes |= extra.data
+            attributes = dict(extra.data)
+            op.group_size = attributes.pop("group_size", None)
+            op.attributes |= attributes
         return op
 
     def print(self, printer: Printer) -> None:
+        attributes = dict(self.attributes)
+        if self.group_size is not None:
+            attributes["group_size"] = self.group_size
         print_func_op_like(
             printer,
             self.sym_name,
             self.function_type,
             self.body,
-            self.attributes,
+            attributes,
             reserved_attr_names=("sym_name", "function_type"),
         )
 
@@ -376,6 +405,80 @@ class LaneOp(IRDLOperation):
         super().__init__(operands=[vector, lane], result_types=[f32])
 
 
+@irdl_attr_definition
+class LocalArrayType(ParametrizedAttribute, TypeAttribute):
+    """`!ocl.local<N>`: `__local float4 name[N]`, an array the work group shares."""
+
+    name = "ocl.local"
+    size: IntAttr = param_def(IntAttr)
+
+    def __init__(self, size: int):
+        super().__init__(IntAttr(size))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            return [IntAttr(parser.parse_integer(allow_boolean=False, allow_negative=False))]
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(str(self.size.data))
+
+    def verify(self) -> None:
+        if self.size.data < 1:
+            raise VerifyException(f"!ocl.local: size {self.size.data} is not positive")
+
+
+@irdl_op_definition
+class LocalArrayOp(IRDLOperation):
+    """
+    A local-memory array, declared at the top of its kernel (OpenCL allows `__local`
+    variables only in a kernel's outermost scope).
+    """
+
+    name = "ocl.local_array"
+    result = result_def(LocalArrayType)
+    traits = traits_def(HasParent(KernelOp))
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, size: int):
+        super().__init__(result_types=[LocalArrayType(size)])
+
+
+class LocalAccessOp(IRDLOperation, ABC):
+    """Element `index` (a float4) of a local array. Not pure: barriers order these."""
+
+    array = operand_def(LocalArrayType)
+    index = operand_def(i32)
+
+
+@irdl_op_definition
+class LocalLoadOp(LocalAccessOp):
+    """`array[index]`."""
+
+    name = "ocl.local_load"
+    result = result_def(FLOAT4)
+    assembly_format = "$array `[` $index `]` attr-dict `:` type($array)"
+
+    def __init__(self, array: SSAValue, index: SSAValue):
+        super().__init__(operands=[array, index], result_types=[FLOAT4])
+
+
+@irdl_op_definition
+class LocalStoreOp(LocalAccessOp):
+    """
+    `array[index] = value` for a float4; for a float, `index` counts floats (lane
+    index % 4 of float4 index / 4), so a group can stage a tile transposed.
+    """
+
+    name = "ocl.local_store"
+    value = operand_def(EqAttrConstraint(FLOAT4) | EqAttrConstraint(f32))
+    assembly_format = "$value `,` $array `[` $index `]` attr-dict `:` type($value) `,` type($array)"
+
+    def __init__(self, value: SSAValue, array: SSAValue, index: SSAValue):
+        super().__init__(operands=[value, array, index])
+
+
 @irdl_op_definition
 class BarrierOp(IRDLOperation):
     """`barrier(CLK_LOCAL_MEM_FENCE)`: every work-item of the group waits here."""
@@ -438,6 +541,19 @@ class LaunchOp(IRDLOperation):
                 f"ocl.launch: @{self.kernel.string_value()} takes {len(want)} arguments of "
                 f"types ({', '.join(map(str, want))}), got ({', '.join(map(str, got))})"
             )
+        if kernel.group_size is not None:
+            required = _three(kernel.group_size.get_values())
+            local = self.local_size.get_values() if self.local_size else None
+            if local is None or _three(local) != required:
+                got = "the driver's" if local is None else str(list(local))
+                raise VerifyException(
+                    f"ocl.launch: @{self.kernel.string_value()} runs only in work groups of "
+                    f"{list(kernel.group_size.get_values())}, not {got}")
+
+
+def _three(sizes: Sequence[int]) -> tuple[int, ...]:
+    """A work-group size in three dimensions."""
+    return (*sizes, 1, 1, 1)[:3]
 
 
 OCL = Dialect(
@@ -460,7 +576,11 @@ OCL = Dialect(
         Vec16Op,
         Part4Op,
         LaneOp,
+        LocalArrayOp,
+        LocalLoadOp,
+        LocalStoreOp,
         BarrierOp,
         LaunchOp,
     ],
+    [LocalArrayType],
 )

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math, scf, vector
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
@@ -24,6 +25,7 @@ from xdsl.dialects.builtin import (
     f32,
     i1,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -370,6 +372,33 @@ class KernelBuilder:
 
     def global_id(self, dim: int) -> Val:
         return self.emit(ocl.GlobalIdOp(dim)).named("gx" if dim == 0 else "gy")
+
+    def local_id(self, dim: int) -> Val:
+        return self.emit(ocl.LocalIdOp(dim)).named("lx" if dim == 0 else "ly")
+
+    def group_id(self, dim: int) -> Val:
+        return self.emit(ocl.GroupIdOp(dim)).named("wx" if dim == 0 else "wy")
+
+    def require_group(self, size: Sequence[int]) -> None:
+        """The kernel runs only in work groups of `size` (its launch must say so)."""
+        self.kernel.group_size = DenseArrayBase.from_list(i64, size)
+
+    # local memory --------------------------------------------------------------------
+    def local_array(self, size: int, hint: str) -> Val:
+        """A work group's array of `size` float4s, declared at the top of the kernel."""
+        block = self.kernel.body.block
+        op = ocl.LocalArrayOp(size)
+        block.insert_op_before(op, block.first_op) if block.first_op else block.add_op(op)
+        return Val(self, op.result).named(hint)
+
+    def local_load(self, array: Val, index: Operand) -> Val:
+        return self.emit(ocl.LocalLoadOp(array.value, self.like(index, self.int(0)).value))
+
+    def local_store(self, array: Val, index: Operand, value: Val) -> None:
+        self.insert(ocl.LocalStoreOp(value.value, array.value, self.like(index, self.int(0)).value))
+
+    def barrier(self) -> None:
+        self.insert(ocl.BarrierOp())
 
     # control flow --------------------------------------------------------------------
     def loop(

@@ -36,7 +36,8 @@ from xdsl.ir import Operation
 from mobile_opt.dialects import onnx
 from mobile_opt.dialects.onnx.base import is_host_packed, is_none
 from mobile_opt.dialects.onnx.nn import GemmAttrsOp
-from mobile_opt.dialects.texture import Layout
+from mobile_opt.dialects.texture import Image2DType, Layout, image_size
+from mobile_opt.dialects.texture.tiling import TileConfig
 
 from .context import KernelContext, LoweringContext, LoweringError, node_label, shape
 from .elementwise import activation
@@ -93,15 +94,17 @@ def _horizontal_sum(kb: KernelBuilder, v: Val) -> Val:
     return (x + y) + (z + w)
 
 
-def _operands(k: KernelContext, op: Operation) -> tuple[MatrixOperand, MatrixOperand]:
-    """A and B of a MatMul or Gemm, with Gemm's transA/transB applied to their axes."""
+def _operands(k: KernelContext, op: Operation,
+              along_n: bool = False) -> tuple[MatrixOperand, MatrixOperand]:
+    """A and B of a MatMul or Gemm, with Gemm's transA/transB applied to their axes;
+    `along_n`: a constant B is packed along N (the wide and blocked kernels' form)."""
     a_value, b_value = op.operands[0], op.operands[1]
     a_rank, b_rank = len(shape(a_value)), len(shape(b_value))
     trans_a = isinstance(op, GemmAttrsOp) and op.int_attr("transA")
     trans_b = isinstance(op, GemmAttrsOp) and op.int_attr("transB")
     a_view = k.input(a_value, hint="a")
     b_layout = k.config.layout if k.config else None
-    if k.ctx.buffers and b_rank >= 2 and is_host_packed(b_value):
+    if (k.ctx.buffers or along_n) and b_rank >= 2 and is_host_packed(b_value):
         b_layout = Layout.COLS4 if trans_b else Layout.ROWS4  # packed along N: the wide form
     why = b_layout.check_rank(b_rank) if b_layout is not None else None
     if why:
@@ -136,7 +139,8 @@ def lower_matmul(ctx: LoweringContext, op: Operation, epilogue: list[Operation])
     kb = k.kb
     if ctx.buffers:
         k.config = None  # texture-tile's configurations are the image kernels'
-    a, b = _operands(k, op)
+    block = gemm_block(k, op)
+    a, b = _operands(k, op, along_n=block is not None)
     depth = a.view.shape[a.k_axis]
     if depth != b.view.shape[b.k_axis]:
         raise LoweringError(f"{node_label(op)}: inner dimensions differ "
@@ -168,6 +172,10 @@ def lower_matmul(ctx: LoweringContext, op: Operation, epilogue: list[Operation])
             accs = step(kb.int(full), rest, *accs)
         return accs
 
+    if block is not None:
+        blocked_gemm(k, op, a, b, block)
+        k.finish()
+        return
     if ctx.buffers and has_n and b.free_packed:
         wide_axpy(k, op, a, b, targets, contract)
         k.finish()
@@ -243,6 +251,155 @@ def wide_axpy(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOperan
             k.store_at(OutputPixel(x, target.pixel.y, [*target.pixel.block[:-1], x]),
                        lambda part=kb.part4(value, p): _epilogue(k, op, part),
                        [x < pixels] if p and pixels % 4 else [])
+
+
+@dataclass(frozen=True)
+class GemmBlock:
+    """
+    The blocked product's work group: a `bm` x `bn` block of C, over K in steps of
+    `bk`; each work-item keeps `tm` rows by `tn` columns of it in registers.
+    """
+
+    bm: int
+    bn: int
+    bk: int
+    tm: int
+    tn: int
+
+    @property
+    def group(self) -> tuple[int, int]:
+        return self.bn // self.tn, self.bm // self.tm
+
+    @property
+    def threads(self) -> int:
+        return prod(self.group)
+
+
+GEMM_BLOCKS = (GemmBlock(256, 128, 8, 16, 8), GemmBlock(128, 128, 8, 8, 8),
+               GemmBlock(64, 64, 16, 4, 4))
+"""Largest first; each of 256 work-items stages whole pixels of A and B per K step, and a
+group holds two steps of both in 16–24 KiB of local memory."""
+
+GEMM_MIN_GROUPS = 128
+"""The blocked kernel runs where its block gives at least this many work groups (about
+one per core of a large GPU); on fewer, the one-pixel kernel's many small items win."""
+
+
+def gemm_block(k: KernelContext, op: Operation) -> GemmBlock | None:
+    """
+    The block the blocked kernel takes for `op`, or None where it does not apply: it
+    reads A (rows4, batch axes folded into rows) and a 2-D B packed along N from images,
+    whose clamped reads give the zeros past each edge, and writes C in rows4.
+    """
+    ctx = k.ctx
+    a_value, b_value = op.operands[0], op.operands[1]
+    a_shape, b_shape = shape(a_value), shape(b_value)
+    trans_a = isinstance(op, GemmAttrsOp) and op.int_attr("transA")
+    trans_b = isinstance(op, GemmAttrsOp) and op.int_attr("transB")
+    if ctx.buffers or len(a_shape) < 2 or len(b_shape) != 2 or trans_a:
+        return None
+    if not isinstance(k.out_stored.storage.type, Image2DType):
+        return None
+    if a_value in ctx.views or b_value in ctx.views:
+        return None
+    if not is_host_packed(b_value) and (trans_b or ctx.layout_for(b_value) is not Layout.ROWS4):
+        return None
+    stored = ctx.stored.get(a_value)
+    a_layout = stored.layout if stored else ctx.layout_for(a_value)
+    width, height = image_size(Layout.ROWS4, a_shape)
+    if a_layout is not Layout.ROWS4 or width > ctx.max_image[0] or height > ctx.max_image[1]:
+        return None
+    if stored is not None and not isinstance(stored.storage.type, Image2DType):
+        return None
+    rows, n = height, k.out.shape[-1]
+    for block in GEMM_BLOCKS:
+        if -(-rows // block.bm) * -(-n // block.bn) >= GEMM_MIN_GROUPS:
+            return block
+    return None
+
+
+def blocked_gemm(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOperand,
+                 block: GemmBlock) -> None:
+    """
+    C = A B a block at a time. Per K step the group stages bk columns of A's block
+    (transposed: a local float4 holds four rows of one column) and bk rows of B's in
+    local memory, in two buffers: the next step's pixels are read into registers while
+    this step computes, and stored after it. Each work-item accumulates tm x tn outer
+    products of float4 local loads; its row quads and pixels are strided by the group's
+    height and width, so a warp's loads are broadcasts or runs.
+    """
+    kb = k.kb
+    wx, wy = block.group
+    threads, quads, bn4, bm4 = block.threads, block.tn // 4, block.bn // 4, block.bm // 4
+    rows, pixels, depth = k.out.image_size[1], k.out.image_size[0], a.view.shape[-1]
+    a_pixels, b_pixels = block.bm * block.bk // 4 // threads, bn4 * block.bk // threads
+    a_size, b_size = block.bk * bm4, block.bk * bn4  # float4s of one buffer
+    a_tile, b_tile = kb.local_array(2 * a_size, "a_tile"), kb.local_array(2 * b_size, "b_tile")
+    tx, ty = kb.local_id(0), kb.local_id(1)
+    t = ty * wx + tx
+    m0, n0 = kb.group_id(1) * block.bm, kb.group_id(0) * bn4
+    staged = [t + p * threads for p in range(max(a_pixels, b_pixels))]
+    b_cols = b.view.layout is Layout.COLS4  # B^T's rows4: x runs along K
+
+    def fetch(step: Operand) -> list[Val]:
+        k0 = kb.like(step, kb.int(0)) * block.bk
+        result = [kb.read(a.view.storage, k0 // 4 + q // block.bm, m0 + q % block.bm)
+                  for q in staged[:a_pixels]]
+        for q in staged[:b_pixels]:
+            kk, x = k0 + q // bn4, n0 + q % bn4
+            result.append(kb.read(b.view.storage, kk, x) if b_cols
+                          else kb.read(b.view.storage, x, kk))
+        return result
+
+    def stage(buffer: Operand, fetched: list[Val]) -> None:
+        for q, px in zip(staged, fetched[:a_pixels]):
+            column, m = q // block.bm * 4, q % block.bm
+            for lane in range(4):
+                index = (buffer * a_size * 4) + (column + lane) * block.bm + m
+                kb.local_store(a_tile, index, kb.lane(px, lane))
+        for q, px in zip(staged, fetched[a_pixels:]):
+            kb.local_store(b_tile, buffer * b_size + q, px)
+
+    stage(0, fetch(0))
+    kb.barrier()
+
+    def step(s: Val, *accs: Val) -> list[Val]:
+        buffer = s % 2
+        ahead = fetch(s + 1)  # past K the images read zeros
+        accs = list(accs)
+        for kk in range(block.bk):
+            a_q = [kb.local_load(a_tile, buffer * a_size + kk * bm4 + ty + wy * i)
+                   for i in range(block.tm // 4)]
+            b_q = [kb.local_load(b_tile, buffer * b_size + kk * bn4 + tx + wx * j)
+                   for j in range(quads)]
+            for i, quad in enumerate(a_q):
+                for r in range(4):
+                    a_r = kb.lane(quad, r)
+                    for j, b_px in enumerate(b_q):
+                        n = (4 * i + r) * quads + j
+                        accs[n] = kb.fma(a_r, b_px, accs[n])
+        stage(1 - buffer, ahead)
+        kb.barrier()
+        return accs
+
+    steps = -(-depth // block.bk)
+    accs = kb.loop(0, steps, step, [kb.float4(0.0) for _ in range(block.tm * quads)], name="s")
+    out_rows = k.out.shape[:-1]
+    for i in range(block.tm // 4):
+        for r in range(4):
+            y = m0 + (ty + wy * i) * 4 + r
+            row_guard = [y < rows] if rows % block.bm else []
+            batch = delinearize(kb, y, out_rows)
+            for j in range(quads):
+                x = n0 + tx + wx * j
+                guards = row_guard + ([x < pixels] if pixels % bn4 else [])
+                k.store_at(OutputPixel(x, y, [*batch, x]),
+                           lambda acc=accs[(4 * i + r) * quads + j]: _epilogue(k, op, acc),
+                           guards)
+    groups = (-(-pixels // bn4), -(-rows // block.bm))
+    k.global_size = (groups[0] * wx, groups[1] * wy)
+    k.config = TileConfig((quads, block.tm), (wx, wy))
+    kb.require_group((wx, wy))  # else a compiler may budget registers for 1024 items
 
 
 ROWS_PER_ITEM = 4

@@ -4,7 +4,7 @@
 // `-t opencl` prints every ocl.kernel as one OpenCL C program: the prelude, then
 // each kernel with the access qualifier its uses imply on each argument.
 
-// BUILD: {{(built|skipped)}} 3 kernels
+// BUILD: {{(built|skipped)}} 4 kernels
 
 // Without cl_khr_fp16 (PoCL's CPU device), half pixels are read and written as float.
 // CHECK:      #ifdef cl_khr_fp16
@@ -160,6 +160,34 @@ builtin.module {
     %sum = arith.addf %v, %w : vector<4xf32>
     %res = arith.addf %sum, %ramp : vector<4xf32>
     ocl.write_imagef %res, %out[%gx, %c0] : !texture.image2d<8x1xf32>
+    ocl.return
+  }
+
+  // Local memory: a group-shared float4 array declared first, a pixel stored and a float
+  // stored by its index among floats, loads; a required work-group size.
+  // CHECK-EMPTY:
+  // CHECK-NEXT: __attribute__((reqd_work_group_size(16, 4, 1)))
+  // CHECK-NEXT: __kernel void staged(
+  // CHECK-NEXT:     __write_only image2d_t out) {
+  // CHECK-NEXT:   __local float4 tile[64];
+  // CHECK-NEXT:   const int lx = (int)get_local_id(0);
+  // CHECK-NEXT:   tile[lx] = ((float4)(0.0f));
+  // CHECK-NEXT:   ((__local float *)tile)[lx] = 0.5f;
+  // CHECK-NEXT:   barrier(CLK_LOCAL_MEM_FENCE);
+  // CHECK-NEXT:   const float4 p = tile[lx];
+  // CHECK-NEXT:   write_imagef(out, (int2)(lx, 0), p);
+  // CHECK-NEXT: }
+  ocl.kernel @staged(%out: !texture.image2d<8x1xf32>) attributes {group_size = array<i64: 16, 4>} {
+    %tile = ocl.local_array : !ocl.local<64>
+    %lx = ocl.local_id 0
+    %c0 = arith.constant 0 : i32
+    %zero = arith.constant dense<0.000000e+00> : vector<4xf32>
+    %half = arith.constant 5.000000e-01 : f32
+    ocl.local_store %zero, %tile[%lx] : vector<4xf32>, !ocl.local<64>
+    ocl.local_store %half, %tile[%lx] : f32, !ocl.local<64>
+    ocl.barrier
+    %p = ocl.local_load %tile[%lx] : !ocl.local<64>
+    ocl.write_imagef %p, %out[%lx, %c0] : !texture.image2d<8x1xf32>
     ocl.return
   }
 

@@ -315,3 +315,78 @@ ocl.launch @k() {global_size = array<i64: 4, 2>, local_size = array<i64: 4>} :
 ocl.launch @k() {global_size = array<i64: 4, 2>, local_size = array<i64: 4, 0>} :
 
 // CHECK: ocl.launch: bad local size [4, 0]
+
+// -----
+
+// Local arrays are declared in a kernel's outermost scope, hold at least one float4,
+// and are indexed by an i32.
+%a = "ocl.local_array"() : () -> !ocl.local<16>
+
+// CHECK: 'ocl.local_array' expects parent op 'ocl.kernel'
+
+// -----
+
+"ocl.kernel"() <{sym_name = "k", function_type = () -> ()}> ({
+  %a = "ocl.local_array"() : () -> !ocl.local<0>
+  "ocl.return"() : () -> ()
+}) : () -> ()
+
+// CHECK: !ocl.local: size 0 is not positive
+
+// -----
+
+"ocl.kernel"() <{sym_name = "k", function_type = () -> ()}> ({
+  %a = "ocl.local_array"() : () -> !ocl.local<4>
+  %i = "test.op"() : () -> i64
+  %p = "ocl.local_load"(%a, %i) : (!ocl.local<4>, i64) -> vector<4xf32>
+  "ocl.return"() : () -> ()
+}) : () -> ()
+
+// CHECK:      operand 'index' at position 1 does not verify:
+// CHECK-NEXT: Expected attribute i32 but got i64
+
+// -----
+
+// A local store writes a float4 or one float.
+"ocl.kernel"() <{sym_name = "k", function_type = () -> ()}> ({
+  %a = "ocl.local_array"() : () -> !ocl.local<4>
+  %i = "test.op"() : () -> i32
+  %h = "test.op"() : () -> vector<4xf16>
+  "ocl.local_store"(%h, %a, %i) : (vector<4xf16>, !ocl.local<4>, i32) -> ()
+  "ocl.return"() : () -> ()
+}) : () -> ()
+
+// CHECK:      operand 'value' at position 0 does not verify:
+
+// -----
+
+// A kernel with a required work-group size is launched in groups of that size.
+ocl.kernel @k() attributes {group_size = array<i64: 16, 16>} {
+  ocl.return
+}
+func.func @main() {
+  ocl.launch @k() {global_size = array<i64: 32, 32>, local_size = array<i64: 32, 8>}
+  func.return
+}
+
+// CHECK: ocl.launch: @k runs only in work groups of [16, 16], not [32, 8]
+
+// -----
+
+ocl.kernel @k() attributes {group_size = array<i64: 16, 16>} {
+  ocl.return
+}
+func.func @main() {
+  ocl.launch @k() {global_size = array<i64: 32, 32>}
+  func.return
+}
+
+// CHECK: ocl.launch: @k runs only in work groups of [16, 16], not the driver's
+
+// -----
+
+ocl.kernel @k() attributes {group_size = array<i64: 0>} {
+  ocl.return
+}
+
+// CHECK: ocl.kernel: bad group size [0]

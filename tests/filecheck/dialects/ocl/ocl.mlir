@@ -4,7 +4,7 @@
 // The ocl dialect: kernels (image and buffer arguments, an onnx.node attribute),
 // work-item ids in each dimension, image reads and writes of f32 and f16 pixels,
 // buffer loads and stores, vector literals and run-time lanes, the wide kernels' float16
-// (four pixels joined, one pixel taken out), barriers, and the
+// (four pixels joined, one pixel taken out), local arrays and barriers, and the
 // host-side launch with and without a local size.
 
 // CHECK:      builtin.module {
@@ -39,6 +39,31 @@ builtin.module {
     ocl.barrier
     ocl.write_imagef %v, %out[%gx, %gy] : !texture.image2d<4x2xf32>
     ocl.write_imageh %q, %hout[%gx, %gr] : !texture.image2d<4x2xf16>
+    ocl.return
+  }
+  // Local memory (in a kernel that runs only in groups of 64 x 1): a float4 array the
+  // work group shares, stored (a pixel, or one float by its index among floats), fenced
+  // and loaded.
+  // CHECK-NEXT: ocl.kernel @shared(%in: !texture.image2d<4x2xf32>) attributes {group_size = array<i64: 64, 1>} {
+  // CHECK-NEXT:   %tile = ocl.local_array : !ocl.local<64>
+  // CHECK-NEXT:   %lx = ocl.local_id 0
+  // CHECK-NEXT:   %p = ocl.read_imagef %in[%lx, %lx] : !texture.image2d<4x2xf32>
+  // CHECK-NEXT:   ocl.local_store %p, %tile[%lx] : vector<4xf32>, !ocl.local<64>
+  // CHECK-NEXT:   %x = vector.extract %p[0] : f32 from vector<4xf32>
+  // CHECK-NEXT:   ocl.local_store %x, %tile[%lx] : f32, !ocl.local<64>
+  // CHECK-NEXT:   ocl.barrier
+  // CHECK-NEXT:   %q = ocl.local_load %tile[%lx] : !ocl.local<64>
+  // CHECK-NEXT:   ocl.return
+  // CHECK-NEXT: }
+  ocl.kernel @shared(%in: !texture.image2d<4x2xf32>) attributes {group_size = array<i64: 64, 1>} {
+    %tile = ocl.local_array : !ocl.local<64>
+    %lx = ocl.local_id 0
+    %p = ocl.read_imagef %in[%lx, %lx] : !texture.image2d<4x2xf32>
+    ocl.local_store %p, %tile[%lx] : vector<4xf32>, !ocl.local<64>
+    %x = vector.extract %p[0] : f32 from vector<4xf32>
+    ocl.local_store %x, %tile[%lx] : f32, !ocl.local<64>
+    ocl.barrier
+    %q = ocl.local_load %tile[%lx] : !ocl.local<64>
     ocl.return
   }
   // CHECK-NEXT: ocl.kernel @buffers(%f: !texture.buffer2d<4x2xf32>, %h: !texture.buffer2d<4x2xf16>) {
@@ -89,6 +114,7 @@ builtin.module {
   // CHECK-NEXT:   ocl.launch @images(%a, %b, %c, %d) {global_size = array<i64: 4, 2>} : !texture.image2d<4x2xf32>, !texture.image2d<4x2xf32>, !texture.image2d<4x2xf16>, !texture.image2d<4x2xf16>
   // CHECK-NEXT:   ocl.launch @buffers(%e, %f) {global_size = array<i64: 8>, local_size = array<i64: 4>} : !texture.buffer2d<4x2xf32>, !texture.buffer2d<4x2xf16>
   // CHECK-NEXT:   ocl.launch @empty() {global_size = array<i64: 1, 1, 1>}
+  // CHECK-NEXT:   ocl.launch @shared(%a) {global_size = array<i64: 128>, local_size = array<i64: 64>} : !texture.image2d<4x2xf32>
   // CHECK-NEXT:   func.return
   // CHECK-NEXT: }
   func.func @main_graph() {
@@ -101,6 +127,7 @@ builtin.module {
     ocl.launch @images(%a, %b, %c, %d) {global_size = array<i64: 4, 2>} : !texture.image2d<4x2xf32>, !texture.image2d<4x2xf32>, !texture.image2d<4x2xf16>, !texture.image2d<4x2xf16>
     ocl.launch @buffers(%e, %f) {global_size = array<i64: 8>, local_size = array<i64: 4>} : !texture.buffer2d<4x2xf32>, !texture.buffer2d<4x2xf16>
     ocl.launch @empty() {global_size = array<i64: 1, 1, 1>}
+    ocl.launch @shared(%a) {global_size = array<i64: 128>, local_size = array<i64: 64>} : !texture.image2d<4x2xf32>
     func.return
   }
 }
