@@ -28,6 +28,10 @@ their pre-Softmax logits as one more output, so that `rel_err` checks something
 
 A model that fails to compile or run gets its stage and one-line error instead.
 The table is printed and the rows go to `bench/results/e2e-<device>.json` (or `--out`).
+`--roofline DIR` adds each model's launches to its row (`roofline`: per launch, in
+program order, its median time, FLOPs, bytes, GFLOP/s, GB/s and their shares of the
+device profile's peaks, as `mobile-run --profile-kernels` reports them) and writes its
+roofline plot to `DIR/<model>.png` (`tools/roofline_report.py`).
 
     python3 bench/e2e.py --device pocl --models mobilenetv2_small,light_squeezenet
     python3 bench/e2e.py --device gpu --torch-cuda --repeat 20
@@ -324,6 +328,8 @@ class Row:
     torch_rel_err: float | None = None
     compile_s: float | None = None
     onnx_ops: list[str] = field(default_factory=list)
+    roofline: list[dict] | None = None
+    """With `--roofline`: per launch, its time, work and rates (`roofline_report.rows`)."""
 
     @property
     def ours_vs_ort(self) -> float | None:
@@ -371,11 +377,29 @@ def bench_model(source: ModelSource, device, args, scratch: Path) -> Row:
         row.kernels = len(results[-1].kernel_times)
         row.rel_err = checking.worst_relative_error(results[-1].outputs, expected)
         row.status = "ok" if row.rel_err <= args.tol else "mismatch"
+        if args.roofline:
+            stage = "roofline"
+            row.roofline = save_roofline(compiled, results, device, source.name,
+                                         Path(args.roofline))
     except Exception as e:  # noqa: BLE001 - any failure is a result of the benchmark
         row.status, row.error = f"{stage} failed", one_line(e)
         if args.verbose:
             traceback.print_exc()
     return row
+
+
+def save_roofline(compiled, results, device, name: str, folder: Path) -> list[dict]:
+    """The launches' roofline rows at their median times over `results`, and their plot
+    as `folder/<name>.png`: what `mobile-run --profile-kernels --roofline` gives."""
+    from mobile_opt.tools import roofline_report
+
+    times = [statistics.median(r.kernel_times[i].seconds for r in results)
+             for i in range(len(compiled.plan.launches))]
+    works = roofline_report.launch_works(compiled.plan, times)
+    peaks, _ = roofline_report.device_peaks(device)
+    png = roofline_report.plot_png(works, peaks, f"{name} on {device.name}")
+    (folder / f"{name}.png").write_bytes(png)
+    return roofline_report.rows(works, peaks)
 
 
 def bench_model_isolated(name: str, args, timeout: float) -> Row:
@@ -400,6 +424,7 @@ def bench_model_isolated(name: str, args, timeout: float) -> Row:
     ]
     command += ["--device", args.device] if args.device else []
     command += ["--torch-cuda"] if args.torch_cuda else []
+    command += ["--roofline", args.roofline] if args.roofline else []
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
@@ -478,6 +503,7 @@ def report(device, args, rows: list[Row]) -> dict:
             "storage": args.storage,
             "tol": args.tol,
             "weights": args.weights,
+            "roofline": args.roofline,
         },
         "rows": [row_json(r) for r in rows],
     }
@@ -522,6 +548,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--isolate", action="store_true", help="run each model in a child process")
     parser.add_argument("--timeout", type=float, default=600, help="per model with --isolate (s)")
     parser.add_argument("--out", help="JSON file (default bench/results/e2e-<device>.json)")
+    parser.add_argument("--roofline", metavar="DIR",
+                        help="a roofline plot per model in DIR, its launches in the rows")
     parser.add_argument("--list-devices", action="store_true", help="list OpenCL devices and exit")
     parser.add_argument("-v", "--verbose", action="store_true", help="print tracebacks of failures")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # one model, a JSON row on stdout
@@ -552,6 +580,8 @@ def main(argv: list[str] | None = None) -> int:
             print(info.describe())
         return 0
     device = pick_device(args.device)
+    if args.roofline:
+        Path(args.roofline).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mobile-opt-e2e-") as scratch:
         if args.worker:
             (source,) = resolve_models([args.worker], Path(scratch))

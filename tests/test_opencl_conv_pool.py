@@ -162,6 +162,37 @@ def test_fused_conv_with_activation(tmp_path, pocl_device):
     assert_close(m.save(tmp_path / "m.onnx"), pocl_device, PASS_PIPELINE)
 
 
+def test_blocked_conv(tmp_path, pocl_device):
+    """
+    Convs with enough output positions and channels run as implicit GEMMs by the blocked
+    product; a deep one with few positions splits K into slices that a second kernel adds
+    (with the bias and the fused epilogue). Pads on one side, strides, dilations, input
+    channels that end mid-block; zeros off the input.
+    """
+    from mobile_opt.dialects import ocl
+
+    m = ModelBuilder()
+    m.node("Conv", [m.input("x", [1, 128, 14, 14]), m.weight("w", rand(256, 128, 3, 3)),
+                    m.weight("b", rand(256, seed=2))], ["deep"], pads=[1, 1, 1, 1])
+    m.node("Add", ["deep", m.input("skip", [1, 256, 14, 14])], ["sum"])
+    m.node("Relu", ["sum"], [m.output("split")])
+    m.node("Conv", [m.input("p", [1, 30, 56, 56]), m.weight("pw", rand(130, 30, 1, 1))],
+           ["pointwise"])
+    m.node("Relu", ["pointwise"], [m.output("pointwise_relu")])
+    add_conv(m, "strided_dilated", [2, 13, 66, 62], [130, 13, 3, 3], pads=[2, 1, 0, 2],
+             strides=[2, 1], dilations=[2, 1])
+    path = m.save(tmp_path / "m.onnx")
+    assert_close(path, pocl_device, PASS_PIPELINE)
+    module = lower_for_pocl(path, PASS_PIPELINE)
+    kernels = [op for op in module.body.block.ops if isinstance(op, ocl.KernelOp)]
+    staged = [k.sym_name.data for k in kernels
+              if any(isinstance(op, ocl.LocalArrayOp) for op in k.walk())]
+    assert len(staged) == 3 and sum(name.startswith("conv_slices") for name in staged) == 1
+    assert len(kernels) == 4  # the slices' sums are added in the split conv's own kernel
+    unblocked = lower_for_pocl(path, [*PASS_PIPELINE, "onnx-to-texture{blocked=false}"])
+    assert not any(isinstance(op, ocl.LocalArrayOp) for op in unblocked.walk())
+
+
 BUFFERS = ["onnx-to-texture{buffers=true}"]
 """Every tensor in a buffer (`prefers_buffers`, PoCL's choice): ungrouped convs take the
 wide kernel, 16 output channels at 8 output pixels a work-item."""

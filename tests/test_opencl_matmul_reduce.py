@@ -184,6 +184,25 @@ def test_blocked_products(tmp_path, pocl_device):
     assert local_arrays(check(tmp_path, pocl_device, build(MATMULS))) == 0
 
 
+def test_split_gemv(tmp_path, pocl_device):
+    """
+    Products of up to four rows over a long K split K across a work group and add the
+    shares in local memory: a transB weight with a bias (a classifier), several rows, A's
+    batch axes as rows, an activation B; a transposed weight wider than the image limit
+    keeps the one-pixel kernel.
+    """
+    model = build({
+        "fc": ("Gemm", {"a": [1, 2048], "b": rand(1000, 2048), "c": rand(1000)}, {"transB": 1}),
+        "rows3": ("MatMul", {"a": [3, 4200], "b": rand(4200, 70)}, {}),
+        "batched": ("MatMul", {"a": [1, 4, 300], "b": [300, 9]}, {}),
+        "too_wide": ("Gemm", {"a": [2, 17000], "b": rand(10, 17000, scale=0.1)}, {"transB": 1}),
+    })
+    module = check(tmp_path, pocl_device, model, kernels=4)
+    groups = sorted(op.local_size.get_values() for op in module.walk()
+                    if isinstance(op, ocl.LaunchOp) and op.local_size is not None)
+    assert groups == [(64, 1), (64, 1), (128, 1)] and local_arrays(module) == 3
+
+
 def test_fused_matmul_and_gemm(tmp_path, pocl_device):
     """onnx-fuse folds the bias and activation into FusedMatMul/FusedGemm; one kernel each."""
     model = build({

@@ -1,7 +1,8 @@
 """
 `mobile-probe --device SEL -o profile.json [--plots DIR] [--quick]`: measure an OpenCL
-device with ArchProbe's (Romou §3.1) and TMModel's (§3) micro-benchmarks and the load
-capacity of its kernels (FlashMem §4.2), and write its device profile
+device with ArchProbe's (Romou §3.1) and TMModel's (§3) micro-benchmarks, its peak fp32
+FLOP/s (the roofline's compute roof) and the load capacity of its kernels (FlashMem
+§4.2), and write its device profile
 (`models/device_profile.py`), the file `texture-tile`, the other GPU passes and the
 FlashMem planner read. `--plots DIR` also writes a PNG of every sweep. `--quick` runs
 short sweeps (a first look, and the tests); `--only` runs some probes (the others are
@@ -46,7 +47,7 @@ from mobile_opt.tools.cli import (
 )
 
 PROBES = ("warp", "alus", "registers", "buffer-cache", "image-cache", "bandwidth",
-          "stride-chase", "scalability", "occupancy", "work-groups", "kernel-groups",
+          "peak-flops", "stride-chase", "scalability", "occupancy", "work-groups", "kernel-groups",
           "load-capacity")
 
 
@@ -75,6 +76,7 @@ def measure(runner: Runner, effort: Effort, only: set[str], bar: tqdm):
     run("buffer-cache", lambda: archprobe.probe_buffer_cache(runner, effort, tick))
     run("image-cache", lambda: archprobe.probe_image_cache(runner, effort, tick))
     run("bandwidth", lambda: archprobe.probe_bandwidths(runner, effort, tick))
+    run("peak-flops", lambda: archprobe.probe_peak_flops(runner, effort, tick))
     run("stride-chase", lambda: tmprobe.probe_stride_chase(runner, effort, tick))
     run("scalability", lambda: tmprobe.probe_scalability(runner, effort, warp, tick))
     run("occupancy", lambda: tmprobe.probe_occupancy(runner, effort, warp, tick))
@@ -122,6 +124,7 @@ def assemble(runner: Runner, results: dict[str, dict], sweeps: list[Sweep], seco
             "registers_per_core_estimated": estimated,
             "max_work_group_size": device.max_work_group_size,
             "local_memory_bytes": device.local_mem_size,
+            "peak_gflops": results.get("peak-flops", {}).get("peak_gflops"),
         },
         "caches": {"texture": results.get("image-cache"), "buffer": results.get("buffer-cache")},
         "bandwidth_gbs": results.get("bandwidth"),
@@ -293,6 +296,8 @@ def summary(profile: dict) -> str:
         cache = profile["caches"].get(kind)
         if cache:
             lines.append(f"  {kind} caches {cache['sizes']} B, line {cache['line']} B")
+    if c.get("peak_gflops"):
+        lines.append(f"  peak fp32 {c['peak_gflops']} GFLOP/s (fma chains)")
     if profile["bandwidth_gbs"]:
         lines.append("  bandwidth GB/s " + ", ".join(
             f"{k} {v}" for k, v in profile["bandwidth_gbs"].items()))

@@ -34,6 +34,11 @@ over runs 2..N with `--repeat N`), the wall time of each run and the storage the
 host plan needs with and without memory reuse, and how long compiling took (the passes,
 then building the program and uploading the weights). `--save-dir` also receives
 `model.cl` (the program with its host plan as a trailing comment) and `plan.json`.
+`--profile-kernels` adds the roofline table: per launch, in program order, its time, the
+GFLOP/s and GB/s it achieved (FLOPs of its ONNX nodes, bytes of its arguments' storage) and
+their shares of the peaks in the device's profile, the one the pipeline uses, with the roof
+that bounds it; `--roofline FILE.png` draws them on a log-log roofline plot
+(`tools/roofline_report.py`).
 An `.mlir` module that is lowered already runs as it is, after the passes `-p` names.
 With `-p` and `--reference`, the passes run first, so any stage of the pipeline
 whose graph is still `onnx` ops can be checked.
@@ -80,6 +85,7 @@ from mobile_opt.tools.cli import (
     DIM_HELP,
     UserError,
     one_line,
+    output_folder,
     parse_dims,
     run_tool,
     write_atomically,
@@ -176,6 +182,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--save-dir",
         metavar="DIR",
         help="write each output there as NAME.npy (and, for OpenCL, model.cl and plan.json)",
+    )
+    parser.add_argument(
+        "--profile-kernels", action="store_true",
+        help="OpenCL: print each launch's time, GFLOP/s and GB/s against the device "
+        "profile's peak FLOP/s and bandwidth, and the roof that bounds it",
+    )
+    parser.add_argument(
+        "--roofline", metavar="FILE.png",
+        help="OpenCL: write a roofline plot of the kernel launches after the run",
     )
     parser.add_argument(
         "-p",
@@ -296,6 +311,12 @@ def save_outputs(folder: Path, outputs: dict[str, np.ndarray]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    roofline = "--profile-kernels" if args.profile_kernels else "--roofline" if args.roofline \
+        else None
+    if roofline and (args.reference or args.target != "opencl" or args.memory_budget):
+        raise UserError(f"{roofline} applies to the OpenCL run of one model")
+    if args.roofline:
+        output_folder(args.roofline)  # before the long work
     if args.memory_budget is not None:
         if args.target != "opencl":
             raise UserError("--memory-budget applies to the OpenCL run")
@@ -540,7 +561,25 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
             f"{statistics.median(walls[1:]):.3f}, min {min(walls[1:]):.3f} over {len(walls)} runs"
         )
     print(memory_line(model.plan))
+    if args.profile_kernels or args.roofline:
+        report_roofline(model.plan, times, device, args, how)
     return status
+
+
+def report_roofline(plan, times: list[float], device, args: argparse.Namespace,
+                    how: str) -> None:
+    """`--profile-kernels`: the roofline table of the launches; `--roofline`: its plot."""
+    from mobile_opt.tools import roofline_report
+
+    peaks, profile = roofline_report.device_peaks(device)
+    works = roofline_report.launch_works(plan, times)
+    if args.profile_kernels:
+        print(f"\nroofline per launch ({how}):")
+        print(roofline_report.table(works, peaks, profile))
+    if args.roofline:
+        title = f"{args.model} on {device.name}"
+        write_atomically(args.roofline, roofline_report.plot_png(works, peaks, title))
+        print(f"roofline plot: {args.roofline}")
 
 
 # Hexagon ------------------------------------------------------------------------------

@@ -13,7 +13,9 @@ runtime can follow without the IR.
   bytes. Weights keep their slots for good;
 - `allocs`: each `texture.alloc` and its slot;
 - `launches`: kernel name, its onnx node(s), global size, local size (null: the
-  driver's choice) and arguments as slots, in order;
+  driver's choice) and arguments as slots, in order, with the bytes of the arguments'
+  storage and the FLOPs of the kernel's onnx node(s), where `onnx-to-texture` recorded them
+  (the roofline's work, `models/roofline.py`);
 - `outputs`: what to unpack after which launch;
 - `streams`: the weights that `stream` ops move while kernels run (`flashmem-stream`):
   the layer their texture is made at, the chunks moved at each layer and the layer that
@@ -37,6 +39,7 @@ from mobile_opt.dialects import ocl, texture
 from mobile_opt.dialects.onnx.constants import ConstantOp, WeightOp
 from mobile_opt.dialects.onnx.graph import graph_io_names
 from mobile_opt.dialects.stream.ops import TransformOp, WaitOp, streamed_from
+from mobile_opt.models.roofline import FLOPS_ATTR, launch_bytes
 from mobile_opt.models.storage import (
     IR_LINK,
     Slot,
@@ -47,7 +50,7 @@ from mobile_opt.models.storage import (
 )
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.traits import SymbolTable
 from xdsl.utils.target import Target
@@ -113,6 +116,10 @@ class LaunchRecord:
     global_size: list[int]
     local_size: list[int] | None
     args: list[dict[str, Any]]  # {"slot": n, "value": name}
+    nbytes: int = 0
+    """The bytes of its arguments' storage (`roofline.launch_bytes`)."""
+    flops: int | None = field(default=None, metadata=OPTIONAL)
+    """The FLOPs of its kernel's ONNX ops, as `onnx-to-texture` recorded them."""
 
 
 @dataclass
@@ -426,6 +433,7 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
                 kernel = kernels.get(kernel_name)
                 node = kernel.attributes.get("onnx.node") if kernel is not None else None
                 used = [use(a) for a in op.args]
+                flops = op.attributes.get(FLOPS_ATTR)
                 record = LaunchRecord(
                     step,
                     kernel_name,
@@ -433,6 +441,8 @@ def build_plan(module: ModuleOp, function: str | None = None) -> Plan:
                     list(op.global_size.get_values()),
                     None if op.local_size is None else list(op.local_size.get_values()),
                     [],
+                    launch_bytes(used),
+                    flops.value.data if isinstance(flops, IntegerAttr) else None,
                 )
                 launches.append((record, used))
                 launched += 1

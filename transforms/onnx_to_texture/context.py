@@ -15,7 +15,7 @@ import numpy as np
 
 from xdsl.builder import Builder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerType, ModuleOp, StringAttr, TensorType, f32
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr, TensorType, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -25,6 +25,7 @@ from mobile_opt.dialects.stream.attributes import SPLIT
 from mobile_opt.dialects.texture import Layout, image_size
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.dialects.texture.value_layouts import recorded_layout
+from mobile_opt.models.roofline import FLOPS_ATTR, kernel_flops
 
 from .kernel_builder import KernelBuilder, Val
 from .views import OutputPixel, TensorView, output_pixel, zero_padding_lanes
@@ -88,6 +89,8 @@ class LoweringContext:
     fuse: bool = True
     buffers: bool = False
     """Every tensor in a pixel buffer, none in an image (a device whose images are slower)."""
+    blocked: bool = True
+    """Large products and convs in images take the blocked kernels (`blocked.py`)."""
     remarks: list[str] = field(default_factory=list)
     stored: dict[SSAValue, Stored] = field(default_factory=dict)
     packed: dict[tuple[SSAValue, Layout], Stored] = field(default_factory=dict)
@@ -216,9 +219,14 @@ class LoweringContext:
         self.stored[result] = Stored(stored.storage, stored.layout, shape(result))
 
     def launch(self, kernel: ocl.KernelOp, args: Sequence[SSAValue], global_size: Sequence[int],
-               local_size: Sequence[int] | None = None) -> None:
+               local_size: Sequence[int] | None = None, flops: int | None = None) -> None:
+        """Launch `kernel`; `flops`, the work of the ONNX ops it computes, goes on the
+        launch for the roofline report (`models/roofline.py`)."""
         self.module.body.block.insert_op_before(kernel, self.graph)
-        self.host().insert(ocl.LaunchOp(kernel.sym_name.data, args, global_size, local_size))
+        launch = ocl.LaunchOp(kernel.sym_name.data, args, global_size, local_size)
+        if flops is not None:
+            launch.attributes[FLOPS_ATTR] = IntegerAttr(flops, 64)
+        self.host().insert(launch)
 
     def kernel_name(self, base: str) -> str:
         from xdsl.traits import SymbolTable
@@ -297,6 +305,8 @@ class KernelContext:
         self.pixel: OutputPixel = output_pixel(self.out, x, y)
         self.config = TileConfig.of(op)
         """The configuration `texture-tile` chose for the node, if it chose one."""
+        self.flops: int | None = None
+        """The kernel's FLOPs where it computes only part of its op (else the op's)."""
 
     def _arg(self, storage: SSAValue, hint: str) -> Val:
         if storage not in self._args:
@@ -361,7 +371,8 @@ class KernelContext:
         if group is not None and any(g % n for g, n in zip(self.global_size, group)):
             raise LoweringError(f"{self.label}: work group {list(group)} does not tile the "
                                 f"range {list(self.global_size)}")
-        self.ctx.launch(kernel, args, self.global_size, group)
+        flops = self.flops if self.flops is not None else kernel_flops(self.op, self.epilogue)
+        self.ctx.launch(kernel, args, self.global_size, group, flops)
         for user in self.epilogue:
             self.ctx.done.add(user)
 

@@ -19,6 +19,10 @@ position (o + pad - k * dilation) / stride of tap k where that divides evenly.
 Its (C, M/group, KH, KW) weight is regrouped host-side (Reshape/Transpose ops on
 the constant) into a convolution's (M, C/group, KH, KW) and takes the same kernels.
 
+In images, an ungrouped conv with enough output positions and channels (or with K,
+taps by input channels, split into slices) is instead an implicit GEMM by the blocked
+product (`blocked.py`, `conv_plan`): its weight in `hwio4`, whose rows are K.
+
 Out-of-range taps are skipped by explicit bounds checks (rows by a branch, the
 columns of a tile by a mask on a clamped read): in `nc4hw4` an x past a row's
 end is the next channel block's first column, not padding.
@@ -29,18 +33,30 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from math import prod
 
 import numpy as np
-from mobile_opt.dialects import onnx
+from mobile_opt.dialects import onnx, texture
 from mobile_opt.dialects.onnx.base import constant_array, is_host_packed, is_none, tensor
 from mobile_opt.dialects.onnx.shapes import ShapeError
-from mobile_opt.dialects.texture import Layout
+from mobile_opt.dialects.texture import Image2DType, Layout, image_size
 from mobile_opt.dialects.texture.layouts import ceil4
+from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models.conv_shape import ConvShape
-from xdsl.dialects.builtin import DenseArrayBase, i64
+from mobile_opt.models.roofline import kernel_flops
+from xdsl.dialects.builtin import DenseArrayBase, f32, i64
 from xdsl.ir import Operation, SSAValue
 
-from .context import KernelContext, LoweringContext, LoweringError, node_label, shape
+from .blocked import GemmPlan, blocked_product, group_of, plan_gemm
+from .context import (
+    KernelContext,
+    LoweringContext,
+    LoweringError,
+    Stored,
+    node_label,
+    ocl_node_attr,
+    shape,
+)
 from .elementwise import activation
 from .kernel_builder import KernelBuilder, Val
 from .rules import lowers
@@ -487,6 +503,132 @@ def wide_conv(k: KernelContext, geo: ConvShape) -> bool:
             and (geo.kind == "depthwise" or (geo.kind == "blocked" and geo.group == 1)))
 
 
+def conv_plan(k: KernelContext, geo: ConvShape, x_value: SSAValue, weight_value: SSAValue,
+              host_computed: bool) -> GemmPlan | None:
+    """
+    The blocked product's plan for a conv as implicit GEMM (rows: output positions,
+    columns: output channels, K: taps by input channels), or None where it does not
+    apply: ungrouped, its input, output and constant `hwio4` weight in images, the input
+    in `nc4hw4`, and a partial-sum image within the limits where K is split.
+    """
+    ctx = k.ctx
+    if (not ctx.blocked or ctx.buffers or geo.group != 1 or geo.transposed or host_computed
+            or k.out.layout is not Layout.NC4HW4 or x_value in ctx.views
+            or not ctx.is_host_constant(weight_value)
+            or not isinstance(k.out_stored.storage.type, Image2DType)):
+        return None
+    stored = ctx.stored.get(x_value)
+    if stored is not None and (stored.layout is not Layout.NC4HW4
+                               or not isinstance(stored.storage.type, Image2DType)):
+        return None
+    weight_shape = (geo.output[1], geo.input[1], *geo.kernel)
+    if any(w > ctx.max_image[0] or h > ctx.max_image[1]
+           for w, h in (image_size(Layout.NC4HW4, geo.input),
+                        image_size(Layout.HWIO4, weight_shape))):
+        return None
+    n, cout, ho, wo = geo.output
+    rows = n * ho * wo
+    plan = plan_gemm(rows, cout, geo.kernel[0] * geo.kernel[1] * 4 * ceil4(geo.input[1]),
+                     split=True)
+    if plan is not None and plan.split * rows > ctx.max_image[1]:
+        return None
+    return plan
+
+
+def blocked_conv(k: KernelContext, op: Operation, geo: ConvShape, weight_value: SSAValue,
+                 bias: TensorView | None, plan: GemmPlan, act: tuple[str, Sequence[float]]):
+    """
+    The conv by `blocked_product`: A's pixel (m, kq) is the input pixel of channel block
+    kq % ceil4(C) at tap kq // ceil4(C) of output position m (zero off the input or past
+    K), B the `hwio4` weight, whose rows are K. With K split, a first kernel writes each
+    slice's sums into rows of a partial-sum image and this op's kernel adds them.
+    """
+    ctx, kb = k.ctx, k.kb
+    n_out, cout, ho, wo = geo.output
+    channels, height, width = geo.input[1:]
+    blocks, (kh_size, kw_size) = ceil4(channels), geo.kernel
+    rows, pixels, depth = n_out * ho * wo, ceil4(cout), kh_size * kw_size * 4 * blocks
+    x_stored = ctx.tensor(op.operands[0], k.label, Layout.NC4HW4)
+    weight = ctx.pack(weight_value, Layout.HWIO4, k.label)
+    split = plan.split > 1
+    if split:  # the slices' kernel
+        pk = KernelBuilder(ctx.kernel_name("conv_slices"), [])
+        x_arg, w_arg = pk.add_arg("x", x_stored.storage.type), pk.add_arg("weight",
+                                                                        weight.storage.type)
+    else:
+        pk = kb
+        x_arg, w_arg = k._arg(x_stored.storage, "x"), k._arg(weight.storage, "weight")
+
+    def position(m: Val) -> tuple[Val, Val, Val]:
+        return m // (ho * wo), m // wo % ho, m % wo
+
+    def read_a(m: Val) -> Callable[[Val], Val]:
+        n, oh, ow = position(m)
+        base_h = oh * geo.strides[0] - geo.pads[0]
+        base_w = ow * geo.strides[1] - geo.pads[1]
+
+        def read(kq: Val) -> Val:
+            step, cb = kq // blocks, kq % blocks
+            ih = base_h + step // kw_size * geo.dilations[0]
+            iw = base_w + step % kw_size * geo.dilations[1]
+            valid = [kq < depth // 4]
+            if window_needs_check(height, ho, kh_size, geo.strides[0], geo.dilations[0],
+                                  geo.pads[0]):
+                valid.append(in_range(pk, ih, height))
+            if window_needs_check(width, wo, kw_size, geo.strides[1], geo.dilations[1],
+                                  geo.pads[1]):
+                valid.append(in_range(pk, iw, width))
+            px = pk.read(x_arg, cb * width + iw, n * height + ih)
+            return pk.select(pk.all(valid), px, 0.0)
+
+        return read
+
+    def read_b(kk: Val, x: Val) -> Val:
+        return pk.read(w_arg, x, kk)
+
+    name, params = act
+
+    def finish(value: Val, cb: Val) -> Val:
+        return activation(kb, name, params, value + initial_acc(kb, bias, cb))
+
+    if not split:
+        def store(m: Val, cb: Val, acc: Val, guards: list[Val]) -> None:
+            n, oh, ow = position(m)
+            k.store_at(OutputPixel(cb * wo + ow, n * ho + oh, [n, cb, oh, ow]),
+                       lambda: finish(acc, cb), guards)
+
+        k.global_size = blocked_product(kb, plan, rows, pixels, depth, read_a, read_b, store)
+        k.config = TileConfig((plan.block.tn // 4, plan.block.tm), group_of(plan))
+        return
+    partial_type = Image2DType(pixels, plan.split * rows, f32)
+    partial = ctx.host().insert(
+        texture.AllocOp(Layout.ROWS4, (plan.split * rows, cout), partial_type)).result
+    partial.name_hint = "partial"
+    p_arg = pk.add_arg("partial", partial_type)
+
+    def store_slice(m: Val, x: Val, acc: Val, guards: list[Val]) -> None:
+        def write() -> list[Val]:
+            pk.write(p_arg, x, pk.group_id(2) * rows + m, acc)
+            return []
+
+        pk.if_(pk.all(guards), write) if guards else write()
+
+    global_size = blocked_product(pk, plan, rows, pixels, depth, read_a, read_b, store_slice)
+    pk.kernel.attributes["onnx.node"] = ocl_node_attr(op, [])
+    ctx.launch(pk.finish(), [x_stored.storage, weight.storage, partial], global_size,
+               group_of(plan), kernel_flops(op, []))
+    # this op's kernel: one output pixel a work-item, the slices' sums added
+    k.config = None  # texture-tile's configuration was for the conv's own kernel
+    k.flops = plan.split * prod(geo.output)  # the adds (and bias); the epilogue's uncounted
+    n, cb, oh, ow = k.pixel.block
+    m = (n * ho + oh) * wo + ow
+    sums = k._view(Stored(partial, Layout.ROWS4, (plan.split * rows, cout)), "partial")
+    total = sums.read_block([m, cb])
+    for s in range(1, plan.split):
+        total = total + sums.read_block([s * rows + m, cb])
+    k.store(finish(total, cb))
+
+
 def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], geo: ConvShape,
               weight_value: SSAValue, bias_value: SSAValue | None,
               act: tuple[str, Sequence[float]] = ("", ()), host_computed: bool = False) -> None:
@@ -496,6 +638,12 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
         geo, weight_value = dense
     k = KernelContext(ctx, op, "conv", epilogue)
     kb = k.kb
+    plan = conv_plan(k, geo, op.operands[0], weight_value, host_computed)
+    if plan is not None:
+        bias = k.input(bias_value, Layout.ROWS4, "bias") if bias_value is not None else None
+        blocked_conv(k, op, geo, weight_value, bias, plan, act)
+        k.finish()
+        return
     x = activation_input(k, op.operands[0])
     bias = k.input(bias_value, Layout.ROWS4, "bias") if bias_value is not None else None
     name, params = act

@@ -42,7 +42,8 @@ class OnnxToTexturePass(ModulePass):
     `max-image-width` × `max-image-height` pixels live in buffers instead (a remark
     says which), and every tensor does with `buffers` (for a device whose images are
     slower than its buffers, where convolutions take the wide kernel); `storage` is the
-    pixels' element type, f32 or f16.
+    pixels' element type, f32 or f16. `blocked=false` keeps large products and convs in
+    images off the blocked kernels (local memory; `blocked.py`), for comparison.
     """
 
     name = "onnx-to-texture"
@@ -52,6 +53,7 @@ class OnnxToTexturePass(ModulePass):
     storage: str = "f32"
     fuse: bool = True
     buffers: bool = False
+    blocked: bool = True
     remarks: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -62,7 +64,7 @@ class OnnxToTexturePass(ModulePass):
         for graph in [f for f in op.body.block.ops if isinstance(f, func.FuncOp)]:
             lowering = LoweringContext(
                 op, graph, (self.max_image_width, self.max_image_height),
-                f16 if self.storage == "f16" else f32, self.fuse, self.buffers,
+                f16 if self.storage == "f16" else f32, self.fuse, self.buffers, self.blocked,
             )
             try:
                 lower_graph(lowering)

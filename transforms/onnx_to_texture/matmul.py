@@ -39,6 +39,7 @@ from mobile_opt.dialects.onnx.nn import GemmAttrsOp
 from mobile_opt.dialects.texture import Image2DType, Layout, image_size
 from mobile_opt.dialects.texture.tiling import TileConfig
 
+from .blocked import GemmPlan, blocked_product, group_of, plan_gemm
 from .context import KernelContext, LoweringContext, LoweringError, node_label, shape
 from .elementwise import activation
 from .kernel_builder import KernelBuilder, Operand, Val
@@ -139,8 +140,9 @@ def lower_matmul(ctx: LoweringContext, op: Operation, epilogue: list[Operation])
     kb = k.kb
     if ctx.buffers:
         k.config = None  # texture-tile's configurations are the image kernels'
-    block = gemm_block(k, op)
-    a, b = _operands(k, op, along_n=block is not None)
+    plan = gemm_plan(k, op)
+    gemv = plan is None and gemv_group(k, op)
+    a, b = _operands(k, op, along_n=plan is not None or bool(gemv))
     depth = a.view.shape[a.k_axis]
     if depth != b.view.shape[b.k_axis]:
         raise LoweringError(f"{node_label(op)}: inner dimensions differ "
@@ -172,8 +174,12 @@ def lower_matmul(ctx: LoweringContext, op: Operation, epilogue: list[Operation])
             accs = step(kb.int(full), rest, *accs)
         return accs
 
-    if block is not None:
-        blocked_gemm(k, op, a, b, block)
+    if plan is not None:
+        blocked_gemm(k, op, a, b, plan)
+        k.finish()
+        return
+    if gemv:
+        split_gemv(k, op, a, b, gemv)
         k.finish()
         return
     if ctx.buffers and has_n and b.free_packed:
@@ -253,153 +259,139 @@ def wide_axpy(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOperan
                        [x < pixels] if p and pixels % 4 else [])
 
 
-@dataclass(frozen=True)
-class GemmBlock:
+def gemm_plan(k: KernelContext, op: Operation) -> GemmPlan | None:
     """
-    The blocked product's work group: a `bm` x `bn` block of C, over K in steps of
-    `bk`; each work-item keeps `tm` rows by `tn` columns of it in registers.
+    The blocked product's plan for `op` (`blocked.py`), or None where it does not apply:
+    it reads A (rows4, batch axes folded into rows) and a 2-D B packed along N from
+    images, whose clamped reads give the zeros past each edge, and writes C in rows4.
     """
-
-    bm: int
-    bn: int
-    bk: int
-    tm: int
-    tn: int
-
-    @property
-    def group(self) -> tuple[int, int]:
-        return self.bn // self.tn, self.bm // self.tm
-
-    @property
-    def threads(self) -> int:
-        return prod(self.group)
+    if not _images_for_blocks(k, op):
+        return None
+    a_shape = shape(op.operands[0])
+    rows = image_size(Layout.ROWS4, a_shape)[1]
+    return plan_gemm(rows, k.out.shape[-1], a_shape[-1])
 
 
-GEMM_BLOCKS = (GemmBlock(256, 128, 8, 16, 8), GemmBlock(128, 128, 8, 8, 8),
-               GemmBlock(64, 64, 16, 4, 4))
-"""Largest first; each of 256 work-items stages whole pixels of A and B per K step, and a
-group holds two steps of both in 16–24 KiB of local memory."""
-
-GEMM_MIN_GROUPS = 128
-"""The blocked kernel runs where its block gives at least this many work groups (about
-one per core of a large GPU); on fewer, the one-pixel kernel's many small items win."""
-
-
-def gemm_block(k: KernelContext, op: Operation) -> GemmBlock | None:
-    """
-    The block the blocked kernel takes for `op`, or None where it does not apply: it
-    reads A (rows4, batch axes folded into rows) and a 2-D B packed along N from images,
-    whose clamped reads give the zeros past each edge, and writes C in rows4.
-    """
+def _images_for_blocks(k: KernelContext, op: Operation) -> bool:
+    """Whether A, B and C are as the blocked product and `split_gemv` read them."""
     ctx = k.ctx
     a_value, b_value = op.operands[0], op.operands[1]
     a_shape, b_shape = shape(a_value), shape(b_value)
     trans_a = isinstance(op, GemmAttrsOp) and op.int_attr("transA")
     trans_b = isinstance(op, GemmAttrsOp) and op.int_attr("transB")
-    if ctx.buffers or len(a_shape) < 2 or len(b_shape) != 2 or trans_a:
-        return None
+    if not ctx.blocked or ctx.buffers or len(a_shape) < 2 or len(b_shape) != 2 or trans_a:
+        return False
     if not isinstance(k.out_stored.storage.type, Image2DType):
-        return None
+        return False
     if a_value in ctx.views or b_value in ctx.views:
-        return None
+        return False
     if not is_host_packed(b_value) and (trans_b or ctx.layout_for(b_value) is not Layout.ROWS4):
-        return None
+        return False
     stored = ctx.stored.get(a_value)
     a_layout = stored.layout if stored else ctx.layout_for(a_value)
-    width, height = image_size(Layout.ROWS4, a_shape)
-    if a_layout is not Layout.ROWS4 or width > ctx.max_image[0] or height > ctx.max_image[1]:
-        return None
-    if stored is not None and not isinstance(stored.storage.type, Image2DType):
-        return None
-    rows, n = height, k.out.shape[-1]
-    for block in GEMM_BLOCKS:
-        if -(-rows // block.bm) * -(-n // block.bn) >= GEMM_MIN_GROUPS:
-            return block
-    return None
+    b_layout = Layout.COLS4 if trans_b else Layout.ROWS4  # packed along N
+    max_w, max_h = ctx.max_image
+    if a_layout is not Layout.ROWS4 or any(
+            w > max_w or h > max_h
+            for w, h in (image_size(Layout.ROWS4, a_shape), image_size(b_layout, b_shape))):
+        return False
+    b_stored = ctx.stored.get(b_value)
+    return all(s is None or isinstance(s.storage.type, Image2DType) for s in (stored, b_stored))
+
+
+GEMV_ROWS = 4
+"""Products of at most this many rows (a batch-1 fully connected layer) take `split_gemv`."""
+
+GEMV_MIN_DEPTH = 256
+"""...and K at least this long: shorter, each work-item's share is too small to pay."""
+
+
+def gemv_group(k: KernelContext, op: Operation) -> int:
+    """
+    The work-group size of `split_gemv` for `op`, or 0 where it does not apply: as the
+    blocked product, images with B packed along N, but few rows and a long K; the longer
+    K, the larger the group.
+    """
+    a_shape = shape(op.operands[0])
+    if not _images_for_blocks(k, op) or a_shape[-1] < GEMV_MIN_DEPTH:
+        return 0
+    if image_size(Layout.ROWS4, a_shape)[1] > GEMV_ROWS:
+        return 0
+    blocks = -(-a_shape[-1] // 4)
+    return 256 if blocks >= 4096 else 128 if blocks >= 1024 else 64
+
+
+def split_gemv(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOperand,
+               group: int) -> None:
+    """
+    A product of a few rows, K split across a work group: each group computes one output
+    pixel of every row, its work-items a strided share of K's pixels (reads past K are
+    zeros), then adds the shares by halves in local memory.
+    """
+    kb = k.kb
+    pixels, rows = k.out.image_size
+    b_cols = b.view.layout is Layout.COLS4
+    t, x = kb.local_id(0), kb.group_id(0)
+    sums = kb.local_array(rows * group, "sums")
+
+    def step(i: Val, *accs: Val) -> list[Val]:
+        k4 = t + i * group
+        b_px = [kb.read(b.view.storage, k4 * 4 + j, x) if b_cols
+                else kb.read(b.view.storage, x, k4 * 4 + j) for j in range(4)]
+        result = []
+        for r, acc in enumerate(accs):
+            a_px = kb.read(a.view.storage, k4, kb.int(r))
+            for j, b_j in enumerate(b_px):
+                acc = kb.fma(kb.lane(a_px, j), b_j, acc)
+            result.append(acc)
+        return result
+
+    steps = -(-(-(-a.view.shape[-1] // 4)) // group)  # K's pixels over the group
+    accs = kb.loop(0, steps, step, [kb.float4(0.0) for _ in range(rows)], name="i")
+    for r, acc in enumerate(accs):
+        kb.local_store(sums, r * group + t, acc)
+    kb.barrier()
+    half = group // 2
+    while half:
+        def add(half: int = half) -> list[Val]:
+            for r in range(rows):
+                here = r * group + t
+                kb.local_store(sums, here, kb.local_load(sums, here)
+                               + kb.local_load(sums, here + half))
+            return []
+
+        kb.if_(t < half, add)
+        kb.barrier()
+        half //= 2
+    out_rows = k.out.shape[:-1]
+    for r in range(rows):
+        y = kb.int(r)
+        k.store_at(OutputPixel(x, y, [*delinearize(kb, y, out_rows), x]),
+                   lambda r=r: _epilogue(k, op, kb.local_load(sums, r * group)), [t.eq(0)])
+    k.global_size = (pixels * group, 1)
+    k.config = TileConfig((1, rows), (group, 1))
+    kb.require_group((group, 1))
 
 
 def blocked_gemm(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOperand,
-                 block: GemmBlock) -> None:
-    """
-    C = A B a block at a time. Per K step the group stages bk columns of A's block
-    (transposed: a local float4 holds four rows of one column) and bk rows of B's in
-    local memory, in two buffers: the next step's pixels are read into registers while
-    this step computes, and stored after it. Each work-item accumulates tm x tn outer
-    products of float4 local loads; its row quads and pixels are strided by the group's
-    height and width, so a warp's loads are broadcasts or runs.
-    """
+                 plan: GemmPlan) -> None:
+    """The product by `blocked_product`: rows of A and C are their images' rows."""
     kb = k.kb
-    wx, wy = block.group
-    threads, quads, bn4, bm4 = block.threads, block.tn // 4, block.bn // 4, block.bm // 4
-    rows, pixels, depth = k.out.image_size[1], k.out.image_size[0], a.view.shape[-1]
-    a_pixels, b_pixels = block.bm * block.bk // 4 // threads, bn4 * block.bk // threads
-    a_size, b_size = block.bk * bm4, block.bk * bn4  # float4s of one buffer
-    a_tile, b_tile = kb.local_array(2 * a_size, "a_tile"), kb.local_array(2 * b_size, "b_tile")
-    tx, ty = kb.local_id(0), kb.local_id(1)
-    t = ty * wx + tx
-    m0, n0 = kb.group_id(1) * block.bm, kb.group_id(0) * bn4
-    staged = [t + p * threads for p in range(max(a_pixels, b_pixels))]
     b_cols = b.view.layout is Layout.COLS4  # B^T's rows4: x runs along K
-
-    def fetch(step: Operand) -> list[Val]:
-        k0 = kb.like(step, kb.int(0)) * block.bk
-        result = [kb.read(a.view.storage, k0 // 4 + q // block.bm, m0 + q % block.bm)
-                  for q in staged[:a_pixels]]
-        for q in staged[:b_pixels]:
-            kk, x = k0 + q // bn4, n0 + q % bn4
-            result.append(kb.read(b.view.storage, kk, x) if b_cols
-                          else kb.read(b.view.storage, x, kk))
-        return result
-
-    def stage(buffer: Operand, fetched: list[Val]) -> None:
-        for q, px in zip(staged, fetched[:a_pixels]):
-            column, m = q // block.bm * 4, q % block.bm
-            for lane in range(4):
-                index = (buffer * a_size * 4) + (column + lane) * block.bm + m
-                kb.local_store(a_tile, index, kb.lane(px, lane))
-        for q, px in zip(staged, fetched[a_pixels:]):
-            kb.local_store(b_tile, buffer * b_size + q, px)
-
-    stage(0, fetch(0))
-    kb.barrier()
-
-    def step(s: Val, *accs: Val) -> list[Val]:
-        buffer = s % 2
-        ahead = fetch(s + 1)  # past K the images read zeros
-        accs = list(accs)
-        for kk in range(block.bk):
-            a_q = [kb.local_load(a_tile, buffer * a_size + kk * bm4 + ty + wy * i)
-                   for i in range(block.tm // 4)]
-            b_q = [kb.local_load(b_tile, buffer * b_size + kk * bn4 + tx + wx * j)
-                   for j in range(quads)]
-            for i, quad in enumerate(a_q):
-                for r in range(4):
-                    a_r = kb.lane(quad, r)
-                    for j, b_px in enumerate(b_q):
-                        n = (4 * i + r) * quads + j
-                        accs[n] = kb.fma(a_r, b_px, accs[n])
-        stage(1 - buffer, ahead)
-        kb.barrier()
-        return accs
-
-    steps = -(-depth // block.bk)
-    accs = kb.loop(0, steps, step, [kb.float4(0.0) for _ in range(block.tm * quads)], name="s")
     out_rows = k.out.shape[:-1]
-    for i in range(block.tm // 4):
-        for r in range(4):
-            y = m0 + (ty + wy * i) * 4 + r
-            row_guard = [y < rows] if rows % block.bm else []
-            batch = delinearize(kb, y, out_rows)
-            for j in range(quads):
-                x = n0 + tx + wx * j
-                guards = row_guard + ([x < pixels] if pixels % bn4 else [])
-                k.store_at(OutputPixel(x, y, [*batch, x]),
-                           lambda acc=accs[(4 * i + r) * quads + j]: _epilogue(k, op, acc),
-                           guards)
-    groups = (-(-pixels // bn4), -(-rows // block.bm))
-    k.global_size = (groups[0] * wx, groups[1] * wy)
-    k.config = TileConfig((quads, block.tm), (wx, wy))
-    kb.require_group((wx, wy))  # else a compiler may budget registers for 1024 items
+
+    def read_b(kk: Val, x: Val) -> Val:
+        return kb.read(b.view.storage, kk, x) if b_cols else kb.read(b.view.storage, x, kk)
+
+    def store(m: Val, x: Val, acc: Val, guards: list[Val]) -> None:
+        k.store_at(OutputPixel(x, m, [*delinearize(kb, m, out_rows), x]),
+                   lambda: _epilogue(k, op, acc), guards)
+
+    pixels, rows = k.out.image_size
+    k.global_size = blocked_product(
+        kb, plan, rows, pixels, a.view.shape[-1],
+        lambda m: lambda kq: kb.read(a.view.storage, kq, m), read_b, store)
+    k.config = TileConfig((plan.block.tn // 4, plan.block.tm), group_of(plan))
 
 
 ROWS_PER_ITEM = 4

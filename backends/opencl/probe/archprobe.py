@@ -21,6 +21,10 @@ it read.
   stride once the stride reaches a line.
 - **Bandwidths**: many work groups streaming float4s from a buffer, an image, local
   and constant memory.
+- **Peak FLOP/s**: the roofline's compute roof (`models/roofline.py`): work-items each
+  running `FMA_CHAINS` independent vector `fma` chains (enough in flight to hide the
+  FMA's latency), over a few ranges that fill the device; the best rate, an FMA being 2
+  FLOPs.
 """
 
 from __future__ import annotations
@@ -368,3 +372,80 @@ def probe_bandwidths(runner: Runner, effort: Effort, progress: Progress = _noop)
                   "GB/s", {"float4 reads": [(i + 1, v) for i, v in enumerate(results.values())]},
                   name="bandwidth")
     return sweep, {k: round(v, 2) for k, v in results.items()}
+
+
+# ---------------------------------------------------------------- peak FLOP/s
+
+FMA_CHAINS = 8
+"""Independent vector accumulators per work-item: enough in flight to cover the FMA's
+latency (on PoCL's CPU 4 float4 chains reach half the rate of 8, and 16 no more)."""
+FMA_UNROLL = 4
+"""Times each chain steps per loop iteration: the loop's own instructions stay few."""
+FMA_WIDTHS = (4, 8, 16)
+"""Vector widths of the chains. A GPU's lanes are its work-items, so any width serves;
+a CPU's compiler maps a floatN onto its SIMD registers (PoCL does not vectorize these
+chains across work-items), and only 8 or 16 fill AVX2 or AVX-512: PoCL reaches twice
+its float4 rate with float8. The kernels use float16s too (the wide buffer kernels)."""
+
+
+def peak_flops_kernel(width: int) -> str:
+    """FMA_CHAINS float`width` chains `a = fma(a, b, c)`, unrolled FMA_UNROLL times a loop
+    iteration. `b` and `c` are arguments, so nothing folds, and every lane is stored, so
+    none is dropped; with 0 < b < 1 each chain tends to c / (1 - b): no overflow, no
+    denormals."""
+    vector = f"float{width}"
+    chains = range(FMA_CHAINS)
+    declare = "".join(f"    {vector} a{i} = ({vector})(x + {i}.0f);\n" for i in chains)
+    step = "".join(f"        a{i} = fma(a{i}, bv, cv);\n" for i in chains)
+    total = " + ".join(f"a{i}" for i in chains)
+    return (
+        f"__kernel void peak_flops(__global {vector}* out, int iterations, float b, float c) {{\n"
+        "    float x = (float)get_global_id(0) * 1e-7f;\n"
+        f"    {vector} bv = ({vector})(b), cv = ({vector})(c);\n"
+        f"{declare}    for (int i = 0; i < iterations; ++i) {{\n{step * FMA_UNROLL}    }}\n"
+        f"    out[get_global_id(0)] = {total};\n}}\n"
+    )
+
+
+def flops_per_item(width: int, iterations: int) -> int:
+    """The FLOPs one work-item of `peak_flops_kernel(width)` does: 2 per lane of each fma."""
+    return iterations * FMA_UNROLL * FMA_CHAINS * width * 2
+
+
+def probe_peak_flops(runner: Runner, effort: Effort, progress: Progress = _noop):
+    """
+    fp32 GFLOP/s of independent FMA chains: the best over the vector widths
+    `FMA_WIDTHS` and ranges of 1, 4 and 16 work groups per compute unit. The loop count
+    of each width is set from one short launch so that its largest range takes about
+    `target` seconds, where a launch's overhead is noise.
+    """
+    device = runner.device
+    target = effort.pick(0.05, 0.01)
+    b, c = np.float32(0.999), np.float32(0.001)
+    sweep = Sweep("Peak fp32 FLOP/s: independent fma chains", "work-items", "GFLOP/s",
+                  log_x=True, name="peak_flops")
+    by_width = {}
+
+    def seconds(kernel: cl.Kernel, group: int, out: cl.Buffer, items: int,
+                iterations: int) -> float:
+        return runner.time(kernel, (items,), (group,), out, np.int32(iterations), b, c)
+
+    for width in FMA_WIDTHS:
+        kernel = runner.kernel(peak_flops_kernel(width), "peak_flops")
+        # the chains' registers may bound the work group
+        group = min(256, device.max_work_group_size, runner.group_limit(kernel))
+        sizes = [group * device.max_compute_units * k for k in (1, 4, 16)]
+        out = runner.buffer(nbytes=4 * width * sizes[-1])
+        progress(f"peak flops float{width}: calibrating")
+        iterations = 16
+        first = seconds(kernel, group, out, sizes[-1], iterations)
+        iterations = int(min(max(iterations * target / max(first, 1e-9), 16), 1 << 20))
+        points = []
+        for items in sizes:
+            progress(f"peak flops float{width}: {items} work-items")
+            flops = items * flops_per_item(width, iterations)
+            points.append((items, flops / seconds(kernel, group, out, items, iterations) / 1e9))
+        sweep.series[f"{FMA_CHAINS} float{width} chains a work-item"] = points
+        by_width[f"float{width}"] = round(max(rate for _, rate in points), 2)
+    return sweep, {"peak_gflops": max(by_width.values()), "gflops_by_width": by_width,
+                   "chains": FMA_CHAINS}

@@ -14,7 +14,7 @@
 // CHECK:        ocl.part4 %{{.*}}[3]
 // CHECK:      texture.pack %x {layout = #texture.layout<nc4hw4>} : tensor<1x8x5x10xf32> -> !texture.buffer2d<20x5xf32>
 // CHECK:      texture.pack %w {layout = #texture.layout<hwio4>} : tensor<20x8x3x3xf32> -> !texture.buffer2d<8x72xf32>
-// CHECK:      ocl.launch @conv_0({{.*}}) {global_size = array<i64: 4, 5>}
+// CHECK:      ocl.launch @conv_0({{.*}}) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: 4, 5>}
 // The second group has one channel block (16..19) of its four, and the second tile two
 // columns of its eight: those stores are guarded.
 // OCL:        __kernel void conv_0(

@@ -6,7 +6,7 @@
 // CHECK:      ocl.kernel @eltwise_0(%out: !texture.image2d<2x2xf32>, %in0: !texture.image2d<2x2xf32>) attributes {onnx.node = "node 'sigmoid' (Sigmoid) + node 'clip' (Clip)"}
 // CHECK-NOT:  texture.pack %lo
 // CHECK-NOT:  texture.pack %hi
-// CHECK:      ocl.launch @eltwise_0(%c, %{{.*}}) {global_size = array<i64: 2, 2>} : !texture.image2d<2x2xf32>, !texture.image2d<2x2xf32>
+// CHECK:      ocl.launch @eltwise_0(%c, %{{.*}}) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: 2, 2>} : !texture.image2d<2x2xf32>, !texture.image2d<2x2xf32>
 
 builtin.module {
   func.func @main_graph(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {

@@ -11,7 +11,8 @@
 
 // Relu then a per-channel Add: rank-4 tensors take nc4hw4 (6 channels -> 2 pixels
 // of 4 along x, 3 wide: 6x2), the [6,1,1] bias rows4 (one row per channel: 1x6).
-// The Add runs in the Relu's kernel, its broadcast operand read one lane per channel.
+// The Add runs in the Relu's kernel, its broadcast operand read one lane per channel;
+// its launch counts both ops' FLOPs, one per output element each (2 x 36).
 // CHECK:      builtin.module attributes {texture.limits = #texture.limits<16384x16384>} {
 // CHECK-NEXT:   ocl.kernel @eltwise_0(%out: !texture.image2d<6x2xf32>, %in0: !texture.image2d<6x2xf32>, %operand: !texture.image2d<1x6xf32>) attributes {onnx.node = "node 'relu' (Relu) + node 'add' (Add)"} {
 // CHECK-NEXT:     %gx = ocl.global_id 0
@@ -30,7 +31,7 @@
 // CHECK-NEXT:     %[[PB:.*]] = texture.pack %b {layout = #texture.layout<rows4>} : tensor<6x1x1xf32> -> !texture.image2d<1x6xf32>
 // CHECK-NEXT:     %[[PX:.*]] = texture.pack %x {layout = #texture.layout<nc4hw4>} : tensor<1x6x2x3xf32> -> !texture.image2d<6x2xf32>
 // CHECK-NEXT:     %y = texture.alloc {layout = #texture.layout<nc4hw4>, shape = array<i64: 1, 6, 2, 3>} : !texture.image2d<6x2xf32>
-// CHECK-NEXT:     ocl.launch @eltwise_0(%y, %[[PX]], %[[PB]]) {global_size = array<i64: 6, 2>} : !texture.image2d<6x2xf32>, !texture.image2d<6x2xf32>, !texture.image2d<1x6xf32>
+// CHECK-NEXT:     ocl.launch @eltwise_0(%y, %[[PX]], %[[PB]]) {onnx.flops = 72 : i64, global_size = array<i64: 6, 2>} : !texture.image2d<6x2xf32>, !texture.image2d<6x2xf32>, !texture.image2d<1x6xf32>
 // CHECK-NEXT:     %[[Y:.*]] = texture.unpack %y {layout = #texture.layout<nc4hw4>} : !texture.image2d<6x2xf32> -> tensor<1x6x2x3xf32>
 // CHECK-NEXT:     func.return %[[Y]] : tensor<1x6x2x3xf32>
 // CHECK-NEXT:   }
@@ -43,9 +44,9 @@
 // NOFUSE-NEXT:   %[[PB:.*]] = texture.pack %b {layout = #texture.layout<rows4>} : tensor<6x1x1xf32> -> !texture.image2d<1x6xf32>
 // NOFUSE-NEXT:   %[[PX:.*]] = texture.pack %x {layout = #texture.layout<nc4hw4>} : tensor<1x6x2x3xf32> -> !texture.image2d<6x2xf32>
 // NOFUSE-NEXT:   %r = texture.alloc {layout = #texture.layout<nc4hw4>, shape = array<i64: 1, 6, 2, 3>} : !texture.image2d<6x2xf32>
-// NOFUSE-NEXT:   ocl.launch @eltwise_0(%r, %[[PX]]) {global_size = array<i64: 6, 2>}
+// NOFUSE-NEXT:   ocl.launch @eltwise_0(%r, %[[PX]]) {onnx.flops = 36 : i64, global_size = array<i64: 6, 2>}
 // NOFUSE-NEXT:   %y = texture.alloc {layout = #texture.layout<nc4hw4>, shape = array<i64: 1, 6, 2, 3>} : !texture.image2d<6x2xf32>
-// NOFUSE-NEXT:   ocl.launch @eltwise_1(%y, %r, %[[PB]]) {global_size = array<i64: 6, 2>}
+// NOFUSE-NEXT:   ocl.launch @eltwise_1(%y, %r, %[[PB]]) {onnx.flops = 36 : i64, global_size = array<i64: 6, 2>}
 // NOFUSE-NEXT:   texture.unpack %y
 
 // storage=f16: every image holds halves; host tensors stay f32.
@@ -99,7 +100,7 @@ builtin.module {
 // CHECK:        %scale = onnx.Constant
 // CHECK-NEXT:   %[[PS:.*]] = texture.pack %scale {layout = #texture.layout<rows4>} : tensor<5xf32> -> !texture.image2d<2x1xf32>
 // CHECK-NEXT:   %m = texture.alloc {layout = #texture.layout<rows4>, shape = array<i64: 2, 5>} : !texture.image2d<2x2xf32>
-// CHECK-NEXT:   ocl.launch @eltwise_0(%m, %[[PX]], {{.*}}%[[PS]]) {global_size = array<i64: 2, 2>}
+// CHECK-NEXT:   ocl.launch @eltwise_0(%m, %[[PX]], {{.*}}%[[PS]]) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: 2, 2>}
 // CHECK-NEXT:   %[[M:.*]] = texture.unpack %m {layout = #texture.layout<rows4>} : !texture.image2d<2x2xf32> -> tensor<2x5xf32>
 // CHECK-NEXT:   func.return %[[M]] : tensor<2x5xf32>
 // NOFUSE-COUNT-3: ocl.launch
@@ -131,11 +132,11 @@ builtin.module {
 // CHECK:      func.func @main_graph(%x: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>) {
 // CHECK-NEXT:   %[[PX:.*]] = texture.pack %x {layout = #texture.layout<rows4>} : tensor<3x4xf32> -> !texture.image2d<1x3xf32>
 // CHECK-NEXT:   %r = texture.alloc {layout = #texture.layout<rows4>, shape = array<i64: 3, 4>} : !texture.image2d<1x3xf32>
-// CHECK-NEXT:   ocl.launch @eltwise_0(%r, %[[PX]]) {global_size = array<i64: 1, 3>}
+// CHECK-NEXT:   ocl.launch @eltwise_0(%r, %[[PX]]) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: 1, 3>}
 // CHECK-NEXT:   %n = texture.alloc
-// CHECK-NEXT:   ocl.launch @eltwise_1(%n, %r) {global_size = array<i64: 1, 3>}
+// CHECK-NEXT:   ocl.launch @eltwise_1(%n, %r) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: 1, 3>}
 // CHECK-NEXT:   %s = texture.alloc
-// CHECK-NEXT:   ocl.launch @eltwise_2(%s, %r) {global_size = array<i64: 1, 3>}
+// CHECK-NEXT:   ocl.launch @eltwise_2(%s, %r) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: 1, 3>}
 // CHECK-NEXT:   %[[N:.*]] = texture.unpack %n {layout = #texture.layout<rows4>} : !texture.image2d<1x3xf32> -> tensor<3x4xf32>
 // CHECK-NEXT:   %[[S:.*]] = texture.unpack %s {layout = #texture.layout<rows4>} : !texture.image2d<1x3xf32> -> tensor<3x4xf32>
 // CHECK-NEXT:   func.return %[[N]], %[[S]] : tensor<3x4xf32>, tensor<3x4xf32>

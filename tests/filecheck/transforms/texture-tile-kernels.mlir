@@ -13,11 +13,11 @@
 // The lowering realises the tiles: a conv's range is (tiles of w) x (channel blocks) by h,
 // a row kernel's (tiles of the row's 16 pixels) by rows; the other Softmax keeps a
 // work-item per pixel and the driver's group.
-// LOWERED:      ocl.launch @conv_0({{.*}}) {global_size = array<i64: {{4|8|16|32}}, 16>, local_size = array<i64: {{[0-9]+}}, {{[0-9]+}}>}
-// LOWERED:      ocl.launch @conv_1({{.*}}) {global_size = array<i64: {{4|8|16|32}}, 16>, local_size
-// LOWERED:      ocl.launch @softmax_2({{.*}}) {global_size = array<i64: {{1|2|4|8|16}}, 32>, local_size
-// LOWERED:      ocl.launch @layernorm_3({{.*}}) {global_size = array<i64: {{1|2|4|8|16}}, 32>, local_size
-// LOWERED:      ocl.launch @softmax_4({{.*}}) {global_size = array<i64: 16, 32>} :
+// LOWERED:      ocl.launch @conv_0({{.*}}) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: {{4|8|16|32}}, 16>, local_size = array<i64: {{[0-9]+}}, {{[0-9]+}}>}
+// LOWERED:      ocl.launch @conv_1({{.*}}) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: {{4|8|16|32}}, 16>, local_size
+// LOWERED:      ocl.launch @softmax_2({{.*}}) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: {{1|2|4|8|16}}, 32>, local_size
+// LOWERED:      ocl.launch @layernorm_3({{.*}}) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: {{1|2|4|8|16}}, 32>, local_size
+// LOWERED:      ocl.launch @softmax_4({{.*}}) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: 16, 32>} :
 
 builtin.module {
   func.func @main_graph(%x: tensor<1x8x16x16xf32>, %r: tensor<32x64xf32>) -> (tensor<1x8x16x16xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) {

@@ -20,7 +20,7 @@
 // BOTH-NOT:  texture.candidates
 
 // The lowering honours the choice: the range shrinks by the tile along y.
-// LOWERED: ocl.launch @matmul_0({{.*}}) {global_size = array<i64: 12, {{64|32|16|8}}>
+// LOWERED: ocl.launch @matmul_0({{.*}}) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: 12, {{64|32|16|8}}>
 
 // NOPROFILE: mobile-opt: error: {{.*}}nonesuch: no such device profile (shipped: {{.*}}pocl)
 // BADMODEL: mobile-opt: error: {{.*}}texture-tile: cost-model must be one of tmmodel, not 'magic'{{$}}
