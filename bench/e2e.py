@@ -15,8 +15,9 @@ says
 - `torch_cuda_ms` (with `--torch-cuda` on a machine with CUDA): PyTorch eager in
   fp32 with TF32 off, timed from the host input to the host output like ours, for
   the models that are PyTorch models (`bench/models.py`, run as their own
-  `nn.Module`); the onnx package's light models and other `.onnx` files have none,
-  and their torch cells stay empty;
+  `nn.Module`); the onnx package's light models and other `.onnx` files are converted
+  by onnx2torch (`torch_source`) where it is installed, else their torch cells stay
+  empty;
 - `rel_err`: max |ours - onnxruntime| / max |onnxruntime| over every output
   (`checking.worst_relative_error`).
 
@@ -283,10 +284,11 @@ def compile_model(module, device, passes: str, storage: str):
     return CompiledModel(module, device)
 
 
-def run_torch(source: ModelSource, path: Path, feeds, repeat: int, device_name: str = "cuda"):
+def run_torch(factory: Callable[[], object], path: Path, feeds, repeat: int,
+              device_name: str = "cuda"):
     """
-    (median ms, outputs by ONNX output name) of the model's own `nn.Module` in PyTorch
-    eager fp32 (on CUDA: TF32 off).
+    (median ms, outputs by ONNX output name) of the `nn.Module` that `factory` builds in
+    PyTorch eager fp32 (on CUDA: TF32 off).
     """
     import torch
 
@@ -294,18 +296,47 @@ def run_torch(source: ModelSource, path: Path, feeds, repeat: int, device_name: 
     torch.backends.cudnn.allow_tf32 = False
     device = torch.device(device_name)
     synchronize = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    module = source.torch_factory().to(device).eval()
-    (out_name,) = [o.name for o in onnx.load(str(path)).graph.output]
+    module = factory().to(device).eval()
+    names = [o.name for o in onnx.load(str(path)).graph.output]
 
     def step():
         with torch.inference_mode():
             inputs = [torch.from_numpy(v).to(device) for v in feeds.values()]
-            outputs = {out_name: module(*inputs).cpu().numpy()}
+            got = module(*inputs)
+            got = [got] if isinstance(got, torch.Tensor) else list(got)
+            outputs = {name: t.cpu().numpy() for name, t in zip(names, got, strict=True)}
         synchronize()
         return outputs
 
     ms, results = median_ms(step, repeat)
     return ms, results[-1]
+
+
+def torch_module(source: ModelSource, path: Path) -> tuple[Callable[[], object] | None, str]:
+    """
+    How PyTorch runs the model: its own `nn.Module`, else the ONNX file (as prepared:
+    the same weights) converted by onnx2torch where that is installed; and which.
+    """
+    if source.torch_factory is not None:
+        return source.torch_factory, "nn.Module"
+    try:
+        import onnx2torch
+    except ImportError:
+        return None, "none (no PyTorch model; onnx2torch converts one)"
+    def convert():
+        model = onnx.load(str(path))
+        weights = {w.name for w in model.graph.initializer}  # old exports list them as inputs
+        feeds = [i for i in model.graph.input if i.name not in weights]
+        del model.graph.input[:]
+        model.graph.input.extend(feeds)
+        model.ir_version = max(model.ir_version, 4)  # where initializers need not be inputs
+        for node in model.graph.node:
+            if node.op_type == "Dropout":  # inference: the identity (onnx2torch lacks opset 7's)
+                node.op_type = "Identity"
+                del node.attribute[:], node.input[1:], node.output[1:]
+        return onnx2torch.convert(model)
+
+    return convert, "onnx2torch"
 
 
 # one model --------------------------------------------------------------------------
@@ -357,12 +388,13 @@ def bench_model(source: ModelSource, device, args, scratch: Path) -> Row:
         row.ort_ms, expected = run_onnxruntime(path, feeds, args.repeat)
         if args.torch_cuda:
             stage = "torch"
-            if source.torch_factory is None:
-                row.torch_source = "none (no PyTorch model)"
+            factory, kind = torch_module(source, path)
+            if factory is None:
+                row.torch_source = kind
             else:
                 try:
-                    row.torch_cuda_ms, torch_out = run_torch(source, path, feeds, args.repeat)
-                    row.torch_source = "nn.Module"
+                    row.torch_cuda_ms, torch_out = run_torch(factory, path, feeds, args.repeat)
+                    row.torch_source = kind
                     row.torch_rel_err = checking.worst_relative_error(torch_out, expected)
                 except Exception as e:  # noqa: BLE001 - torch is optional: note why and go on
                     row.torch_source = f"skipped ({one_line(e)})"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Set-up shared by the scripts that run on the lent NVIDIA machine: its python3 has torch,
 # onnx and onnxruntime; pyopencl, xdsl and their pure-Python dependencies come as wheels
-# carried in .gpu_wheels/, and the OpenCL ICD loader may need to be shown the driver.
+# carried in .gpu_wheels/ (with onnx2torch's, for bench/e2e.py's PyTorch times of the ONNX-only
+# models), and the OpenCL ICD loader may need to be shown the driver.
 python3 -m pip install -q --no-index --no-deps .gpu_wheels/*.whl
 # the benchmarks' progress bars where the machine lacks them (and their plots, if their wheels
 # are carried in .gpu_wheels/plot; otherwise the JSON comes back and is drawn at home)
