@@ -48,8 +48,9 @@ def random_feeds(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
 def build(module: ModuleOp, device) -> CompiledModel:
     """An `onnx`-level module compiled (in place) by the default GPU pipeline and built for
     `device`; texture-tile keeps a configuration an op carries. The configurations are the
-    image kernels' (TMModel's), so tensors stay in images on a device that prefers buffers."""
-    passes, _ = gpu_pipeline("onnx-to-texture{buffers=false}", device)
+    one-pixel image kernels' (TMModel's), so tensors stay in images on a device that prefers
+    buffers, and products and convs keep off the blocked kernels, which take no configuration."""
+    passes, _ = gpu_pipeline("onnx-to-texture{buffers=false blocked=false}", device)
     apply(module, passes)
     return CompiledModel(module, device)
 
