@@ -16,7 +16,8 @@ classifier). On a CPU device shapes over `--cpu-gflop` are left out.
     python3 bench/kernels.py --device pocl [--sets issue resnet50 mobilenetv2]
     python3 bench/kernels.py --device gpu --torch-cuda
 
-Results: a table, and `bench/results/kernels-<device>.json`.
+Results: a table, `bench/results/kernels-<device>.json` and a plot of ours/theirs beside
+it (`--plot JSON...` redraws saved results).
 """
 
 from __future__ import annotations
@@ -239,6 +240,45 @@ def table(results: list[Result], theirs: str) -> str:
     return "\n".join(lines)
 
 
+def plot(rows: list[dict], baseline: str, title: str, path: Path) -> None:
+    """Ours/theirs (time) per shape as bars on a log axis, a line at parity and one at the
+    issue's 1.25 (0.8x the library's speed); shapes without both times are left out."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    key = "torch_ms" if baseline == "torch-cuda" else "ort_ms"
+    kept = [r for r in rows if r.get("ours_ms") and r.get(key)]
+    if not kept:
+        return
+    ratios = [r["ours_ms"] / r[key] for r in kept]
+    fig, ax = plt.subplots(figsize=(8, 0.28 * len(kept) + 1.2))
+    colours = ["tab:green" if x <= 1.0 else "tab:orange" if x <= 1.25 else "tab:red"
+               for x in ratios]
+    ax.barh(range(len(kept)), ratios, color=colours)
+    ax.set_yticks(range(len(kept)), [r["shape"] for r in kept], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.axvline(1.25, color="grey", lw=0.8, ls="--")
+    other = "PyTorch (cuBLAS/cuDNN)" if baseline == "torch-cuda" else "onnxruntime"
+    ax.set_xlabel(f"our time / {other}'s (log; left of 1 is faster)")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_saved(path: Path) -> Path:
+    """The plot of a saved result, beside it."""
+    data = json.loads(path.read_text())
+    out = path.with_suffix(".png")
+    plot(data["rows"], data["settings"]["baseline"],
+         f"{data['device']} at {data.get('commit') or '?'}", out)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -254,8 +294,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--passes", default=pipelines.GRAPH_PASSES,
                         help="the pipeline spec, e.g. with 'onnx-to-texture{buffers=true}' "
                              "last (default: the graph passes, as mobile-run)")
-    parser.add_argument("--out", help="JSON (default bench/results/kernels-<device>.json)")
+    parser.add_argument("--out", help="JSON (default bench/results/kernels-<device>.json); "
+                        "a plot of the ratios goes beside it (.png)")
+    parser.add_argument("--plot", nargs="+", type=Path, metavar="JSON",
+                        help="only draw the plots of saved results")
     args = parser.parse_args(argv)
+    if args.plot:
+        for path in args.plot:
+            print(f"saved {plot_saved(path)}")
+        return 0
     if args.torch_cuda and (torch_or_none() is None or not torch_or_none().cuda.is_available()):
         raise SystemExit("kernels: --torch-cuda needs torch with a CUDA device")
     device = pick_device(args.device, "kernels")
@@ -278,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
                      "passes": args.passes,
                      "baseline": "torch-cuda" if args.torch_cuda else "onnxruntime-cpu"},
         "rows": [asdict(r) for r in results]}, indent=1))
-    print(f"saved {out}")
+    print(f"saved {out} and {plot_saved(out)}")
     return 0
 
 
