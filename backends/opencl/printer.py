@@ -214,7 +214,7 @@ class OpenCLPrinter(BasePrinter):
         args = ",\n    ".join(self.arg_decl(a) for a in kernel.body.block.args)
         required = ""
         if kernel.group_size is not None:
-            sizes = [*kernel.group_size.get_values(), 1, 1][:3]
+            sizes = ocl.three_dims(kernel.group_size.get_values())
             required = f"__attribute__((reqd_work_group_size({', '.join(map(str, sizes))})))\n"
         self.print_string(f"{required}__kernel void {kernel.sym_name.data}(\n    {args}) {{")
         with self.indented():

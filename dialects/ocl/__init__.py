@@ -35,6 +35,7 @@ from .ops import (
     LocalStoreOp,
     BarrierOp,
     LaunchOp,
+    three_dims,
 )
 
 __all__ = [
@@ -72,4 +73,5 @@ __all__ = [
     "LocalStoreOp",
     "BarrierOp",
     "LaunchOp",
+    "three_dims",
 ]

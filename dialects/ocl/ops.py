@@ -542,17 +542,17 @@ class LaunchOp(IRDLOperation):
                 f"types ({', '.join(map(str, want))}), got ({', '.join(map(str, got))})"
             )
         if kernel.group_size is not None:
-            required = _three(kernel.group_size.get_values())
+            required = three_dims(kernel.group_size.get_values())
             local = self.local_size.get_values() if self.local_size else None
-            if local is None or _three(local) != required:
+            if local is None or three_dims(local) != required:
                 got = "the driver's" if local is None else str(list(local))
                 raise VerifyException(
                     f"ocl.launch: @{self.kernel.string_value()} runs only in work groups of "
                     f"{list(kernel.group_size.get_values())}, not {got}")
 
 
-def _three(sizes: Sequence[int]) -> tuple[int, ...]:
-    """A work-group size in three dimensions."""
+def three_dims(sizes: Sequence[int]) -> tuple[int, ...]:
+    """A work-group size in three dimensions (the ones left out are 1)."""
     return (*sizes, 1, 1, 1)[:3]
 
 

@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import prod
 
+from mobile_opt.dialects.texture.tiling import TileConfig
+
 from .kernel_builder import KernelBuilder, Operand, Val
 
 
@@ -160,8 +162,7 @@ def blocked_product(kb: KernelBuilder, plan: GemmPlan, rows: int, pixels: int, d
         kb.barrier()
         return accs
 
-    count = min(per_slice, steps) if plan.split == 1 else per_slice
-    accs = kb.loop(0, count, step, [kb.float4(0.0) for _ in range(block.tm * quads)], name="s")
+    accs = kb.loop(0, per_slice, step, [kb.float4(0.0) for _ in range(block.tm * quads)], name="s")
     for i in range(block.tm // 4):
         for r in range(4):
             m = m0 + (ty + wy * i) * 4 + r
@@ -170,7 +171,7 @@ def blocked_product(kb: KernelBuilder, plan: GemmPlan, rows: int, pixels: int, d
                 x = n0 + tx + wx * j
                 guards = row_guard + ([x < pixels] if pixels % bn4 else [])
                 store(m, x, accs[(4 * i + r) * quads + j], guards)
-    kb.require_group((wx, wy, 1) if plan.split > 1 else (wx, wy))
+    kb.require_group(group_of(plan))
     size: tuple[int, ...] = (-(-pixels // bn4) * wx, -(-rows // block.bm) * wy)
     return (*size, plan.split) if plan.split > 1 else size
 
@@ -179,3 +180,9 @@ def group_of(plan: GemmPlan) -> Sequence[int]:
     """The launch's local size for `plan`."""
     wx, wy = plan.block.group
     return (wx, wy, 1) if plan.split > 1 else (wx, wy)
+
+
+def tile_config(plan: GemmPlan) -> TileConfig:
+    """The configuration a blocked kernel runs in: its work-item's pixels and rows, and
+    the group that `KernelContext.finish` launches."""
+    return TileConfig((plan.block.tn // 4, plan.block.tm), group_of(plan))

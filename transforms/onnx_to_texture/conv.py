@@ -41,13 +41,12 @@ from mobile_opt.dialects.onnx.base import constant_array, is_host_packed, is_non
 from mobile_opt.dialects.onnx.shapes import ShapeError
 from mobile_opt.dialects.texture import Image2DType, Layout, image_size
 from mobile_opt.dialects.texture.layouts import ceil4
-from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models.conv_shape import ConvShape
 from mobile_opt.models.roofline import kernel_flops
 from xdsl.dialects.builtin import DenseArrayBase, f32, i64
 from xdsl.ir import Operation, SSAValue
 
-from .blocked import GemmPlan, blocked_product, group_of, plan_gemm
+from .blocked import GemmPlan, blocked_product, group_of, plan_gemm, tile_config
 from .context import (
     KernelContext,
     LoweringContext,
@@ -562,6 +561,11 @@ def blocked_conv(k: KernelContext, op: Operation, geo: ConvShape, weight_value: 
     def position(m: Val) -> tuple[Val, Val, Val]:
         return m // (ho * wo), m // wo % ho, m % wo
 
+    check_h = window_needs_check(height, ho, kh_size, geo.strides[0], geo.dilations[0],
+                                 geo.pads[0])
+    check_w = window_needs_check(width, wo, kw_size, geo.strides[1], geo.dilations[1],
+                                 geo.pads[1])
+
     def read_a(m: Val) -> Callable[[Val], Val]:
         n, oh, ow = position(m)
         base_h = oh * geo.strides[0] - geo.pads[0]
@@ -572,11 +576,9 @@ def blocked_conv(k: KernelContext, op: Operation, geo: ConvShape, weight_value: 
             ih = base_h + step // kw_size * geo.dilations[0]
             iw = base_w + step % kw_size * geo.dilations[1]
             valid = [kq < depth // 4]
-            if window_needs_check(height, ho, kh_size, geo.strides[0], geo.dilations[0],
-                                  geo.pads[0]):
+            if check_h:
                 valid.append(in_range(pk, ih, height))
-            if window_needs_check(width, wo, kw_size, geo.strides[1], geo.dilations[1],
-                                  geo.pads[1]):
+            if check_w:
                 valid.append(in_range(pk, iw, width))
             px = pk.read(x_arg, cb * width + iw, n * height + ih)
             return pk.select(pk.all(valid), px, 0.0)
@@ -598,7 +600,7 @@ def blocked_conv(k: KernelContext, op: Operation, geo: ConvShape, weight_value: 
                        lambda: finish(acc, cb), guards)
 
         k.global_size = blocked_product(kb, plan, rows, pixels, depth, read_a, read_b, store)
-        k.config = TileConfig((plan.block.tn // 4, plan.block.tm), group_of(plan))
+        k.config = tile_config(plan)
         return
     partial_type = Image2DType(pixels, plan.split * rows, f32)
     partial = ctx.host().insert(

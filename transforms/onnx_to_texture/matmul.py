@@ -37,9 +37,10 @@ from mobile_opt.dialects import onnx
 from mobile_opt.dialects.onnx.base import is_host_packed, is_none
 from mobile_opt.dialects.onnx.nn import GemmAttrsOp
 from mobile_opt.dialects.texture import Image2DType, Layout, image_size
+from mobile_opt.dialects.texture.layouts import ceil4
 from mobile_opt.dialects.texture.tiling import TileConfig
 
-from .blocked import GemmPlan, blocked_product, group_of, plan_gemm
+from .blocked import GemmPlan, blocked_product, plan_gemm, tile_config
 from .context import KernelContext, LoweringContext, LoweringError, node_label, shape
 from .elementwise import activation
 from .kernel_builder import KernelBuilder, Operand, Val
@@ -330,14 +331,12 @@ def split_gemv(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOpera
     """
     kb = k.kb
     pixels, rows = k.out.image_size
-    b_cols = b.view.layout is Layout.COLS4
     t, x = kb.local_id(0), kb.group_id(0)
     sums = kb.local_array(rows * group, "sums")
 
     def step(i: Val, *accs: Val) -> list[Val]:
         k4 = t + i * group
-        b_px = [kb.read(b.view.storage, k4 * 4 + j, x) if b_cols
-                else kb.read(b.view.storage, x, k4 * 4 + j) for j in range(4)]
+        b_px = [_read_along_n(b, k4 * 4 + j, x) for j in range(4)]
         result = []
         for r, acc in enumerate(accs):
             a_px = kb.read(a.view.storage, k4, kb.int(r))
@@ -346,7 +345,7 @@ def split_gemv(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOpera
             result.append(acc)
         return result
 
-    steps = -(-(-(-a.view.shape[-1] // 4)) // group)  # K's pixels over the group
+    steps = -(-ceil4(a.view.shape[-1]) // group)  # K's pixels over the group
     accs = kb.loop(0, steps, step, [kb.float4(0.0) for _ in range(rows)], name="i")
     for r, acc in enumerate(accs):
         kb.local_store(sums, r * group + t, acc)
@@ -377,11 +376,7 @@ def blocked_gemm(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOpe
                  plan: GemmPlan) -> None:
     """The product by `blocked_product`: rows of A and C are their images' rows."""
     kb = k.kb
-    b_cols = b.view.layout is Layout.COLS4  # B^T's rows4: x runs along K
     out_rows = k.out.shape[:-1]
-
-    def read_b(kk: Val, x: Val) -> Val:
-        return kb.read(b.view.storage, kk, x) if b_cols else kb.read(b.view.storage, x, kk)
 
     def store(m: Val, x: Val, acc: Val, guards: list[Val]) -> None:
         k.store_at(OutputPixel(x, m, [*delinearize(kb, m, out_rows), x]),
@@ -390,8 +385,17 @@ def blocked_gemm(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOpe
     pixels, rows = k.out.image_size
     k.global_size = blocked_product(
         kb, plan, rows, pixels, a.view.shape[-1],
-        lambda m: lambda kq: kb.read(a.view.storage, kq, m), read_b, store)
-    k.config = TileConfig((plan.block.tn // 4, plan.block.tm), group_of(plan))
+        lambda m: lambda kq: kb.read(a.view.storage, kq, m),
+        lambda kk, x: _read_along_n(b, kk, x), store)
+    k.config = tile_config(plan)
+
+
+def _read_along_n(b: MatrixOperand, kk: Val, x: Val) -> Val:
+    """B[kk, 4x..4x+3] of a B packed along N: rows4 of [K, N], or (transB) cols4 of
+    [N, K], where x runs along K."""
+    if b.view.layout is Layout.COLS4:
+        return b.view.kb.read(b.view.storage, kk, x)
+    return b.view.kb.read(b.view.storage, x, kk)
 
 
 ROWS_PER_ITEM = 4
