@@ -2,13 +2,15 @@
 Run a lowered module (after `onnx-to-texture` and `texture-to-ocl`) through
 pyopencl by following its host plan (`plan.py`): build the printed program once,
 make one memory object per plan slot, so storage whose lifetime has ended is
-reused, and pack the weights into their slots once. Each run packs the inputs,
-launches the kernels in order and unpacks the outputs.
+reused, and pack the weights into their slots once. Each run packs the inputs (a
+discrete GPU's input images by a gather kernel, `device_pack.py`), launches the kernels
+in order and unpacks the outputs.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +27,7 @@ from mobile_opt.backends.opencl.plan import (
     build_plan,
     steps,
 )
+from mobile_opt.backends.opencl.device_pack import DevicePacker, gather_program, takes_device_pack
 from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, discrete
 from mobile_opt.backends.opencl.host_pack import (
     OpenCLRunError,
@@ -64,9 +67,16 @@ class KernelTime:
 @dataclass
 class RunResult:
     outputs: dict[str, np.ndarray]
-    kernel_times: list[KernelTime] = field(default_factory=list)
     wall_seconds: float = 0.0
     """From packing the first input to having the last output on the host."""
+    events: list[tuple[LaunchRecord, cl.Event]] = field(default_factory=list, repr=False)
+
+    @functools.cached_property
+    def kernel_times(self) -> list[KernelTime]:
+        """Each launch's time on the device, read from its event when first asked for: a
+        run does not spend its own time on it (a few microseconds a launch)."""
+        return [KernelTime(r.kernel, r.node, (e.profile.end - e.profile.start) * 1e-9)
+                for r, e in self.events]
 
 
 class CompiledModel:
@@ -76,12 +86,15 @@ class CompiledModel:
         self, module: ModuleOp, device, function: str = "main_graph", plan: Plan | None = None,
         store: WeightStore | None = None, context: cl.Context | None = None,
         memory: DeviceMemory | None = None, direct: bool | None = None,
+        device_pack: bool | None = None,
     ):
         self.module = module
         self.store = store
         self.device: cl.Device = getattr(device, "device", device)
         self.direct = DIRECT_WRITES and discrete(self.device) if direct is None else direct
         """Weights from the store go straight from its map, not through a staging ring."""
+        self.device_pack = discrete(self.device) if device_pack is None else device_pack
+        """Input images are packed by a gather kernel (`device_pack.py`), not on the host."""
         self.context = context or cl.Context([self.device])
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
@@ -111,6 +124,7 @@ class CompiledModel:
             local = None if record.local_size is None else tuple(record.local_size)
             self._launches.append((record, kernel, tuple(record.global_size), local))
         self._steps = list(steps(self.plan))
+        self._packers = self._device_packers()
         started = time.perf_counter()
         self._upload_weights()
         self.upload_seconds = time.perf_counter() - started
@@ -119,6 +133,9 @@ class CompiledModel:
     def unload(self) -> None:
         """Free every memory object of the model (`load` makes them again)."""
         self.queue.finish()
+        for packer in self._packers.values():
+            packer.close()
+        self._packers = {}
         for obj in self.slots:
             if obj is not None:
                 self.memory.free(obj)
@@ -156,6 +173,24 @@ class CompiledModel:
                 f"{max_size[0]}x{max_size[1]}; lower with max-image-width/height of the device"
             )
         return self.memory.slot(slot)
+
+    def _device_packers(self) -> dict[int, DevicePacker]:
+        """The gathers of the input images (by their records' steps), where the device packs."""
+        records = [r for r in self.plan.inputs
+                   if self.device_pack and takes_device_pack(r) and self.slots[r.slot] is not None]
+        if not records:
+            return {}
+        program = gather_program(self.context, self.device)
+        return {r.step: DevicePacker(self.context, self.memory, program, r, self.slots[r.slot])
+                for r in records}
+
+    def _put_input(self, record: PackRecord, array: np.ndarray, keep: list) -> None:
+        """Enqueue an input's packing and upload; host arrays in flight go to `keep`."""
+        packer = self._packers.get(record.step)
+        if packer is not None:
+            packer.upload(self.queue, array)
+        else:
+            keep.append(self._upload(record, array, blocking=False))
 
     def _upload(self, record: PackRecord, array: np.ndarray, blocking: bool) -> np.ndarray:
         """Pack `array` into its slot; returns the pixels, which must live until the copy ends."""
@@ -229,7 +264,7 @@ class CompiledModel:
         for kind, record in self._steps:
             if kind == "input":
                 host_value(record.source_value, values)
-                keep.append(self._upload(record, values[record.source_value], blocking=False))
+                self._put_input(record, values[record.source_value], keep)
             elif kind == "launch":
                 launch, kernel, global_size, local_size = next(launches)
                 assert launch is record
@@ -242,7 +277,7 @@ class CompiledModel:
 
     def _result(self, values: dict, downloads: list, events: list, start: float) -> RunResult:
         """The outputs (unpacked, or computed on the host) and the kernels' times."""
-        result = RunResult({})
+        result = RunResult({}, events=events)
         unpacked = {
             r.name: host_tensor(
                 texture.unpack(texture.Layout(r.layout), pixels.astype(np.float32), tuple(r.shape)),
@@ -257,9 +292,6 @@ class CompiledModel:
             else:
                 result.outputs[record.name] = unpacked[record.name]
         result.wall_seconds = time.perf_counter() - start
-        for record, event in events:
-            seconds = (event.profile.end - event.profile.start) * 1e-9
-            result.kernel_times.append(KernelTime(record.kernel, record.node, seconds))
         return result
 
     def launch(self, wait_for: Sequence[cl.Event] | None = None,

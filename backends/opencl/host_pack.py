@@ -42,11 +42,16 @@ def host_value(value: SSAValue, values: dict) -> None:
         values[r] = array
 
 
-def pack_pixels(record: PackRecord, array: np.ndarray) -> np.ndarray:
-    """A host tensor as the pixels of its storage (layout and element type)."""
-    array = np.asarray(array)
+def check_exact(record: PackRecord, array: np.ndarray) -> None:
+    """Integers that float pixels would not hold exactly are an error, not a rounding."""
     if array.dtype.kind in "iu" and array.size and np.abs(array).max() > EXACT_INTEGER_LIMIT:
         what = f"input '{record.name}'" if record.name else f"constant {record.value}"
         raise OpenCLRunError(f"{what}: integers beyond ±2^24 are not exact in float pixels")
+
+
+def pack_pixels(record: PackRecord, array: np.ndarray) -> np.ndarray:
+    """A host tensor as the pixels of its storage (layout and element type)."""
+    array = np.asarray(array)
+    check_exact(record, array)
     pixels = texture.pack(texture.Layout(record.layout), np.asarray(array, np.float32))
     return np.ascontiguousarray(pixels, pixel_dtype(record.element_type))

@@ -384,7 +384,7 @@ class StreamingModel(CompiledModel):
         for kind, record in self._steps:
             if kind == "input":
                 host_value(record.source_value, values)
-                keep.append(self._upload(record, values[record.source_value], blocking=False))
+                self._put_input(record, values[record.source_value], keep)
             elif kind == "launch":
                 self._layer += 1
                 layer = self._layer
