@@ -147,7 +147,7 @@ def gpu_pipeline(
             and not any(isinstance(p, TextureTilePass) for p in before)):
         # kernel configurations by TMModel, from the device's shipped profile (the image
         # kernels': in buffers the wide kernels take none)
-        before = [*before, TextureTilePass(device=profile)]
+        before = [*before, TextureTilePass(device=profile, blocked=lowering.blocked)]
     if not any(isinstance(p, SelectLayoutsPass) for p in before):
         # the lowering obeys the recorded layouts and chooses none; costs from the
         # device's profile (PoCL's where it ships none) and its image limits

@@ -38,12 +38,12 @@ def compiled(path: Path, device, ace: bool, tile: bool = False) -> tuple[Compile
     """
     The model through the GPU pipeline, with or without `ace`; with `texture-tile`
     (TMModel, the device's shipped profile) before the lowering, or the lowering's fixed
-    kernel defaults. Tensors stay in images and off the blocked kernels (TMModel's kernels)
-    on a device that prefers buffers too, so that both benches compare what they name.
+    kernel defaults. Tensors stay in images (TMModel's kernels, one-pixel and blocked) on a
+    device that prefers buffers too, so that both benches compare what they name.
     """
     module = import_onnx(str(path))
     feeds = make_inputs(find_function(module, "main_graph"), {}, seed=0)
-    lowering = "onnx-to-texture{buffers=false blocked=false}"
+    lowering = "onnx-to-texture{buffers=false}"
     passes, _ = pipelines.gpu_pipeline(f"{pipelines.GRAPH_PASSES},{lowering}", device, ace=ace,
                                        tile=tile)
     pipelines.apply(module, passes)

@@ -1,7 +1,8 @@
 """
 TMModel against measured exhaustive search, on the configurations `texture-tile`
 chooses from (thread tile T, with it the access pattern; work-group size G, with it
-the warp shape).
+the warp shape; and for a product or ungrouped conv large enough, the blocked
+product's plans). Tensors are in images on every device.
 
 For each kernel of TMModel's set (MatMul; Conv with stride 1 and 2; depthwise Conv;
 ConvTranspose with stride 1 or 2; Softmax; LayerNormalization), sampled from Table 3's
@@ -20,7 +21,7 @@ lowered, built and timed on the device (`tools/tuning.py`), and:
   measured G for it), TMM (the model's T and G), Exhaustive;
 - (e) the space before and after `prune-configs`, and whether the best survives.
 
-    python3 bench/tmmodel.py --device pocl          # about 6 minutes on two cores
+    python3 bench/tmmodel.py --device pocl          # 6-13 minutes on two cores
     python3 bench/tmmodel.py --device gpu --cases 4  # bench/gpu_tmmodel.sh on the GPU
 
 Results: `bench/results/tmmodel-<device>.json` (summaries overall and per family) and a
@@ -54,7 +55,7 @@ from mobile_opt.models.device_profile import (  # noqa: E402
 )
 from mobile_opt.tools.tuning import measure, node_name, retime  # noqa: E402
 from mobile_opt.dialects.texture import Layout  # noqa: E402
-from mobile_opt.dialects.texture.tiling import TileConfig  # noqa: E402
+from mobile_opt.dialects.texture.tiling import GemmBlock, GemmPlan, TileConfig  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.frontend.single_node import NODE_NAME  # noqa: E402
 from mobile_opt.models import texture_kernels  # noqa: E402
@@ -132,7 +133,9 @@ def run_case(case: Case, device, profile: dict, folder: Path, note) -> dict:
     """
     limits = HardwareLimits.of(profile)
     module = import_onnx(str(case.save(folder)))
-    kernel = kernel_of(next(o for o in module.walk() if node_name(o) == NODE_NAME))
+    # tensors in images (`tools/tuning.build`), where products and convs may be blocked
+    kernel = kernel_of(next(o for o in module.walk() if node_name(o) == NODE_NAME),
+                       limits.max_image)
     assert kernel is not None, case
     space = list(texture_kernels.candidates(kernel, limits.max_group))
     measured = {m.config: (m.seconds, m.cost_seconds)
@@ -153,15 +156,21 @@ def rescore(row: dict, profile: dict, folder: Path) -> dict:
                 tuple((k, tuple(v) if isinstance(v, list) else v)
                       for k, v in spec["attrs"].items()))
     kernel = kernel_of(next(o for o in import_onnx(str(case.save(folder))).walk()
-                            if node_name(o) == NODE_NAME))
-    configs = {TileConfig(tuple(c["tile"]), tuple(c["group"]) if c["group"] else None,
-                          Layout(c["layout"]) if c.get("layout") else None): c
-               for c in row["configs"]}
+                            if node_name(o) == NODE_NAME), HardwareLimits.of(profile).max_image)
+    configs = {_config(c): c for c in row["configs"]}
     measured = {config: (c["ms"] * 1e-3 if c["ms"] is not None else math.inf,
                          c["measuring_seconds"]) for config, c in configs.items()}
     retimed = {config: c["retimed_ms"] * 1e-3 for config, c in configs.items()
                if c.get("retimed_ms") is not None}
     return score(case, kernel, profile, measured, retimed)
+
+
+def _config(saved: dict) -> TileConfig:
+    """A configuration as `score` saved it."""
+    if saved.get("block"):
+        return TileConfig.blocked(GemmPlan(GemmBlock(*saved["block"]), saved["split"] or 1))
+    return TileConfig(tuple(saved["tile"]), tuple(saved["group"]) if saved["group"] else None,
+                      Layout(saved["layout"]) if saved.get("layout") else None)
 
 
 def summary(rows: list[dict]) -> dict:

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mobile_opt.dialects.texture.tiling import TileConfig
+from mobile_opt.dialects.texture.tiling import GemmPlan, TileConfig
 from mobile_opt.frontend.single_node import save_single_node
 from mobile_opt.models import texture_kernels
 from mobile_opt.models.device_profile import texture_constants
@@ -65,16 +65,17 @@ def choose(kernel, profile: dict, latency: dict[TileConfig, float]) -> Picks:
     model = texture_kernels.TMModel(constants).choose(kernel, kept)
     model_seconds = time.perf_counter() - start
 
-    def best_with_tile(tile: tuple[int, int]) -> TileConfig:
-        """Fig. 9's Base and TMM-T: the tile, B as it comes, the best measured G."""
-        pool = [c for c in kept if c.tile == tile and c.layout is None] or kept
-        return min(pool, key=lambda c: latency[c])
+    def best_with_tile(tile: tuple[int, int], plan: GemmPlan | None = None) -> TileConfig:
+        """Fig. 9's Base and TMM-T: the tile, B as it comes, the best measured G (a
+        blocked plan's tile is its block's, whose group is fixed)."""
+        pool = [c for c in kept if c.tile == tile and c.layout is None and c.plan == plan]
+        return min(pool or kept, key=lambda c: latency[c])
 
     return Picks(pruned, kept, model, model_seconds, predicted,
                  best_all=min(space, key=lambda c: latency[c]),
                  best_kept=min(kept, key=lambda c: latency[c]),
                  base=best_with_tile(next(iter(kernel.thread_tiles()))),
-                 tile_only=best_with_tile(model.tile))
+                 tile_only=best_with_tile(model.tile, model.plan))
 
 
 def score(case: Case, kernel, profile: dict,
@@ -112,6 +113,9 @@ def score(case: Case, kernel, profile: dict,
                        "tmm": latency[picks.model] * 1e3, "exhaustive": latency[best] * 1e3},
         "configs": [{"config": c.describe(), "tile": c.tile, "group": c.group,
                      "layout": c.layout.value if c.layout else None,
+                     "block": [c.plan.block.bm, c.plan.block.bn, c.plan.block.bk,
+                               c.plan.block.tm, c.plan.block.tn] if c.plan else None,
+                     "split": c.plan.split if c.plan else None,
                      "ms": scan[c] * 1e3 if math.isfinite(scan[c]) else None,
                      "retimed_ms": retimed[c] * 1e3 if c in retimed else None,
                      "measuring_seconds": measured[c][1],

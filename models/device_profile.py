@@ -82,7 +82,8 @@ def texture_constants(profile: dict) -> TextureConstants:
                             int(tm["cache_lines"]), int(compute["cores"]),
                             int(compute["registers_per_core"]), int(compute["warp_size"]),
                             resident, _group_factors(sweep.get("relative_time") or {}, noise),
-                            families, patterns, tile_groups, tile_patterns)
+                            families, patterns, tile_groups, tile_patterns,
+                            compute.get("local_memory_bytes"))
 
 
 def _beyond_noise(relative_time: float, noise: float) -> float:

@@ -13,12 +13,18 @@ Kernels (those `onnx-to-texture` emits, in their usual layouts):
 - `RowKernel`: Softmax and LayerNormalization over the last axis, rows4; the thread tile
   is T pixels of a row, whose statistics the work-item computes once (T = 1: every
   pixel's work-item reduces its row; T = the row: one work-item per row).
+
+A product or ungrouped convolution in images may also take the blocked product
+(`onnx_to_texture/blocked.py`; conv as implicit GEMM): its `plans`, found by the
+lowering's own test (`prune_configs.kernel_of`), are configurations beside the tiles,
+described by `_blocked_inputs` from the pixels that the lowering's reads of A and B
+address.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Protocol
@@ -27,7 +33,7 @@ import numpy as np
 
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.dialects.texture.layouts import pixel_coordinates
-from mobile_opt.dialects.texture.tiling import TileConfig
+from mobile_opt.dialects.texture.tiling import GemmPlan, TileConfig
 from mobile_opt.models import tmmodel
 from mobile_opt.models.conv_shape import ConvShape
 
@@ -53,10 +59,20 @@ class KernelModelInputs:
     """32-bit registers a work-item holds."""
     loaded_bytes: int
     """Bytes one work-item reads per step of its reduction loop (Romou's L1 criterion)."""
+    local_bytes: int = 0
+    """Local memory one work group takes."""
+    local_loads: int = 0
+    """Loads from local memory per work-item."""
+    slices: int = 1
+    """Work groups along z: K's slices of a split blocked product."""
 
 
 class Kernel(Protocol):
     """A GPU kernel's shape as the model and the searches see it."""
+
+    plans: tuple[GemmPlan, ...]
+    """The blocked product's configurations it can take (none but for products and
+    convolutions that the lowering would block)."""
 
     @property
     def family(self) -> str:
@@ -112,6 +128,7 @@ class MatMulKernel:
     """B is stored [N, K] (Gemm's transB)."""
     b_layouts: tuple[Layout | None, ...] = (None,)
     """The layouts B may take: all of `B_LAYOUTS` where the host packs B."""
+    plans: tuple[GemmPlan, ...] = ()
 
     family = "matmul"
 
@@ -132,6 +149,11 @@ class MatMulKernel:
         return (math.ceil(self.n / 4), math.ceil(self.m / config.rows) if self.m > 1 else 1)
 
     def model_inputs(self, config: TileConfig) -> KernelModelInputs:
+        if config.plan is not None:
+            return _matmul_blocked(self, config.plan)
+        return self._one_pixel_inputs(config)
+
+    def _one_pixel_inputs(self, config: TileConfig) -> KernelModelInputs:
         """
         One work-item computes `rows` output rows of one 4-wide column block n4: each step
         k4 of its loop reads A's pixels (k4, m..m+rows-1) (rows4 of A: a block-`rows` walk
@@ -152,7 +174,20 @@ class MatMulKernel:
         return KernelModelInputs(output, (a, b), footprint, 16 * (rows + 4))
 
     def warp_footprint(self, config: TileConfig, warp: tuple[int, int]) -> tuple[int, int]:
+        if config.plan is not None:
+            return 4 * config.tile[0] * warp[0], config.tile[1] * warp[1]
         return 4 * warp[0], warp[1]
+
+
+@cache
+def _matmul_blocked(kernel: MatMulKernel, plan: GemmPlan) -> KernelModelInputs:
+    """A (rows4): pixel (kq, m); B packed along N: pixel (n4, k) in rows4, (k, n4) in
+    cols4 (Gemm's transB)."""
+    if kernel.trans_b:
+        return _blocked_inputs(plan, kernel.m, kernel.n, kernel.k, lambda m, kq: (kq, m),
+                               lambda k, n4: (k, n4))
+    return _blocked_inputs(plan, kernel.m, kernel.n, kernel.k, lambda m, kq: (kq, m),
+                           lambda k, n4: (n4, k))
 
 
 @cache
@@ -196,6 +231,7 @@ TRACE_CHANNEL_BLOCKS = 8
 @dataclass(frozen=True)
 class ConvKernel:
     geometry: ConvShape
+    plans: tuple[GemmPlan, ...] = ()
 
     @property
     def family(self) -> str:
@@ -236,6 +272,11 @@ class ConvKernel:
         return self._tiles(config) * math.ceil(m / 4), n * h
 
     def model_inputs(self, config: TileConfig) -> KernelModelInputs:
+        if config.plan is not None:
+            return _conv_blocked(self.geometry, config.plan)
+        return self._one_pixel_inputs(config)
+
+    def _one_pixel_inputs(self, config: TileConfig) -> KernelModelInputs:
         """
         One work-item computes channel block cb at `width` neighbouring output pixels:
         per kernel tap and input-channel block it reads `width` input pixels of one row
@@ -257,7 +298,32 @@ class ConvKernel:
         return KernelModelInputs(output, (x, w), footprint, 16 * per_step)
 
     def warp_footprint(self, config: TileConfig, warp: tuple[int, int]) -> tuple[int, int]:
+        if config.plan is not None:
+            return 4 * config.tile[0] * warp[0], config.tile[1] * warp[1]
         return config.tile[0] * warp[0], warp[1]
+
+
+@cache
+def _conv_blocked(g: ConvShape, plan: GemmPlan) -> KernelModelInputs:
+    """
+    The implicit GEMM: A's pixel (m, kq) is the input pixel of channel block kq % ⌈C/4⌉
+    at tap kq // ⌈C/4⌉ of output position m (`nc4hw4`, clamped where the tap is off the
+    input: the read happens and is masked); B's (k, n4) is the `hwio4` weight's (n4, k).
+    """
+    _, channels, height, width = g.input
+    _, cout, ho, wo = g.output
+    blocks, (_, kernel_w) = math.ceil(channels / 4), g.kernel
+
+    def a_pixel(m: int, kq: int) -> tuple[int, int]:
+        n, oh, ow = m // (ho * wo), m // wo % ho, m % wo
+        tap, cb = kq // blocks, kq % blocks
+        ih = oh * g.strides[0] - g.pads[0] + tap // kernel_w * g.dilations[0]
+        iw = ow * g.strides[1] - g.pads[1] + tap % kernel_w * g.dilations[1]
+        return cb * width + min(max(iw, 0), width - 1), n * height + min(max(ih, 0), height - 1)
+
+    depth = g.kernel[0] * g.kernel[1] * 4 * blocks
+    return _blocked_inputs(plan, g.output[0] * ho * wo, cout, depth, a_pixel,
+                           lambda k, n4: (n4, k))
 
 
 @cache
@@ -306,6 +372,55 @@ def _conv_traces(g: ConvShape, width: int) -> tuple[list, list, int, int]:
     return x_trace, w_trace, traced, blocks
 
 
+# the blocked product ---------------------------------------------------------------------
+
+
+def _blocked_inputs(plan: GemmPlan, rows: int, cols: int, depth: int,
+                    a_pixel: Callable[[int, int], tuple[int, int]],
+                    b_pixel: Callable[[int, int], tuple[int, int]]) -> KernelModelInputs:
+    """
+    The blocked product C[rows, cols] = A[rows, depth] B[depth, cols] under `plan`, as
+    `blocked_product` runs it: per K step, work-item t of a group stages the pixels
+    q = t, t + |G|, ... of A's block (row q % bm, K pixel q // bm) and of B's (K row
+    q // (bn/4), pixel q % (bn/4)), `a_pixel(m, kq)` and `b_pixel(k, n4)` saying where
+    each lies in its image. Its traces are those of a work-item in the middle of the
+    launch, over its slice's first `TRACE_STEPS` steps; a warp's neighbours read the
+    neighbouring q, so no lines are kept in reuse. In the loop it loads bk·(tm/4 + tn/4)
+    float4s a step from local memory. A split's partial sums are written and read again
+    by the adds (each of its tm·tn/4 output pixels `split` times, a slice's rows apart).
+    Registers: tm·tn accumulators, the staged pixels (the next step's, held over this
+    one), a step's A and B quads, indices.
+    """
+    block, split = plan.block, plan.split
+    threads, (a_staged, b_staged) = block.threads, block.staged
+    bn4 = block.bn // 4
+    steps = math.ceil(depth / block.bk)
+    per_slice = math.ceil(steps / split)
+    traced = min(per_slice, TRACE_STEPS)
+    m0 = math.ceil(rows / block.bm) // 2 * block.bm
+    n0 = math.ceil(cols / block.bn) // 2 * bn4
+    first = split // 2 * per_slice
+    t = threads // 2
+    a_trace, b_trace = [], []
+    for step in range(first, first + traced):
+        k0 = step * block.bk
+        a_trace += [a_pixel(m0 + q % block.bm, k0 // 4 + q // block.bm)
+                    for q in range(t, t + a_staged * threads, threads)]
+        b_trace += [b_pixel(k0 + q // bn4, n0 + q % bn4)
+                    for q in range(t, t + b_staged * threads, threads)]
+    inputs = [tmmodel.InputAccess(_features(a_trace), 0, a_staged * per_slice),
+              tmmodel.InputAccess(_features(b_trace), 0, b_staged * per_slice)]
+    outputs = block.tm * block.tn // 4
+    if split > 1:
+        sums = [(n0, s * rows + m0) for s in range(split)]
+        inputs.append(tmmodel.InputAccess(_features(sums), 0, outputs * split))
+    quads = (block.tm + block.tn) // 4
+    footprint = block.tm * block.tn + 4 * (a_staged + b_staged) + 4 * quads + 8
+    return KernelModelInputs(
+        (math.ceil(cols / 4), rows), tuple(inputs), footprint, 16 * (a_staged + b_staged),
+        local_bytes=block.local_bytes, local_loads=per_slice * block.bk * quads, slices=split)
+
+
 # softmax and layer normalisation ----------------------------------------------------------
 
 
@@ -332,6 +447,8 @@ class RowKernel:
     def thread_tiles(self) -> Iterator[tuple[int, int]]:
         sides = [t for t in (*TILE_SIDES, 16, 32, 64) if t < self.blocks] + [self.blocks]
         return ((t, 1) for t in sides)
+
+    plans = ()
 
     def layouts(self) -> tuple[Layout | None, ...]:
         return (None,)
@@ -379,7 +496,8 @@ def warp_shape(group: tuple[int, int], warp: int) -> tuple[int, int]:
 
 
 def candidates(kernel: Kernel, max_group: int) -> Iterator[TileConfig]:
-    """Every (A, T, G) whose group tiles the range: G is left to the driver too."""
+    """Every (A, T, G) whose group tiles the range: G is left to the driver too; then
+    each blocked product's plan (its block sets T and G)."""
     for layout in kernel.layouts():
         for tile in kernel.thread_tiles():
             probe = TileConfig(tile, None, layout)
@@ -389,6 +507,9 @@ def candidates(kernel: Kernel, max_group: int) -> Iterator[TileConfig]:
                 for gy in GROUP_SIDES:
                     if gx * gy <= max_group and gx_total % gx == 0 and gy_total % gy == 0:
                         yield TileConfig(tile, (gx, gy), layout)
+    for plan in kernel.plans:
+        if plan.block.threads <= max_group:
+            yield TileConfig.blocked(plan)
 
 
 def predicted_cost(constants: tmmodel.TextureConstants, kernel: Kernel,
@@ -403,7 +524,9 @@ def predicted_cost(constants: tmmodel.TextureConstants, kernel: Kernel,
     group = config.group
     return tmmodel.kernel_cost(constants, described.inputs, described.output, config.tile, group,
                                warp_shape(group, constants.warp_size), described.footprint,
-                               kernel.family, kernel.pattern(config))
+                               kernel.family, kernel.pattern(config), described.local_bytes,
+                               described.local_loads, described.slices,
+                               measured_factors=config.plan is None)
 
 
 def squareness(kernel: Kernel, config: TileConfig, warp: int) -> float:

@@ -14,8 +14,14 @@ configuration from a device profile's measured constants.
   (`footprint`: registers per thread, from the kernel IR), at most its measured
   occupancy group (on a CPU device that is a thread per core); a work group of `|G|`
   threads gives an occupancy of `R / (footprint·|G|)` groups per core (below one, a
-  group runs in several rounds); the output needs `WGs = Π_j ceil(O_j / (T_j·G_j))`
-  groups, run in `L_g = ceil(WGs / (SPs · occupancy))` rounds.
+  group runs in several rounds), and of a group that stages its inputs in local memory
+  at most `floor(local / local_bytes)` (the device's local memory per core; Romou's
+  local-memory criterion as a limit rather than a cut); the output needs
+  `WGs = Π_j ceil(O_j / (T_j·G_j))` groups (times K's slices where a blocked product
+  splits it), run in `L_g = ceil(WGs / (SPs · occupancy))` rounds.
+- **Local memory** (ours, for the blocked product): β describes texture reads only; a
+  work-item's loads from local memory in its inner loop cost `LOCAL_LOAD_SHARE` of a
+  texture read's constant term β₀ each, added to its warp's latency.
 - **Kernel** (eq. 7): `L = L_w · L_g`, here times the work-group shape's measured
   relative time `F(G)` (the probe's work-group sweep; 1 where the profile has none).
   Eq. 7 alone cannot tell apart groups of equal occupancy, which devices do not run
@@ -61,6 +67,18 @@ def cross_block_features(trace: np.ndarray) -> np.ndarray:
     return np.array(features)
 
 
+LOCAL_LOAD_SHARE = 0.125
+"""
+A local-memory load's cost as a share of β₀ (a texture read that crosses no block). An
+assumption, not a measurement: a GPU's local memory answers in some tens of cycles (the
+H100's shared memory about 30) where β's pointer chase takes β₀ (150 ns on the H100,
+some 250 cycles), and on a CPU device local memory is a cached array where PoCL
+emulates an image read in software (β₀ 58 ns). With the H100 profile the model keeps
+the blocked kernels for every kernels-bench shape that has a plan (where they measured
+1.3–10x faster, `bench/results/kernels-*nvidia-h100*.json`) for shares from 1/16 to
+1/2; at 1 the 7x7 stem and the 1x1 64->256 conv go back to one-pixel kernels.
+"""
+
 GroupFactors = tuple[tuple[int, int, float], ...]
 """(Gx, Gy, time relative to the best shape)."""
 PatternFactors = tuple[tuple[str, float], ...]
@@ -101,6 +119,11 @@ class TextureConstants:
     tile_pattern_factors: tuple[tuple[str, tuple[tuple[tuple[int, int], PatternFactors], ...]],
                                 ...] = ()
     """F(A) per family and thread tile, likewise."""
+    local_memory: int | None = None
+    """Bytes of local memory one core shares among its groups: the profile's
+    `compute.local_memory_bytes`, the device's `CL_DEVICE_LOCAL_MEM_SIZE` (what one group
+    may take, which OpenCL reports in place of a core's: the H100 says 48 KiB of its SMs'
+    up to 228, so occupancy comes out low there, PoCL 1 MiB); None: unknown, no limit."""
 
 
 @dataclass(frozen=True)
@@ -133,15 +156,20 @@ def warp_latency(constants: TextureConstants, warp_threads: int,
     return sum(thread_latency(constants, i.features) * i.accesses for i in inputs) * factor
 
 
-def occupancy(constants: TextureConstants, footprint: int, group_threads: int) -> float:
+def occupancy(constants: TextureConstants, footprint: int, group_threads: int,
+              local_bytes: int = 0) -> float:
     """
     Eq. 4: work groups one core runs at once (a fraction: a group needs several rounds):
-    the threads its registers hold, at most the occupancy group measured (§3.2.2).
+    the threads its registers hold, at most the occupancy group measured (§3.2.2), and
+    at most the groups whose `local_bytes` of local memory the core holds.
     """
     threads = constants.registers_per_core / max(footprint, 1)
     if constants.resident_threads is not None:
         threads = min(threads, constants.resident_threads)
-    return threads / group_threads
+    groups = threads / group_threads
+    if local_bytes and constants.local_memory is not None:
+        groups = min(groups, constants.local_memory // local_bytes)
+    return groups
 
 
 def work_groups(output: Sequence[int], tile: Sequence[int], group: Sequence[int]) -> int:
@@ -150,13 +178,16 @@ def work_groups(output: Sequence[int], tile: Sequence[int], group: Sequence[int]
 
 
 def occupancy_groups(constants: TextureConstants, groups: int, footprint: int,
-                     group_threads: int) -> int:
+                     group_threads: int, local_bytes: int = 0) -> float:
     """
     Eq. 6: rounds of concurrently running groups over all cores. A work group belongs to
     one core, so a group larger than a core's occupancy runs there in several rounds
-    while the other cores wait for groups of their own.
+    while the other cores wait for groups of their own; one whose local memory no core
+    holds never runs (infinity).
     """
-    per_core = occupancy(constants, footprint, group_threads)
+    per_core = occupancy(constants, footprint, group_threads, local_bytes)
+    if per_core <= 0:
+        return math.inf
     if per_core >= 1:
         return math.ceil(groups / (constants.cores * math.floor(per_core)))
     return math.ceil(groups / constants.cores) * math.ceil(1 / per_core)
@@ -201,15 +232,31 @@ def pattern_factor(constants: TextureConstants, family: str | None, pattern: str
     return dict(factors).get(pattern, 1.0)
 
 
+def local_latency(constants: TextureConstants, loads: int) -> float:
+    """ns one warp spends on `loads` local-memory loads per thread (`LOCAL_LOAD_SHARE`)."""
+    return loads * LOCAL_LOAD_SHARE * constants.beta[0]
+
+
 def kernel_cost(constants: TextureConstants, inputs: Sequence[InputAccess],
                 output: Sequence[int], tile: Sequence[int], group: Sequence[int],
                 warp_shape: Sequence[int], footprint: int, family: str | None = None,
-                pattern: str | None = None) -> float:
-    """Eq. 7 (times F(G) and F(A)): the modelled cost (ns-like units) of one configuration."""
+                pattern: str | None = None, local_bytes: int = 0, local_loads: int = 0,
+                slices: int = 1, measured_factors: bool = True) -> float:
+    """
+    Eq. 7 (times F(G) and F(A)): the modelled cost (ns-like units) of one configuration;
+    a group's `local_bytes` limit its occupancy, a thread's `local_loads` add to its
+    warp's latency, and `slices` of K multiply the groups. `measured_factors=False`
+    leaves F(G) and F(A) out: they were timed on the one-pixel kernels, among whose groups
+    and patterns they choose, and say nothing of a blocked kernel, whose block sets both.
+    """
     group_threads = math.prod(group)
     warp_threads = min(math.prod(warp_shape), constants.warp_size, group_threads)
-    rounds = occupancy_groups(constants, work_groups(output, tile, group), footprint,
-                              group_threads)
-    return (warp_latency(constants, warp_threads, inputs) * rounds
+    rounds = occupancy_groups(constants, work_groups(output, tile, group) * slices, footprint,
+                              group_threads, local_bytes)
+    latency = warp_latency(constants, warp_threads, inputs) + local_latency(constants,
+                                                                            local_loads)
+    if not measured_factors:
+        return latency * rounds
+    return (latency * rounds
             * group_factor(constants, group, family, tile)
             * pattern_factor(constants, family, pattern, tile))

@@ -70,7 +70,9 @@ def tune(args: argparse.Namespace) -> int:
         raise UserError(f"no profile for {device.name}: run mobile-probe and pass --profile")
     limits = HardwareLimits.of(load_profile(profile_name))
     module = import_onnx(args.model)
-    nodes = [(op, kernel) for op in module.walk() if (kernel := kernel_of(op)) is not None]
+    # tensors in images (`tuning.build`), where products and convs may be blocked too
+    nodes = [(op, kernel) for op in module.walk()
+             if (kernel := kernel_of(op, limits.max_image)) is not None]
     if not nodes:
         raise UserError(f"{args.model}: no node texture-tile can configure (MatMul, Gemm, "
                         "Conv, ConvTranspose, Softmax, LayerNormalization)")

@@ -48,9 +48,9 @@ def random_feeds(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
 def build(module: ModuleOp, device) -> CompiledModel:
     """An `onnx`-level module compiled (in place) by the default GPU pipeline and built for
     `device`; texture-tile keeps a configuration an op carries. The configurations are the
-    one-pixel image kernels' (TMModel's), so tensors stay in images on a device that prefers
-    buffers, and products and convs keep off the blocked kernels, which take no configuration."""
-    passes, _ = gpu_pipeline("onnx-to-texture{buffers=false blocked=false}", device)
+    image kernels' (TMModel's: one-pixel and blocked), so tensors stay in images on a device
+    that prefers buffers."""
+    passes, _ = gpu_pipeline("onnx-to-texture{buffers=false}", device)
     apply(module, passes)
     return CompiledModel(module, device)
 
@@ -67,7 +67,9 @@ class _Builds:
     """
     Builds of node `node` under configurations, one per thread tile and layout: the
     configurations that differ only in their work group share it, each launched in its
-    own. `keep` bounds the builds held (a scan visits each tile's groups together).
+    own. A blocked configuration is launched as built: its block sets its group (and a
+    split's adds kernel takes the driver's). `keep` bounds the builds held (a scan
+    visits each tile's groups together).
     """
 
     def __init__(self, module: ModuleOp, node: str, device, keep: int | None = None):
@@ -80,6 +82,8 @@ class _Builds:
             if self.keep is not None and len(self._built) >= self.keep:
                 self._built.pop(next(iter(self._built)))
             self._built[key] = _build(self.module, self.node, key, self.device)
+        if config.plan is not None:
+            return self._built[key]
         return self._built[key].with_local_size(lambda launch: _names(launch.node, self.node),
                                                 config.group)
 

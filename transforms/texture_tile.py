@@ -11,7 +11,10 @@ runs first). `tmmodel` takes the one with the least TMModel cost
 the squarest warp footprint, `models/texture_kernels.py`). Supported ops: 2-D MatMul
 and Gemm, Conv (strided, depthwise, grouped) and ConvTranspose with `nc4hw4` results,
 Softmax and LayerNormalization over the last axis (`models/texture_kernels.py`); others
-keep the lowering's defaults.
+keep the lowering's defaults. A product or ungrouped conv that the lowering can block
+also has the blocked product's plans among its candidates (`blocked=false`: not), so
+the model chooses between one-pixel and blocked kernels; the lowering's fixed rule
+(`plan_gemm`) applies only where this pass recorded nothing.
 
 An op that already carries a configuration keeps it: that is how a measured choice
 reaches the compiler. A pass never runs anything on a device; `mobile-tune` measures the
@@ -56,6 +59,9 @@ class TextureTilePass(ModulePass):
     device: str = "pocl"
     """The device profile (a shipped name or a path) the model and pruning read."""
     cost_model: str = "tmmodel"
+    blocked: bool = True
+    """The blocked product's plans are candidates beside the one-pixel kernels'
+    (`onnx-to-texture{blocked=true}` with tensors in images)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.cost_model not in COST_MODELS:
@@ -68,7 +74,7 @@ class TextureTilePass(ModulePass):
         limits = HardwareLimits.of(profile)
         model = texture_kernels.TMModel(texture_constants(profile))
         for node in list(op.walk()):
-            kernel = kernel_of(node)
+            kernel = kernel_of(node, limits.max_image if self.blocked else None)
             if kernel is None or TileConfig.of(node) is not None:
                 continue  # a configuration chosen before (by mobile-tune, say) stays
             configs = _stored_candidates(node)

@@ -16,85 +16,18 @@ width, so a warp's loads are broadcasts or runs. Pixels of A and B past K read a
 Where too few blocks would keep a large GPU busy, K is split (`GemmPlan.split`): group
 z of the launch computes one slice of K into its own rows of a partial-sum image, and a
 second kernel adds the slices (the conv's; see `conv.py`).
+
+The blocks, the plans and the fixed rule that chooses one where `texture-tile` did not
+are configurations, with `TileConfig` in `dialects/texture/tiling.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from math import prod
+from collections.abc import Callable
 
-from mobile_opt.dialects.texture.tiling import TileConfig
+from mobile_opt.dialects.texture.tiling import GemmPlan
 
 from .kernel_builder import KernelBuilder, Operand, Val
-
-
-@dataclass(frozen=True)
-class GemmBlock:
-    """
-    A work group's block: `bm` x `bn` of C over K in steps of `bk`; each work-item
-    keeps `tm` rows by `tn` columns of it in registers.
-    """
-
-    bm: int
-    bn: int
-    bk: int
-    tm: int
-    tn: int
-
-    @property
-    def group(self) -> tuple[int, int]:
-        return self.bn // self.tn, self.bm // self.tm
-
-    @property
-    def threads(self) -> int:
-        return prod(self.group)
-
-    def blocks(self, rows: int, cols: int) -> int:
-        return -(-rows // self.bm) * -(-cols // self.bn)
-
-
-GEMM_BLOCKS = (GemmBlock(256, 128, 8, 16, 8), GemmBlock(128, 128, 8, 8, 8),
-               GemmBlock(64, 64, 16, 4, 4))
-"""Largest first; each of 256 work-items stages whole pixels of A and B per K step, and a
-group holds two steps of both in 16–24 KiB of local memory."""
-
-GEMM_MIN_GROUPS = 128
-"""A blocked kernel launches at least this many work groups (about one per core of a
-large GPU): the largest block that gives them, else the smallest with K split."""
-
-MIN_SLICE_STEPS = 8
-"""K steps a slice keeps at the least: fewer, and staging and the partial sums cost more
-than the parallelism gains."""
-
-
-@dataclass(frozen=True)
-class GemmPlan:
-    block: GemmBlock
-    split: int = 1
-    """Slices of K, each its own group along z (1: no partial sums)."""
-
-
-def plan_gemm(rows: int, cols: int, depth: int, split: bool = False) -> GemmPlan | None:
-    """
-    The block (and, with `split`, the slices of K) for a product, or None where even the
-    smallest block with K split gives too few groups: the one-pixel kernels' many small
-    work-items fill the device better.
-    """
-    for block in GEMM_BLOCKS:
-        if block.blocks(rows, cols) >= GEMM_MIN_GROUPS:
-            return GemmPlan(block)
-    if not split:
-        return None
-    block = GEMM_BLOCKS[-1]
-    steps, blocks = -(-depth // block.bk), block.blocks(rows, cols)
-    slices = 1
-    while blocks * slices < GEMM_MIN_GROUPS and steps // (slices * 2) >= MIN_SLICE_STEPS:
-        slices *= 2
-    if blocks * slices < GEMM_MIN_GROUPS:
-        return None
-    return GemmPlan(block, slices)
-
 
 ReadA = Callable[[Val], Callable[[Val], Val]]
 """row m -> (K pixel kq -> A[m, 4kq..4kq+3]): the per-row part runs once, before the loop."""
@@ -113,7 +46,7 @@ def blocked_product(kb: KernelBuilder, plan: GemmPlan, rows: int, pixels: int, d
     block = plan.block
     wx, wy = block.group
     threads, quads, bn4, bm4 = block.threads, block.tn // 4, block.bn // 4, block.bm // 4
-    a_pixels, b_pixels = block.bm * block.bk // 4 // threads, bn4 * block.bk // threads
+    a_pixels, b_pixels = block.staged
     a_size, b_size = block.bk * bm4, block.bk * bn4  # float4s of one buffer
     a_tile, b_tile = kb.local_array(2 * a_size, "a_tile"), kb.local_array(2 * b_size, "b_tile")
     tx, ty = kb.local_id(0), kb.local_id(1)
@@ -171,18 +104,6 @@ def blocked_product(kb: KernelBuilder, plan: GemmPlan, rows: int, pixels: int, d
                 x = n0 + tx + wx * j
                 guards = row_guard + ([x < pixels] if pixels % bn4 else [])
                 store(m, x, accs[(4 * i + r) * quads + j], guards)
-    kb.require_group(group_of(plan))
+    kb.require_group(plan.group)
     size: tuple[int, ...] = (-(-pixels // bn4) * wx, -(-rows // block.bm) * wy)
     return (*size, plan.split) if plan.split > 1 else size
-
-
-def group_of(plan: GemmPlan) -> Sequence[int]:
-    """The launch's local size for `plan`."""
-    wx, wy = plan.block.group
-    return (wx, wy, 1) if plan.split > 1 else (wx, wy)
-
-
-def tile_config(plan: GemmPlan) -> TileConfig:
-    """The configuration a blocked kernel runs in: its work-item's pixels and rows, and
-    the group that `KernelContext.finish` launches."""
-    return TileConfig((plan.block.tn // 4, plan.block.tm), group_of(plan))

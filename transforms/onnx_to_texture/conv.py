@@ -41,12 +41,13 @@ from mobile_opt.dialects.onnx.base import constant_array, is_host_packed, is_non
 from mobile_opt.dialects.onnx.shapes import ShapeError
 from mobile_opt.dialects.texture import Image2DType, Layout, image_size
 from mobile_opt.dialects.texture.layouts import ceil4
+from mobile_opt.dialects.texture.tiling import GemmPlan, TileConfig, gemm_plans
 from mobile_opt.models.conv_shape import ConvShape
 from mobile_opt.models.roofline import kernel_flops
 from xdsl.dialects.builtin import DenseArrayBase, f32, i64
 from xdsl.ir import Operation, SSAValue
 
-from .blocked import GemmPlan, blocked_product, group_of, plan_gemm, tile_config
+from .blocked import blocked_product
 from .context import (
     KernelContext,
     LoweringContext,
@@ -505,33 +506,60 @@ def wide_conv(k: KernelContext, geo: ConvShape) -> bool:
 def conv_plan(k: KernelContext, geo: ConvShape, x_value: SSAValue, weight_value: SSAValue,
               host_computed: bool) -> GemmPlan | None:
     """
-    The blocked product's plan for a conv as implicit GEMM (rows: output positions,
-    columns: output channels, K: taps by input channels), or None where it does not
-    apply: ungrouped, its input, output and constant `hwio4` weight in images, the input
-    in `nc4hw4`, and a partial-sum image within the limits where K is split.
+    The blocked product's plan for a conv as implicit GEMM, or None where it does not
+    apply (`conv_product`; its input and output stored in images, the input no view) or
+    `texture-tile` chose a one-pixel kernel: the recorded configuration's plan, else (no
+    configuration) the fixed rule's.
     """
     ctx = k.ctx
-    if (not ctx.blocked or ctx.buffers or geo.group != 1 or geo.transposed or host_computed
-            or k.out.layout is not Layout.NC4HW4 or x_value in ctx.views
-            or not ctx.is_host_constant(weight_value)
-            or not isinstance(k.out_stored.storage.type, Image2DType)):
+    if (not ctx.blocked or ctx.buffers or host_computed or k.out.layout is not Layout.NC4HW4
+            or x_value in ctx.views or not isinstance(k.out_stored.storage.type, Image2DType)):
         return None
     stored = ctx.stored.get(x_value)
-    if stored is not None and (stored.layout is not Layout.NC4HW4
-                               or not isinstance(stored.storage.type, Image2DType)):
+    if stored is not None and not isinstance(stored.storage.type, Image2DType):
+        return None
+    product = conv_product(geo, stored.layout if stored else Layout.NC4HW4,
+                           ctx.is_host_constant(weight_value), ctx.max_image)
+    if product is None:
+        return None
+    if k.config is None:
+        return next(iter(conv_plans(product, ctx.max_image)), None)
+    plan = k.config.plan
+    if plan is not None and plan.split * product[0] > ctx.max_image[1]:
+        raise LoweringError(f"{k.label}: the recorded {k.config.describe()} needs a partial-"
+                            f"sum image of {plan.split * product[0]} rows, over the limit "
+                            f"{ctx.max_image[1]}")
+    return plan
+
+
+def conv_product(geo: ConvShape, x_layout: Layout, weight_constant: bool,
+                 max_image: tuple[int, int]) -> tuple[int, int, int] | None:
+    """
+    The implicit GEMM (rows: output positions, columns: output channels, K: taps by input
+    channels) that the blocked product computes for a conv, or None where it cannot:
+    ungrouped, not transposed, its input in `nc4hw4`, a constant weight (packed `hwio4`,
+    whose rows are K), and input, weight and output within the image limits. The
+    lowering asks this, and `prune_configs.kernel_of` asks it before the layouts are
+    chosen.
+    """
+    if geo.group != 1 or geo.transposed or x_layout is not Layout.NC4HW4 or not weight_constant:
         return None
     weight_shape = (geo.output[1], geo.input[1], *geo.kernel)
-    if any(w > ctx.max_image[0] or h > ctx.max_image[1]
+    if any(w > max_image[0] or h > max_image[1]
            for w, h in (image_size(Layout.NC4HW4, geo.input),
-                        image_size(Layout.HWIO4, weight_shape))):
+                        image_size(Layout.HWIO4, weight_shape),
+                        image_size(Layout.NC4HW4, geo.output))):
         return None
     n, cout, ho, wo = geo.output
-    rows = n * ho * wo
-    plan = plan_gemm(rows, cout, geo.kernel[0] * geo.kernel[1] * 4 * ceil4(geo.input[1]),
-                     split=True)
-    if plan is not None and plan.split * rows > ctx.max_image[1]:
-        return None
-    return plan
+    return n * ho * wo, cout, geo.kernel[0] * geo.kernel[1] * 4 * ceil4(geo.input[1])
+
+
+def conv_plans(product: tuple[int, int, int], max_image: tuple[int, int]) -> list[GemmPlan]:
+    """The blocked product's plans for a conv's product (`gemm_plans`, K split too), each
+    with its partial-sum image within the limits."""
+    rows, cols, depth = product
+    return [p for p in gemm_plans(rows, cols, depth, split=True)
+            if p.split * rows <= max_image[1]]
 
 
 def blocked_conv(k: KernelContext, op: Operation, geo: ConvShape, weight_value: SSAValue,
@@ -600,7 +628,7 @@ def blocked_conv(k: KernelContext, op: Operation, geo: ConvShape, weight_value: 
                        lambda: finish(acc, cb), guards)
 
         k.global_size = blocked_product(kb, plan, rows, pixels, depth, read_a, read_b, store)
-        k.config = tile_config(plan)
+        k.config = TileConfig.blocked(plan)
         return
     partial_type = Image2DType(pixels, plan.split * rows, f32)
     partial = ctx.host().insert(
@@ -618,7 +646,7 @@ def blocked_conv(k: KernelContext, op: Operation, geo: ConvShape, weight_value: 
     global_size = blocked_product(pk, plan, rows, pixels, depth, read_a, read_b, store_slice)
     pk.kernel.attributes["onnx.node"] = ocl_node_attr(op, [])
     ctx.launch(pk.finish(), [x_stored.storage, weight.storage, partial], global_size,
-               group_of(plan), kernel_flops(op, []))
+               plan.group, kernel_flops(op, []))
     # this op's kernel: one output pixel a work-item, the slices' sums added
     k.config = None  # texture-tile's configuration was for the conv's own kernel
     k.flops = plan.split * prod(geo.output)  # the adds (and bias); the epilogue's uncounted
@@ -641,6 +669,8 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
     k = KernelContext(ctx, op, "conv", epilogue)
     kb = k.kb
     plan = conv_plan(k, geo, op.operands[0], weight_value, host_computed)
+    if plan is None and k.config is not None and k.config.plan is not None:
+        k.config = None  # a blocked choice it cannot take (blocked=false): the defaults
     if plan is not None:
         bias = k.input(bias_value, Layout.ROWS4, "bias") if bias_value is not None else None
         blocked_conv(k, op, geo, weight_value, bias, plan, act)

@@ -27,20 +27,20 @@ of a K-packed pixel are zero, so they add nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import prod
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from mobile_opt.dialects import onnx
 from mobile_opt.dialects.onnx.base import is_host_packed, is_none
 from mobile_opt.dialects.onnx.nn import GemmAttrsOp
 from mobile_opt.dialects.texture import Image2DType, Layout, image_size
 from mobile_opt.dialects.texture.layouts import ceil4
-from mobile_opt.dialects.texture.tiling import TileConfig
+from mobile_opt.dialects.texture.tiling import GemmPlan, TileConfig, plan_gemm
 
-from .blocked import GemmPlan, blocked_product, plan_gemm, tile_config
+from .blocked import blocked_product
 from .context import KernelContext, LoweringContext, LoweringError, node_label, shape
 from .elementwise import activation
 from .kernel_builder import KernelBuilder, Operand, Val
@@ -142,6 +142,8 @@ def lower_matmul(ctx: LoweringContext, op: Operation, epilogue: list[Operation])
     if ctx.buffers:
         k.config = None  # texture-tile's configurations are the image kernels'
     plan = gemm_plan(k, op)
+    if plan is None and k.config is not None and k.config.plan is not None:
+        k.config = None  # a blocked choice it cannot take (blocked=false): the defaults
     gemv = plan is None and gemv_group(k, op)
     a, b = _operands(k, op, along_n=plan is not None or bool(gemv))
     depth = a.view.shape[a.k_axis]
@@ -262,42 +264,68 @@ def wide_axpy(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOperan
 
 def gemm_plan(k: KernelContext, op: Operation) -> GemmPlan | None:
     """
-    The blocked product's plan for `op` (`blocked.py`), or None where it does not apply:
-    it reads A (rows4, batch axes folded into rows) and a 2-D B packed along N from
-    images, whose clamped reads give the zeros past each edge, and writes C in rows4.
+    The blocked product's plan for `op` (`blocked.py`), or None where it does not apply
+    (`_images_for_blocks`) or `texture-tile` chose a one-pixel kernel: the recorded
+    configuration's plan, else (no configuration) the fixed rule's.
     """
-    if not _images_for_blocks(k, op):
+    product = _images_for_blocks(k, op)
+    if product is None:
         return None
-    a_shape = shape(op.operands[0])
-    rows = image_size(Layout.ROWS4, a_shape)[1]
-    return plan_gemm(rows, k.out.shape[-1], a_shape[-1])
+    if k.config is None:
+        return plan_gemm(*product)
+    plan = k.config.plan
+    if plan is not None and plan.split > 1:
+        raise LoweringError(f"{k.label}: the recorded {k.config.describe()}: a "
+                            "product's K is not split (only a convolution's)")
+    return plan
 
 
-def _images_for_blocks(k: KernelContext, op: Operation) -> bool:
-    """Whether A, B and C are as the blocked product and `split_gemv` read them."""
-    ctx = k.ctx
+def blocked_product_of(op: Operation, layout_of: Callable[[SSAValue], Layout],
+                       max_image: tuple[int, int]) -> tuple[int, int, int] | None:
+    """
+    The product (rows, columns, K) that `op` is as the blocked product and `split_gemv`
+    read it, or None where they cannot: A in rows4 (batch axes folded into rows), not
+    transposed; a 2-D B packed along N (a host-packed B in either form, an activation
+    only as [K, N] in rows4); A, B and C within the image limits, whose clamped reads give
+    the zeros past each edge. `layout_of` gives an activation's layout. The lowering
+    asks this, and `prune_configs.kernel_of` asks it before the layouts are chosen.
+    """
     a_value, b_value = op.operands[0], op.operands[1]
-    a_shape, b_shape = shape(a_value), shape(b_value)
+    a_shape, b_shape, c_shape = shape(a_value), shape(b_value), shape(op.results[0])
     trans_a = isinstance(op, GemmAttrsOp) and op.int_attr("transA")
     trans_b = isinstance(op, GemmAttrsOp) and op.int_attr("transB")
-    if not ctx.blocked or ctx.buffers or len(a_shape) < 2 or len(b_shape) != 2 or trans_a:
-        return False
-    if not isinstance(k.out_stored.storage.type, Image2DType):
-        return False
-    if a_value in ctx.views or b_value in ctx.views:
-        return False
-    if not is_host_packed(b_value) and (trans_b or ctx.layout_for(b_value) is not Layout.ROWS4):
-        return False
-    stored = ctx.stored.get(a_value)
-    a_layout = stored.layout if stored else ctx.layout_for(a_value)
+    if len(a_shape) < 2 or len(b_shape) != 2 or trans_a or not c_shape:
+        return None
+    if not is_host_packed(b_value) and (trans_b or layout_of(b_value) is not Layout.ROWS4):
+        return None
     b_layout = Layout.COLS4 if trans_b else Layout.ROWS4  # packed along N
-    max_w, max_h = ctx.max_image
-    if a_layout is not Layout.ROWS4 or any(
+    max_w, max_h = max_image
+    if layout_of(a_value) is not Layout.ROWS4 or any(
             w > max_w or h > max_h
-            for w, h in (image_size(Layout.ROWS4, a_shape), image_size(b_layout, b_shape))):
-        return False
-    b_stored = ctx.stored.get(b_value)
-    return all(s is None or isinstance(s.storage.type, Image2DType) for s in (stored, b_stored))
+            for w, h in (image_size(Layout.ROWS4, a_shape), image_size(b_layout, b_shape),
+                         image_size(Layout.ROWS4, c_shape))):
+        return None
+    return image_size(Layout.ROWS4, a_shape)[1], c_shape[-1], a_shape[-1]
+
+
+def _images_for_blocks(k: KernelContext, op: Operation) -> tuple[int, int, int] | None:
+    """The product as the blocked product and `split_gemv` read it (`blocked_product_of`),
+    where the lowering has them and its operands are stored in images, not views."""
+    ctx = k.ctx
+    a_value, b_value = op.operands[0], op.operands[1]
+    if not ctx.blocked or ctx.buffers or a_value in ctx.views or b_value in ctx.views:
+        return None
+    if not isinstance(k.out_stored.storage.type, Image2DType):
+        return None
+    stored = [ctx.stored.get(v) for v in (a_value, b_value)]
+    if not all(s is None or isinstance(s.storage.type, Image2DType) for s in stored):
+        return None
+
+    def layout_of(value: SSAValue) -> Layout:
+        held = ctx.stored.get(value)
+        return held.layout if held else ctx.layout_for(value)
+
+    return blocked_product_of(op, layout_of, ctx.max_image)
 
 
 GEMV_ROWS = 4
@@ -314,7 +342,7 @@ def gemv_group(k: KernelContext, op: Operation) -> int:
     K, the larger the group.
     """
     a_shape = shape(op.operands[0])
-    if not _images_for_blocks(k, op) or a_shape[-1] < GEMV_MIN_DEPTH:
+    if _images_for_blocks(k, op) is None or a_shape[-1] < GEMV_MIN_DEPTH:
         return 0
     if image_size(Layout.ROWS4, a_shape)[1] > GEMV_ROWS:
         return 0
@@ -387,7 +415,7 @@ def blocked_gemm(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOpe
         kb, plan, rows, pixels, a.view.shape[-1],
         lambda m: lambda kq: kb.read(a.view.storage, kq, m),
         lambda kk, x: _read_along_n(b, kk, x), store)
-    k.config = tile_config(plan)
+    k.config = TileConfig.blocked(plan)
 
 
 def _read_along_n(b: MatrixOperand, kk: Val, x: Val) -> Val:
