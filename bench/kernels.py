@@ -11,9 +11,16 @@ Beside it, on the same shapes:
 
 Shapes: `issue` (issue 22's table: MatMul 2048³ and 4096³, three 3×3 convs), `resnet50`
 and `mobilenetv2` (their layers' distinct conv shapes at batch 1, 224², and the
-classifier). On a CPU device shapes over `--cpu-gflop` are left out.
+classifier), `winograd` (3×3 stride-1 convs: ResNet-50's four and others). On a CPU device
+shapes over `--cpu-gflop` are left out.
+
+`--winograd` times each conv a second time as `onnx-to-texture{winograd=false}` builds it
+(in buffers: the direct wide kernel where Winograd F(2x2, 3x3) is the default), the two
+builds' runs interleaved so that a busy machine slows both alike, and adds the direct
+kernel's time and direct/ours beside (results in `kernels-winograd-<device>.json`).
 
     python3 bench/kernels.py --device pocl [--sets issue resnet50 mobilenetv2]
+    python3 bench/kernels.py --device pocl --sets winograd --winograd --no-ort
     python3 bench/kernels.py --device gpu --torch-cuda
 
 Results: a table, `bench/results/kernels-<device>.json` and a plot of ours/theirs beside
@@ -91,6 +98,11 @@ SETS = {
         conv(1024, 2048, 14, 1, 2), conv(2048, 512, 7), conv(512, 512, 7, 3),
         matmul(1, 2048, 1000),
     ],
+    "winograd": [
+        conv(64, 64, 56, 3), conv(128, 128, 28, 3), conv(256, 256, 14, 3), conv(512, 512, 7, 3),
+        conv(256, 256, 7, 3), conv(512, 512, 14, 3), conv(64, 64, 14, 3), conv(32, 32, 112, 3),
+        conv(128, 128, 56, 3), conv(16, 32, 56, 3), conv(8, 32, 56, 3), conv(4, 32, 56, 3),
+    ],
     "mobilenetv2": [
         conv(3, 32, 224, 3, 2), conv(32, 32, 112, 3, 1, 32), conv(32, 16, 112),
         conv(16, 96, 112), conv(96, 96, 112, 3, 2, 96), conv(96, 24, 56), conv(24, 144, 56),
@@ -147,6 +159,8 @@ class Result:
     kernels: int = 0
     rel_err: float | None = None
     ort_ms: float | None = None
+    direct_ms: float | None = None
+    """With `--winograd`: the conv built with `onnx-to-texture{winograd=false}`."""
     torch_ms: float | None = None
     error: str | None = None
     dims: dict = field(default_factory=dict)
@@ -155,17 +169,28 @@ class Result:
         return self.gflop / ms if ms else None  # GFLOP per ms = TFLOP/s
 
 
-def time_ours(path: Path, device, repeat: int, spec: str) -> tuple[float, float, int, float]:
-    """(median ms, relative spread, kernels, error against onnxruntime) of our build."""
+def time_ours(path: Path, device, repeat: int, spec: str,
+              other: str | None = None) -> tuple[float, float, int, float, float | None]:
+    """(median ms, relative spread, kernels, error against onnxruntime) of our build, and
+    the median ms of a build by the `other` spec, its runs interleaved with ours."""
     module, feeds = e2e.import_model(path, 0)
     model = e2e.compile_model(module, device, spec, "f32")
     first = model.run(feeds)
     expected = checking.session_outputs(checking.onnxruntime_session(str(path)), feeds)
     error = checking.worst_relative_error(first.outputs, expected)
-    times = [sum(k.seconds for k in model.run(feeds).kernel_times) * 1e3 for _ in range(repeat)]
-    median = statistics.median(times)
-    spread = (statistics.quantiles(times, n=4)[2] - statistics.quantiles(times, n=4)[0]) / median
-    return median, spread, len(first.kernel_times), error
+    models = [model]
+    if other is not None:
+        models.append(e2e.compile_model(e2e.import_model(path, 0)[0], device, other, "f32"))
+        models[1].run(feeds)  # PoCL builds a kernel at its first launch
+    times: list[list[float]] = [[] for _ in models]
+    for _ in range(repeat):
+        for m, t in zip(models, times):
+            t.append(sum(k.seconds for k in m.run(feeds).kernel_times) * 1e3)
+    median = statistics.median(times[0])
+    spread = (statistics.quantiles(times[0], n=4)[2]
+              - statistics.quantiles(times[0], n=4)[0]) / median
+    return (median, spread, len(first.kernel_times), error,
+            statistics.median(times[1]) if other is not None else None)
 
 
 def time_torch(shape: Shape, repeat: int) -> float:
@@ -208,9 +233,11 @@ def bench(shape: Shape, device, args, scratch: Path) -> Result:
     result = Result(shape.name, shape.op, shape.flop / 1e9,
                     dims={k: v for k, v in asdict(shape).items() if k not in ("name", "op")})
     path = one_node_model(shape, scratch / f"{slug(shape.name)}.onnx", args.seed)
+    direct = (f"{args.passes},onnx-to-texture{{winograd=false}}"
+              if args.winograd and shape.op == "Conv" else None)
     try:
-        result.ours_ms, result.ours_spread, result.kernels, result.rel_err = time_ours(
-            path, device, args.repeat, args.passes)
+        (result.ours_ms, result.ours_spread, result.kernels, result.rel_err,
+         result.direct_ms) = time_ours(path, device, args.repeat, args.passes, direct)
     except Exception as e:  # a failed shape is a row, not the end of the run
         result.error = one_line(e)
     if args.ort:
@@ -225,9 +252,10 @@ def fmt(x: float | None, spec: str = ".2f") -> str:
     return "-" if x is None else format(x, spec)
 
 
-def table(results: list[Result], theirs: str) -> str:
+def table(results: list[Result], theirs: str, winograd: bool = False) -> str:
     lines = [f"{'shape':30s} {'GFLOP':>7s} {'ours ms':>9s} {'GFLOP/s':>8s} "
-             f"{theirs + ' ms':>10s} {'GFLOP/s':>8s} {'ours/theirs':>11s} {'err':>8s}"]
+             f"{theirs + ' ms':>10s} {'GFLOP/s':>8s} {'ours/theirs':>11s} {'err':>8s}"
+             + (f" {'direct ms':>9s} {'direct/ours':>13s}" if winograd else "")]
     for r in results:
         other = r.torch_ms if theirs == "torch" else r.ort_ms
         ratio = r.ours_ms / other if r.ours_ms and other else None
@@ -236,6 +264,9 @@ def table(results: list[Result], theirs: str) -> str:
             f"{fmt(r.rate(r.ours_ms) and r.rate(r.ours_ms) * 1e3, '8.1f')} "
             f"{fmt(other, '10.3f')} {fmt(r.rate(other) and r.rate(other) * 1e3, '8.1f')} "
             f"{fmt(ratio, '11.2f')} {fmt(r.rel_err, '8.1e')}"
+            + (f" {fmt(r.direct_ms, '9.3f')} "
+               f"{fmt(r.direct_ms and r.ours_ms and r.direct_ms / r.ours_ms, '13.2f')}"
+               if winograd else "")
             + (f"  {r.error}" if r.error else ""))
     return "\n".join(lines)
 
@@ -291,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--torch-cuda", action="store_true", help="PyTorch on CUDA beside")
     parser.add_argument("--no-ort", dest="ort", action="store_false",
                         help="no onnxruntime beside (on a GPU, where it is not the baseline)")
+    parser.add_argument("--winograd", action="store_true",
+                        help="time each conv also as onnx-to-texture{winograd=false} builds "
+                             "it, interleaved (the direct kernel beside Winograd)")
     parser.add_argument("--passes", default=pipelines.GRAPH_PASSES,
                         help="the pipeline spec, e.g. with 'onnx-to-texture{buffers=true}' "
                              "last (default: the graph passes, as mobile-run)")
@@ -299,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", nargs="+", type=Path, metavar="JSON",
                         help="only draw the plots of saved results")
     args = parser.parse_args(argv)
+    if args.winograd and "onnx-to-texture" in args.passes:
+        parser.error("--winograd appends onnx-to-texture{winograd=false} to --passes, "
+                     "which must not name onnx-to-texture itself")
     if args.plot:
         for path in args.plot:
             print(f"saved {plot_saved(path)}")
@@ -316,13 +353,15 @@ def main(argv: list[str] | None = None) -> int:
             bar.set_postfix_str(shape.name)
             results.append(bench(shape, device, args, Path(scratch)))
     print(f"device: {device.describe()}")
-    print(table(results, "torch" if args.torch_cuda else "ort"))
-    out = Path(args.out) if args.out else BENCH_DIR / "results" / f"kernels-{slug(device.name)}.json"
+    print(table(results, "torch" if args.torch_cuda else "ort", args.winograd))
+    suffix = "-winograd" if args.winograd else ""
+    out = (Path(args.out) if args.out
+           else BENCH_DIR / "results" / f"kernels{suffix}-{slug(device.name)}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({
         "device": device.name, "platform": device.platform, "commit": git_commit(),
         "settings": {"repeat": args.repeat, "sets": args.sets, "cpu_gflop": args.cpu_gflop,
-                     "passes": args.passes,
+                     "passes": args.passes, "winograd": args.winograd,
                      "baseline": "torch-cuda" if args.torch_cuda else "onnxruntime-cpu"},
         "rows": [asdict(r) for r in results]}, indent=1))
     print(f"saved {out} and {plot_saved(out)}")

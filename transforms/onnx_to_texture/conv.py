@@ -22,6 +22,8 @@ the constant) into a convolution's (M, C/group, KH, KW) and takes the same kerne
 In images, an ungrouped conv with enough output positions and channels (or with K,
 taps by input channels, split into slices) is instead an implicit GEMM by the blocked
 product (`blocked.py`, `conv_plan`): its weight in `hwio4`, whose rows are K.
+In buffers, an ungrouped 3x3 conv of stride 1 where it pays takes Winograd F(2x2, 3x3)
+instead of the wide kernel (`winograd.py`, `takes_winograd`).
 
 Out-of-range taps are skipped by explicit bounds checks (rows by a branch, the
 columns of a tile by a mask on a clamped read): in `nc4hw4` an x past a row's
@@ -61,6 +63,7 @@ from .elementwise import activation
 from .kernel_builder import KernelBuilder, Val
 from .rules import lowers
 from .views import OutputPixel, TensorView
+from .winograd import takes_winograd, winograd_conv
 
 PixelFn = Callable[[Val, Val, Val, Val], Val]
 """(n, channel block, h, w) -> the float4 of output channels 4cb..4cb+3 at (n, h, w)."""
@@ -679,6 +682,10 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
     x = activation_input(k, op.operands[0])
     bias = k.input(bias_value, Layout.ROWS4, "bias") if bias_value is not None else None
     name, params = act
+    if wide_conv(k, geo) and takes_winograd(k, geo, x, weight_value):
+        winograd_conv(k, geo, x, weight_value, bias, lambda v: activation(kb, name, params, v))
+        k.finish()
+        return
     if wide_conv(k, geo):
         depthwise = geo.kind == "depthwise"
         weight = host_weight(k, weight_value, Layout.DW4 if depthwise else Layout.HWIO4,

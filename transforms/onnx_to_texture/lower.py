@@ -43,7 +43,8 @@ class OnnxToTexturePass(ModulePass):
     says which), and every tensor does with `buffers` (for a device whose images are
     slower than its buffers, where convolutions take the wide kernel); `storage` is the
     pixels' element type, f32 or f16. `blocked=false` keeps large products and convs in
-    images off the blocked kernels (local memory; `blocked.py`), for comparison.
+    images off the blocked kernels (local memory; `blocked.py`), for comparison, and
+    `winograd=false` keeps 3x3 stride-1 convs in buffers off Winograd (`winograd.py`).
     """
 
     name = "onnx-to-texture"
@@ -54,6 +55,7 @@ class OnnxToTexturePass(ModulePass):
     fuse: bool = True
     buffers: bool = False
     blocked: bool = True
+    winograd: bool = True
     remarks: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -65,6 +67,7 @@ class OnnxToTexturePass(ModulePass):
             lowering = LoweringContext(
                 op, graph, (self.max_image_width, self.max_image_height),
                 f16 if self.storage == "f16" else f32, self.fuse, self.buffers, self.blocked,
+                winograd=self.winograd,
             )
             try:
                 lower_graph(lowering)
