@@ -83,7 +83,17 @@ def texture_constants(profile: dict) -> TextureConstants:
                             int(compute["registers_per_core"]), int(compute["warp_size"]),
                             resident, _group_factors(sweep.get("relative_time") or {}, noise),
                             families, patterns, tile_groups, tile_patterns,
-                            compute.get("local_memory_bytes"))
+                            compute.get("local_memory_bytes"),
+                            _fma_ns(compute, resident))
+
+
+def _fma_ns(compute: dict, resident: int | None) -> float | None:
+    """ns one of a full core's `resident` threads takes per FMA: the core's share of the
+    measured peak (2 FLOPs an FMA) divided among them; None without a peak."""
+    peak = compute.get("peak_gflops")
+    if not peak or not resident:
+        return None
+    return resident / (float(peak) / 2 / int(compute["cores"]))
 
 
 def _beyond_noise(relative_time: float, noise: float) -> float:

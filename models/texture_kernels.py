@@ -65,6 +65,8 @@ class KernelModelInputs:
     """Loads from local memory per work-item."""
     slices: int = 1
     """Work groups along z: K's slices of a split blocked product."""
+    fmas: int = 0
+    """FMAs per work-item, counted where they bound the kernel (the blocked product's)."""
 
 
 class Kernel(Protocol):
@@ -389,7 +391,8 @@ def _blocked_inputs(plan: GemmPlan, rows: int, cols: int, depth: int,
     float4s a step from local memory. A split's partial sums are written and read again
     by the adds (each of its tm·tn/4 output pixels `split` times, a slice's rows apart).
     Registers: tm·tn accumulators, the staged pixels (the next step's, held over this
-    one), a step's A and B quads, indices.
+    one), a step's A and B quads, indices. FMAs: tm·tn a K row, padding past the output
+    included.
     """
     block, split = plan.block, plan.split
     threads, (a_staged, b_staged) = block.threads, block.staged
@@ -418,7 +421,8 @@ def _blocked_inputs(plan: GemmPlan, rows: int, cols: int, depth: int,
     footprint = block.tm * block.tn + 4 * (a_staged + b_staged) + 4 * quads + 8
     return KernelModelInputs(
         (math.ceil(cols / 4), rows), tuple(inputs), footprint, 16 * (a_staged + b_staged),
-        local_bytes=block.local_bytes, local_loads=per_slice * block.bk * quads, slices=split)
+        local_bytes=block.local_bytes, local_loads=per_slice * block.bk * quads, slices=split,
+        fmas=per_slice * block.bk * block.tm * block.tn)
 
 
 # softmax and layer normalisation ----------------------------------------------------------
@@ -526,7 +530,7 @@ def predicted_cost(constants: tmmodel.TextureConstants, kernel: Kernel,
                                warp_shape(group, constants.warp_size), described.footprint,
                                kernel.family, kernel.pattern(config), described.local_bytes,
                                described.local_loads, described.slices,
-                               measured_factors=config.plan is None)
+                               measured_factors=config.plan is None, fmas=described.fmas)
 
 
 def squareness(kernel: Kernel, config: TileConfig, warp: int) -> float:

@@ -22,6 +22,11 @@ configuration from a device profile's measured constants.
 - **Local memory** (ours, for the blocked product): β describes texture reads only; a
   work-item's loads from local memory in its inner loop cost `LOCAL_LOAD_SHARE` of a
   texture read's constant term β₀ each, added to its warp's latency.
+- **FMAs** (ours, for the blocked product, whose loop is FMAs on staged operands): a
+  work-item's FMAs, padding included, each cost `fma_ns` (a full core's FMA lanes shared
+  by its resident threads, from the measured peak), added likewise. Without them the
+  model sees a block twice as wide as the output (VGG's 64-channel convs in 128x128
+  blocks) as free.
 - **Kernel** (eq. 7): `L = L_w · L_g`, here times the work-group shape's measured
   relative time `F(G)` (the probe's work-group sweep; 1 where the profile has none).
   Eq. 7 alone cannot tell apart groups of equal occupancy, which devices do not run
@@ -124,6 +129,9 @@ class TextureConstants:
     `compute.local_memory_bytes`, the device's `CL_DEVICE_LOCAL_MEM_SIZE` (what one group
     may take, which OpenCL reports in place of a core's: the H100 says 48 KiB of its SMs'
     up to 228, so occupancy comes out low there, PoCL 1 MiB); None: unknown, no limit."""
+    fma_ns: float | None = None
+    """ns a thread's FMA takes when its core is full: the core's resident threads share its
+    FMA lanes (the profile's measured `peak_gflops` over its cores); None: not counted."""
 
 
 @dataclass(frozen=True)
@@ -237,15 +245,20 @@ def local_latency(constants: TextureConstants, loads: int) -> float:
     return loads * LOCAL_LOAD_SHARE * constants.beta[0]
 
 
+def compute_latency(constants: TextureConstants, fmas: int) -> float:
+    """ns a thread spends issuing `fmas` FMAs on a full core (0 where the profile cannot say)."""
+    return fmas * (constants.fma_ns or 0.0)
+
+
 def kernel_cost(constants: TextureConstants, inputs: Sequence[InputAccess],
                 output: Sequence[int], tile: Sequence[int], group: Sequence[int],
                 warp_shape: Sequence[int], footprint: int, family: str | None = None,
                 pattern: str | None = None, local_bytes: int = 0, local_loads: int = 0,
-                slices: int = 1, measured_factors: bool = True) -> float:
+                slices: int = 1, measured_factors: bool = True, fmas: int = 0) -> float:
     """
     Eq. 7 (times F(G) and F(A)): the modelled cost (ns-like units) of one configuration;
-    a group's `local_bytes` limit its occupancy, a thread's `local_loads` add to its
-    warp's latency, and `slices` of K multiply the groups. `measured_factors=False`
+    a group's `local_bytes` limit its occupancy, a thread's `local_loads` and `fmas` add
+    to its warp's latency, and `slices` of K multiply the groups. `measured_factors=False`
     leaves F(G) and F(A) out: they were timed on the one-pixel kernels, among whose groups
     and patterns they choose, and say nothing of a blocked kernel, whose block sets both.
     """
@@ -253,8 +266,8 @@ def kernel_cost(constants: TextureConstants, inputs: Sequence[InputAccess],
     warp_threads = min(math.prod(warp_shape), constants.warp_size, group_threads)
     rounds = occupancy_groups(constants, work_groups(output, tile, group) * slices, footprint,
                               group_threads, local_bytes)
-    latency = warp_latency(constants, warp_threads, inputs) + local_latency(constants,
-                                                                            local_loads)
+    latency = (warp_latency(constants, warp_threads, inputs)
+               + local_latency(constants, local_loads) + compute_latency(constants, fmas))
     if not measured_factors:
         return latency * rounds
     return (latency * rounds

@@ -193,6 +193,26 @@ def test_blocked_conv(tmp_path, pocl_device):
     assert not any(isinstance(op, ocl.LocalArrayOp) for op in unblocked.walk())
 
 
+def test_a_conv_of_few_groups_takes_the_blocked_product_dense(tmp_path, pocl_device):
+    """
+    In images, a conv of at most `DENSE_BLOCKED_GROUPS` groups runs as the dense conv whose
+    weight is zero between groups, by the blocked product: whole channel blocks a group
+    (AlexNet's 2) and not (4 groups of 6), split K too. Depthwise convs stay one-pixel.
+    """
+    from mobile_opt.dialects import ocl
+
+    m = ModelBuilder()
+    add_conv(m, "two_groups", [1, 64, 56, 56], [128, 32, 3, 3], pads=[1, 1, 1, 1], group=2)
+    add_conv(m, "four_groups_of_6", [1, 24, 96, 96], [64, 6, 3, 3], pads=[1, 1, 1, 1], group=4)
+    add_conv(m, "depthwise", [1, 16, 40, 40], [16, 1, 3, 3], pads=[1, 1, 1, 1], group=16)
+    path = m.save(tmp_path / "m.onnx")
+    assert_close(path, pocl_device, PASS_PIPELINE)
+    module = lower_for_pocl(path, PASS_PIPELINE)
+    staged = [k.sym_name.data for k in module.body.block.ops if isinstance(k, ocl.KernelOp)
+              and any(isinstance(op, ocl.LocalArrayOp) for op in k.walk())]
+    assert len(staged) == 2 and sum(name.startswith("conv_slices") for name in staged) == 1
+
+
 BUFFERS = ["onnx-to-texture{buffers=true}"]
 """Every tensor in a buffer (`prefers_buffers`, PoCL's choice): ungrouped convs take the
 wide kernel, 16 output channels at 8 output pixels a work-item."""

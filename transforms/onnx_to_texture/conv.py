@@ -46,6 +46,7 @@ from mobile_opt.dialects.texture.layouts import ceil4
 from mobile_opt.dialects.texture.tiling import GemmPlan, TileConfig, gemm_plans
 from mobile_opt.models.conv_shape import ConvShape
 from mobile_opt.models.roofline import kernel_flops
+from mobile_opt.transforms.onnx_utils import make_constant
 from xdsl.dialects.builtin import DenseArrayBase, f32, i64
 from xdsl.ir import Operation, SSAValue
 
@@ -479,6 +480,12 @@ times the work at the wide kernel's rate, against the grouped kernel's lane-by-l
 gathers (ShuffleNet's 1x1 convs of 4 groups of 34 channels on PoCL: 2.8 ms grouped, 0.7
 dense). Groups of whole channel blocks keep the blocked kernel, which is faster there."""
 
+DENSE_BLOCKED_GROUPS = 4
+"""In images, a conv of at most this many groups (not depthwise) takes the blocked product
+as the dense conv whose weight is zero between groups, `group` times the work: AlexNet's
+convs of 2 groups took 100-170 µs (1-4 TFLOP/s) in the one-pixel kernel on the H100, where
+its dense ones ran at 7-16 TFLOP/s blocked (`bench/results/e2e-nvidia-h100-80gb-hbm3.json`)."""
+
 
 def dense_from_groups(ctx: LoweringContext, geo: ConvShape,
                       weight: SSAValue) -> tuple[ConvShape, SSAValue] | None:
@@ -487,6 +494,13 @@ def dense_from_groups(ctx: LoweringContext, geo: ConvShape,
     if (not ctx.buffers or geo.kind != "grouped" or geo.group > DENSE_GROUPS
             or geo.transposed or not ctx.is_host_constant(weight)):
         return None
+    return block_diagonal(ctx, geo, weight)
+
+
+def block_diagonal(ctx: LoweringContext, geo: ConvShape,
+                   weight: SSAValue) -> tuple[ConvShape, SSAValue] | None:
+    """A grouped conv's dense geometry and weight, zero between the groups (a host constant);
+    None where the weight is no constant."""
     array = constant_array(weight)
     if array is None:
         return None
@@ -495,7 +509,7 @@ def dense_from_groups(ctx: LoweringContext, geo: ConvShape,
     for g in range(geo.group):
         dense[g * out_per:(g + 1) * out_per, g * in_per:(g + 1) * in_per] = (
             array[g * out_per:(g + 1) * out_per])
-    constant = ctx.host().insert(onnx.ConstantOp(dense))
+    constant = ctx.host().insert(make_constant(dense))
     return dataclasses.replace(geo, group=1), constant.results[0]
 
 
@@ -528,7 +542,7 @@ def conv_plan(k: KernelContext, geo: ConvShape, x_value: SSAValue, weight_value:
     if k.config is None:
         return next(iter(conv_plans(product, ctx.max_image)), None)
     plan = k.config.plan
-    if plan is not None and plan.split * product[0] > ctx.max_image[1]:
+    if plan is not None and plan.split > 1 and plan.split * product[0] > ctx.max_image[1]:
         raise LoweringError(f"{k.label}: the recorded {k.config.describe()} needs a partial-"
                             f"sum image of {plan.split * product[0]} rows, over the limit "
                             f"{ctx.max_image[1]}")
@@ -541,11 +555,12 @@ def conv_product(geo: ConvShape, x_layout: Layout, weight_constant: bool,
     The implicit GEMM (rows: output positions, columns: output channels, K: taps by input
     channels) that the blocked product computes for a conv, or None where it cannot:
     ungrouped, not transposed, its input in `nc4hw4`, a constant weight (packed `hwio4`,
-    whose rows are K), and input, weight and output within the image limits. The
-    lowering asks this, and `prune_configs.kernel_of` asks it before the layouts are
-    chosen.
+    whose rows are K), and input, weight and output within the image limits. A conv of a
+    few groups computes as the dense one (`DENSE_BLOCKED_GROUPS`). The lowering asks this,
+    and `prune_configs.kernel_of` asks it before the layouts are chosen.
     """
-    if geo.group != 1 or geo.transposed or x_layout is not Layout.NC4HW4 or not weight_constant:
+    if (geo.group > DENSE_BLOCKED_GROUPS or geo.kind == "depthwise" or geo.transposed
+            or x_layout is not Layout.NC4HW4 or not weight_constant):
         return None
     weight_shape = (geo.output[1], geo.input[1], *geo.kernel)
     if any(w > max_image[0] or h > max_image[1]
@@ -558,11 +573,11 @@ def conv_product(geo: ConvShape, x_layout: Layout, weight_constant: bool,
 
 
 def conv_plans(product: tuple[int, int, int], max_image: tuple[int, int]) -> list[GemmPlan]:
-    """The blocked product's plans for a conv's product (`gemm_plans`, K split too), each
-    with its partial-sum image within the limits."""
+    """The blocked product's plans for a conv's product (`gemm_plans`, K split too), a
+    split one's partial-sum image within the limits."""
     rows, cols, depth = product
     return [p for p in gemm_plans(rows, cols, depth, split=True)
-            if p.split * rows <= max_image[1]]
+            if p.split == 1 or p.split * rows <= max_image[1]]
 
 
 def blocked_conv(k: KernelContext, op: Operation, geo: ConvShape, weight_value: SSAValue,
@@ -672,6 +687,12 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
     k = KernelContext(ctx, op, "conv", epilogue)
     kb = k.kb
     plan = conv_plan(k, geo, op.operands[0], weight_value, host_computed)
+    if plan is not None and geo.group > 1:
+        dense = block_diagonal(ctx, geo, weight_value)
+        if dense is None:
+            plan = None  # a weight the host computes: it stays grouped
+        else:
+            geo, weight_value = dense
     if plan is None and k.config is not None and k.config.plan is not None:
         k.config = None  # a blocked choice it cannot take (blocked=false): the defaults
     if plan is not None:
