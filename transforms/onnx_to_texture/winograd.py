@@ -43,6 +43,9 @@ BT = ((1, 0, -1, 0), (0, 1, 1, 0), (0, -1, 1, 0), (0, 1, 0, -1))
 """Bᵀ, the input transform: each row takes two of the four inputs."""
 AT = ((1, 1, 1, 0), (0, 1, -1, -1))
 """Aᵀ, the output transform."""
+BT_ROWS = tuple((row.index(1), next(i for i, c in enumerate(row) if c and i != row.index(1)),
+                 next(c for i, c in enumerate(row) if c and i != row.index(1))) for row in BT)
+"""Row a of Bᵀ as (r0, r1, s): d[r0] + s·d[r1], which a pass reads as two patch rows."""
 
 MIN_CHANNELS = 8
 """The fewest input channels for which Winograd measured faster on PoCL (`bench/kernels.py
@@ -121,31 +124,33 @@ def winograd_conv(k: KernelContext, geo: ConvShape, x: TensorView, weight_value:
     n, th = (gy // tiles_h).named("n"), (gy % tiles_h).named("th")
     g, tw = (gx // items_w).named("g"), (gx % items_w).named("tw")
     h0, w0 = (th * 2).named("h0"), (tw * (2 * per_item)).named("w0")
-    rows = patch_positions(kb, h0, 4, geo.pads[0], height, tiles_h)
     cols = patch_positions(kb, w0, 2 * per_item + 2, geo.pads[1], width, items_w * per_item)
-    masks = [[kb.all([m for m in (row_in, col_in) if m is not None]) for _, col_in in cols]
-             for _, row_in in rows]
 
     cbs = [g * 4 + j for j in range(4)]
     xs = [weight.pixel([cb, 0, 0, 0])[0] for cb in cbs]
-    # Y of each tile, as the passes add their rows' shares
-    outs: list[list[list[Val | None]]] = [[[None, None], [None, None]] for _ in range(per_item)]
     zero = kb.vec16([kb.float4(0.0)] * 4).named("m")
-    for a in range(4):
-        taken = [r for r in range(4) if BT[a][r]]
-        starts = [zero] * (4 * per_item)
-        if a == 1 and bias is not None:  # M[1][1] meets every output with coefficient 1
-            first = kb.vec16([bias.read_block([kb.min(cb, blocks - 1)]) for cb in cbs])
-            starts = [first.named("m") if b == 1 else zero for _ in range(per_item)
-                      for b in range(4)]
+    bias16 = (kb.vec16([bias.read_block([kb.min(cb, blocks - 1)]) for cb in cbs])
+              if bias is not None else None)
 
-        def channels(ib: Val, *accs: Val, a=a, taken=taken) -> list[Val]:
-            pixels = {r: [x.read_block([n, ib, rows[r][0], iw]) for iw, _ in cols]
-                      for r in taken}
-            pixels = {r: [px if mask.const is not None else kb.select(mask, px, 0.0)
-                          for px, mask in zip(pixels[r], masks[r])] for r in taken}
-            across = [_combine(BT[a], [pixels[r][c] if r in pixels else None
-                                       for r in range(4)]) for c in range(len(cols))]
+    def row_pass(a: Val, *outs: Val) -> list[Val]:
+        """Row a of the 4x4 products over every input channel, and its share of Y."""
+        r0, r1 = _pick(kb, a, [BT_ROWS[i][0] for i in range(4)]), _pick(
+            kb, a, [BT_ROWS[i][1] for i in range(4)])
+        sign = _pick(kb, a, [float(BT_ROWS[i][2]) for i in range(4)])
+        rows = [patch_position(kb, h0 + r, geo.pads[0], height, tiles_h) for r in (r0, r1)]
+        masks = [[kb.all([m for m in (row_in, col_in) if m is not None]) for _, col_in in cols]
+                 for _, row_in in rows]
+        starts = [zero] * (4 * per_item)
+        if bias16 is not None:  # M[1][1] meets every output with coefficient 1
+            first = (kb.splat16(_pick(kb, a, [0.0, 1.0, 0.0, 0.0])) * bias16).named("m")
+            starts = [first if b == 1 else zero for _ in range(per_item) for b in range(4)]
+
+        def channels(ib: Val, *accs: Val) -> list[Val]:
+            pixels = [[x.read_block([n, ib, y, iw]) for iw, _ in cols] for y, _ in rows]
+            pixels = [[px if mask.const is not None else kb.select(mask, px, 0.0)
+                       for px, mask in zip(line, line_masks)]
+                      for line, line_masks in zip(pixels, masks)]
+            across = [kb.fma(sign, p1, p0) for p0, p1 in zip(*pixels)]  # (Bᵀ d)[a]
             vs = [[_combine(BT[b], across[2 * t:2 * t + 4]) for b in range(4)]
                   for t in range(per_item)]
             accs = list(accs)
@@ -162,17 +167,17 @@ def winograd_conv(k: KernelContext, geo: ConvShape, x: TensorView, weight_value:
             return accs
 
         accs = kb.loop(0, ceil4(in_channels), channels, starts, name="ib")
+        weights = [kb.splat16(_pick(kb, a, [float(c) for c in AT[p]])) for p in range(2)]
+        outs = list(outs)
         for t in range(per_item):
             for q in range(2):
                 share = _combine(AT[q], accs[t * 4:t * 4 + 4])  # (M A)[a][q]
                 for p in range(2):
-                    old = outs[t][p][q]
-                    if not AT[p][a]:
-                        continue
-                    if old is None:  # an output's first row has coefficient 1 (a = p)
-                        outs[t][p][q] = share
-                    else:
-                        outs[t][p][q] = old + share if AT[p][a] > 0 else old - share
+                    i = (t * 2 + p) * 2 + q
+                    outs[i] = kb.fma(weights[p], share, outs[i])  # Aᵀ's column a
+        return outs
+
+    outs = kb.loop(0, 4, row_pass, [zero] * (4 * per_item), name="a")
 
     ragged_h, ragged_w = out_h % 2 != 0, out_w % (2 * per_item) != 0
     for t in range(per_item):
@@ -183,23 +188,31 @@ def winograd_conv(k: KernelContext, geo: ConvShape, x: TensorView, weight_value:
                     guards = ([h < out_h] if ragged_h and p else []) + (
                         [w < out_w] if ragged_w and (t or q) else []) + (
                         [cb < blocks] if blocks % 4 and j else [])
+                    value = outs[(t * 2 + p) * 2 + q]
                     k.store_at(OutputPixel(cb * out_w + w, n * out_h + h, [n, cb, h, w]),
-                               lambda part=kb.part4(outs[t][p][q], j): finish(part), guards)
+                               lambda part=kb.part4(value, j): finish(part), guards)
 
 
 def patch_positions(kb: KernelBuilder, start: Val, count: int, pad: int, size: int,
                     tiles: int) -> list[tuple[Val, Val | None]]:
-    """
-    The `count` input positions from `start - pad` of a patch along one axis, each clamped
-    into the input with whether it lies inside (None: always, where no tile of the `tiles`
-    along the axis reaches past the input).
-    """
-    check = pad > 0 or 2 * tiles + 1 - pad > size - 1
-    result: list[tuple[Val, Val | None]] = []
-    for i in range(count):
-        pos = start - pad + i
-        if check:
-            result.append((kb.min(kb.max(pos, 0), size - 1), (pos >= 0) & (pos < size)))
-        else:
-            result.append((pos, None))
-    return result
+    """The `count` input positions from `start - pad` of a patch along one axis
+    (`patch_position`)."""
+    return [patch_position(kb, start + i, pad, size, tiles) for i in range(count)]
+
+
+def patch_position(kb: KernelBuilder, at: Val, pad: int, size: int,
+                   tiles: int) -> tuple[Val, Val | None]:
+    """Input position `at - pad` of a patch, clamped into the input, with whether it lies
+    inside (None: always, where no tile of the `tiles` along the axis reaches past it)."""
+    pos = at - pad
+    if pad > 0 or 2 * tiles + 1 - pad > size - 1:
+        return kb.min(kb.max(pos, 0), size - 1), (pos >= 0) & (pos < size)
+    return pos, None
+
+
+def _pick(kb: KernelBuilder, a: Val, table: list) -> Val:
+    """table[a] for a loop index a in 0..3: selects, the table's entries constants."""
+    value = kb.like(table[-1], kb.int(0) if isinstance(table[-1], int) else kb.float(0.0))
+    for i in range(len(table) - 2, -1, -1):
+        value = kb.select(a.eq(i), table[i], value)
+    return value
