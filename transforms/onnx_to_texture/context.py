@@ -91,8 +91,9 @@ class LoweringContext:
     """Every tensor in a pixel buffer, none in an image (a device whose images are slower)."""
     blocked: bool = True
     """Large products and convs in images take the blocked kernels (`blocked.py`)."""
-    winograd: bool = True
-    """3x3 stride-1 convs in buffers take Winograd F(2x2, 3x3) where it pays (`winograd.py`)."""
+    winograd: bool = False
+    """3x3 stride-1 convs in buffers take Winograd F(2x2, 3x3) (`winograd.py`): off by default,
+    as whole models on PoCL ran no faster with it and the small ones slower."""
     remarks: list[str] = field(default_factory=list)
     stored: dict[SSAValue, Stored] = field(default_factory=dict)
     packed: dict[tuple[SSAValue, Layout], Stored] = field(default_factory=dict)

@@ -22,8 +22,8 @@ the constant) into a convolution's (M, C/group, KH, KW) and takes the same kerne
 In images, an ungrouped conv with enough output positions and channels (or with K,
 taps by input channels, split into slices) is instead an implicit GEMM by the blocked
 product (`blocked.py`, `conv_plan`): its weight in `hwio4`, whose rows are K.
-In buffers, an ungrouped 3x3 conv of stride 1 where it pays takes Winograd F(2x2, 3x3)
-instead of the wide kernel (`winograd.py`, `takes_winograd`).
+In buffers, asked for (`winograd=true`), an ungrouped 3x3 conv of stride 1 where it pays
+takes Winograd F(2x2, 3x3) instead of the wide kernel (`winograd.py`, `takes_winograd`).
 
 Out-of-range taps are skipped by explicit bounds checks (rows by a branch, the
 columns of a tile by a mask on a clamped read): in `nc4hw4` an x past a row's

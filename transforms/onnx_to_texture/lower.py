@@ -44,7 +44,7 @@ class OnnxToTexturePass(ModulePass):
     slower than its buffers, where convolutions take the wide kernel); `storage` is the
     pixels' element type, f32 or f16. `blocked=false` keeps large products and convs in
     images off the blocked kernels (local memory; `blocked.py`), for comparison, and
-    `winograd=false` keeps 3x3 stride-1 convs in buffers off Winograd (`winograd.py`).
+    `winograd=true` puts 3x3 stride-1 convs in buffers on Winograd (`winograd.py`).
     """
 
     name = "onnx-to-texture"
@@ -55,7 +55,7 @@ class OnnxToTexturePass(ModulePass):
     fuse: bool = True
     buffers: bool = False
     blocked: bool = True
-    winograd: bool = True
+    winograd: bool = False
     remarks: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -78,7 +78,8 @@ def transformed_weight(weight: np.ndarray) -> np.ndarray:
 
 def takes_winograd(k: KernelContext, geo: ConvShape, x: TensorView, weight: SSAValue) -> bool:
     """
-    Whether a wide conv takes Winograd: `onnx-to-texture{winograd=true}` (the default), an
+    Whether a wide conv takes Winograd: asked for (`onnx-to-texture{winograd=true}`; off by
+    default, as whole models on PoCL ran no faster with it and the small ones slower), an
     ungrouped 3x3 conv of stride and dilation 1 whose input is nc4hw4 and weight a constant
     the host can transform, where it measured faster (`MIN_CHANNELS`, `MIN_POSITIONS`).
     """

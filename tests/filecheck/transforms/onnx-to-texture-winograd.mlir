@@ -1,10 +1,10 @@
-// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{buffers=true}' | filecheck %s
-// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{buffers=true},texture-to-ocl' -t opencl | filecheck %s --check-prefix=OCL
-// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{buffers=true},texture-to-ocl' -t opencl | %python %inputs/build_opencl.py | filecheck %s --check-prefix=BUILD
-// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{buffers=true winograd=false}' | filecheck %s --check-prefix=DIRECT
+// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{buffers=true winograd=true}' | filecheck %s
+// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{buffers=true winograd=true},texture-to-ocl' -t opencl | filecheck %s --check-prefix=OCL
+// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{buffers=true winograd=true},texture-to-ocl' -t opencl | %python %inputs/build_opencl.py | filecheck %s --check-prefix=BUILD
+// RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture{buffers=true}' | filecheck %s --check-prefix=DIRECT
 // RUN: mobile-opt %s -p 'select-layouts,onnx-to-texture' | filecheck %s --check-prefix=DIRECT
 
-// In buffers a 3x3 stride-1 conv takes Winograd F(2x2, 3x3) (`winograd.py`). Its weight
+// Asked for, a 3x3 stride-1 conv in buffers takes Winograd F(2x2, 3x3) (`winograd.py`). Its weight
 // is transformed on the host, U = G g Gᵀ: a derived 20x16x4x4 weight packed in hwio4 (16
 // "taps" by 16 input channels = 256 rows). A work-item computes 16 output channels at 2 rows
 // by 5 tiles of 2 columns (10 columns: one item a row): 2 channel groups by 4 tile rows.
@@ -30,7 +30,7 @@
 // OCL:        float16
 // BUILD: {{(built|skipped)}} 2 kernels
 
-// `winograd=false`, and images: the 3x3 weight as it is, no transformed one.
+// By default, and in images: the 3x3 weight as it is, no transformed one.
 // DIRECT-NOT: tensor<20x16x4x4xf32>
 // DIRECT:     texture.pack %w {layout = #texture.layout<{{hwio4|oihw4o}}>} : tensor<20x16x3x3xf32>
 // DIRECT-NOT: tensor<20x16x4x4xf32>
