@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import mmap
 import statistics
 import sys
 import tempfile
@@ -47,6 +46,7 @@ import pyopencl as cl
 
 from mobile_opt.backends.opencl.executor import host_tensor
 from mobile_opt.backends.opencl.host_pack import host_value, pack_pixels
+from mobile_opt.backends.opencl.memory import page_aligned, register
 from mobile_opt.dialects import texture
 
 PHASES = ("run", "run_host_pack", "in_inputs", "in_launches", "in_wait", "in_result", "check", "pack", "upload", "upload_pinned", "enqueue", "drain", "busy",
@@ -65,25 +65,30 @@ def median_ms(step, repeat: int) -> float:
 
 def pinned_like(context: cl.Context, array: np.ndarray):
     """A page-locked copy of `array`'s shape and dtype (the buffer keeps it registered)."""
-    host = np.frombuffer(mmap.mmap(-1, max(array.nbytes, 1)), array.dtype,
-                         count=array.size).reshape(array.shape)
+    host = page_aligned(array.nbytes)[:array.nbytes].view(array.dtype).reshape(array.shape)
     host[...] = array
-    buffer = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR, hostbuf=host)
+    buffer = register(context, host)
     return host, buffer
 
 
 def run_parts(compiled, feeds: dict, repeat: int) -> dict[str, float]:
     """`in_*`: `run` timed at the ends of the steps it calls (instance wrappers)."""
     marks: dict[str, float] = {}
+
+    def timed(name: str):
+        method = getattr(compiled, name)
+
+        def call(*args):
+            if name == "_result":
+                marks["_result<"] = time.perf_counter()
+            out = method(*args)
+            marks[name] = time.perf_counter()
+            return out
+        return call
+
     variant = copy.copy(compiled)
     for name in ("_put_input", "_enqueue", "_download", "_result"):
-        def timed(*args, _name=name, _method=getattr(compiled, name)):
-            if _name == "_result":
-                marks["_result<"] = time.perf_counter()
-            out = _method(*args)
-            marks[_name] = time.perf_counter()
-            return out
-        setattr(variant, name, timed)
+        setattr(variant, name, timed(name))
     parts: dict[str, list[float]] = {p: [] for p in ("in_inputs", "in_launches", "in_wait",
                                                      "in_result")}
     variant.run(feeds)

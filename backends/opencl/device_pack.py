@@ -12,13 +12,11 @@ layout `texture.pack` knows, and the layouts stay in one place.
 
 from __future__ import annotations
 
-import mmap
-
 import numpy as np
 import pyopencl as cl
 
-from mobile_opt.backends.opencl.host_pack import check_exact
-from mobile_opt.backends.opencl.memory import DeviceMemory
+from mobile_opt.backends.opencl.host_pack import OpenCLRunError, check_exact
+from mobile_opt.backends.opencl.memory import DeviceMemory, page_aligned, register
 from mobile_opt.backends.opencl.plan import PackRecord
 from mobile_opt.dialects import texture
 
@@ -44,25 +42,21 @@ def takes_device_pack(record: PackRecord) -> bool:
 class DevicePacker:
     """One graph input's raw upload and gather into its image (`record`'s slot)."""
 
-    def __init__(self, context: cl.Context, memory: DeviceMemory, program: cl.Program,
+    def __init__(self, queue: cl.CommandQueue, memory: DeviceMemory, program: cl.Program,
                  record: PackRecord, image: cl.Image):
         self.record, self.memory = record, memory
         size = int(np.prod(record.shape, dtype=np.int64))
         if size >= 2**31:
-            raise ValueError(f"input '{record.name}': too many elements to gather")
-        # page-aligned memory of our own, registered by a buffer no command uses: the
-        # driver pins it, and copies from it run at the copy engine's rate (`PinnedStore`)
-        self.host = np.frombuffer(mmap.mmap(-1, max(4 * size, 1)), np.float32,
-                                  count=size).reshape(record.shape)
-        self.pinned = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR,
-                                hostbuf=self.host)
+            raise OpenCLRunError(f"input '{record.name}': too many elements to gather")
+        # pinned: the copy engine moves it at its full rate (`PinnedStore`)
+        self.host = page_aligned(4 * size)[:4 * size].view(np.float32).reshape(record.shape)
+        self.pinned = register(queue.context, self.host)
         memory.host_pinned += self.host.nbytes
         self.raw = memory.buffer(max(4 * size, 4))
         indices = np.arange(1, size + 1, dtype=np.int32).reshape(record.shape)
         where = texture.pack(texture.Layout(record.layout), indices).astype(np.int32)
         assert where.shape == (record.height, record.width, 4)
         self.where = memory.buffer(where.nbytes, cl.mem_flags.READ_ONLY)
-        queue = cl.CommandQueue(context)
         cl.enqueue_copy(queue, self.where, np.ascontiguousarray(where), is_blocking=True)
         self.kernel = cl.Kernel(program, "gather_pixels")
         self.kernel.set_args(self.raw, self.where, image, np.int32(record.width),

@@ -181,7 +181,7 @@ class CompiledModel:
         if not records:
             return {}
         program = gather_program(self.context, self.device)
-        return {r.step: DevicePacker(self.context, self.memory, program, r, self.slots[r.slot])
+        return {r.step: DevicePacker(self.queue, self.memory, program, r, self.slots[r.slot])
                 for r in records}
 
     def _put_input(self, record: PackRecord, array: np.ndarray, keep: list) -> None:

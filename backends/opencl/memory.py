@@ -195,6 +195,21 @@ PINNED_REGISTERED = True
 """Whether a `PinnedStore` is host memory of our own that the driver registers, else a
 mapped CL_MEM_ALLOC_HOST_PTR buffer (NVIDIA backs that with device memory of its size)."""
 
+def page_aligned(nbytes: int) -> np.ndarray:
+    """`nbytes` zeroed bytes of host memory of our own (an anonymous map: page-aligned),
+    for `register`."""
+    return np.frombuffer(mmap.mmap(-1, max(nbytes, 1)), np.uint8)
+
+
+def register(context: cl.Context, host: np.ndarray) -> cl.Buffer:
+    """
+    A CL_MEM_USE_HOST_PTR buffer over `host` (`page_aligned`) that no command uses: NVIDIA's
+    driver then pins the memory, and copies from it run at the copy engine's rate. A driver
+    may read the memory when registering it, so fill it first where its contents matter.
+    """
+    return cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR, hostbuf=host)
+
+
 PINNED_ALIGN = mmap.PAGESIZE
 """Where each weight of a `PinnedStore` starts: a multiple of this many bytes, as in the
 store (back to back, small weights would leave the large ones' copies starting off a
@@ -235,7 +250,7 @@ class PinnedStore:
             size += store.entries[name]["nbytes"]
         self.size = max(1, size)
         if self.registered:
-            self.host = np.frombuffer(mmap.mmap(-1, self.size), np.uint8)
+            self.host = page_aligned(self.size)
         else:
             self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE
                                     | cl.mem_flags.ALLOC_HOST_PTR, self.size)
@@ -250,8 +265,7 @@ class PinnedStore:
             self.host[offset: offset + entry["nbytes"]] = \
                 store.data[entry["offset"]: entry["offset"] + entry["nbytes"]]
         if self.registered:  # filled first: a driver may read the memory when registering it
-            self.buffer = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR,
-                                    hostbuf=self.host)
+            self.buffer = register(context, self.host)
         memory.host_pinned += self.size
 
     def __contains__(self, name: str) -> bool:

@@ -554,10 +554,10 @@ def conv_product(geo: ConvShape, x_layout: Layout, weight_constant: bool,
     """
     The implicit GEMM (rows: output positions, columns: output channels, K: taps by input
     channels) that the blocked product computes for a conv, or None where it cannot:
-    ungrouped, not transposed, its input in `nc4hw4`, a constant weight (packed `hwio4`,
-    whose rows are K), and input, weight and output within the image limits. A conv of a
-    few groups computes as the dense one (`DENSE_BLOCKED_GROUPS`). The lowering asks this,
-    and `prune_configs.kernel_of` asks it before the layouts are chosen.
+    ungrouped or of a few groups (computed as the dense conv, `DENSE_BLOCKED_GROUPS`), not
+    depthwise nor transposed, its input in `nc4hw4`, a constant weight (packed `hwio4`,
+    whose rows are K), and input, weight and output within the image limits. The lowering
+    asks this, and `prune_configs.kernel_of` asks it before the layouts are chosen.
     """
     if (geo.group > DENSE_BLOCKED_GROUPS or geo.kind == "depthwise" or geo.transposed
             or x_layout is not Layout.NC4HW4 or not weight_constant):
