@@ -223,6 +223,11 @@ WIDE = {  # the wide kernels: dense (hwio4) and depthwise, 16 channels a work-it
     "wide_stem_7x7_s2": ([1, 3, 21, 23], [16, 3, 7, 7], {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
     "wide_stride2_1x1": ([1, 12, 9, 9], [48, 12, 1, 1], {"strides": [2, 2]}),
     "wide_depthwise_20": ([1, 20, 6, 19], [20, 1, 3, 3], {"group": 20, "pads": [1, 1, 1, 1]}),
+    # grouped, dense over the groups' band: ShuffleNet's groups of 34 (a 16-output
+    # window meets two groups), whole blocks a group (12), and the most groups (8)
+    "wide_groups_of_34": ([1, 136, 3, 5], [136, 34, 1, 1], {"group": 4}),
+    "wide_groups_of_12": ([1, 48, 5, 6], [48, 12, 3, 3], {"group": 4, "pads": [1, 1, 1, 1]}),
+    "wide_groups_8": ([1, 64, 4, 5], [40, 8, 1, 1], {"group": 8}),
     "wide_depthwise_s2": ([1, 32, 11, 11], [32, 1, 3, 3],
                           {"group": 32, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
 }
@@ -374,9 +379,9 @@ def test_a_max_pool_round_trips_through_printed_ir(tmp_path):
 
 
 def test_grouped_conv_in_buffers_runs_dense(tmp_path):
-    """In buffers a conv of few groups whose channels per group are not whole blocks runs
-    as a dense conv with a block-diagonal weight (the wide kernel); numerics are in
-    `test_conv_in_buffers` (conv_grouped_odd, conv_grouped_unaligned)."""
+    """In buffers a conv of few groups runs as a dense conv with a block-diagonal weight
+    (the wide kernel, over its outputs' groups alone); numerics are in
+    `test_conv_in_buffers` (conv_grouped_*, wide_groups_*)."""
     from mobile_opt.dialects import texture
     from mobile_opt.dialects.texture import Layout
 
@@ -388,4 +393,5 @@ def test_grouped_conv_in_buffers_runs_dense(tmp_path):
                 if isinstance(op, texture.PackOp) and op.layout.data is Layout.HWIO4]
 
     assert packed_weights(2, 12) == [(10, 12, 3, 3)]  # 5 outputs, 6 inputs a group
+    assert packed_weights(2, 16) == [(10, 16, 3, 3)]  # whole blocks of inputs a group
     assert packed_weights(10, 20) == []  # too many groups: the grouped kernel

@@ -279,6 +279,18 @@ def test_softmax_negative_rows(tmp_path, pocl_device):
     }), shift=-20.0)
 
 
+def test_softmax_whole_rows_in_buffers(tmp_path, pocl_device):
+    """In buffers (a CPU device) one work-item takes each whole row, even a classifier's
+    one row of 1000, and writes its pixels in a loop."""
+    module = check(tmp_path, pocl_device, build({
+        "soft": ("Softmax", {"x": [1, 1000]}, {}),
+        "log": ("LogSoftmax", {"x": [2, 3, 40]}, {"axis": -1}),
+    }), BUFFERS, shift=-20.0)
+    sizes = sorted(op.global_size.get_values() for op in module.walk()
+                   if isinstance(op, ocl.LaunchOp))
+    assert sizes == [(1, 1), (1, 6)]
+
+
 def test_layer_normalization(tmp_path, pocl_device):
     cases: dict[str, Node] = {}
     for name, shape, axis in (("last", [2, 5, 7], -1), ("two_axes", [2, 5, 7], 1),

@@ -55,7 +55,7 @@ inline float mo_lane(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k =
 
 _BUILTINS = (
     "exp log tanh erf sqrt rsqrt fabs floor ceil sin cos round pow fma fmax fmin max min "
-    "select dot mad clamp vload4 vstore4 vload_half4 vstore_half4 read_imagef write_imagef "
+    "select dot mad clamp vload4 vstore4 vload_half4 vstore_half4 vload_half vload16 vload_half16 read_imagef write_imagef "
     "read_imageh write_imageh convert_float4 convert_half4 barrier get_global_id "
     "get_local_id get_group_id"
 )
@@ -337,6 +337,19 @@ class OpenCLPrinter(BasePrinter):
     def _(self, op: ocl.BufferLoadOp) -> None:
         fn = "vload4" if isinstance(op, ocl.VLoad4Op) else "vload_half4"
         self.assign(op.result, f"{fn}({self.expr(op.offset)}, {self.expr(op.buffer)})")
+
+    @print_op.register
+    def _(self, op: ocl.BufferLoad16Op) -> None:
+        fn = "vload16" if isinstance(op, ocl.VLoad16Op) else "vload_half16"
+        self.assign(op.result, f"{fn}(0, {self.expr(op.buffer)} + 4 * {self.expr(op.offset)})")
+
+    @print_op.register
+    def _(self, op: ocl.BufferLaneLoadOp) -> None:
+        element = f"4 * {self.expr(op.offset)} + {self.expr(op.lane)}"
+        if isinstance(op, ocl.LoadLaneOp):
+            self.assign(op.result, f"{self.expr(op.buffer)}[{element}]")
+        else:
+            self.assign(op.result, f"vload_half({element}, {self.expr(op.buffer)})")
 
     @print_op.register
     def _(self, op: ocl.BufferStoreOp) -> None:

@@ -335,6 +335,62 @@ class VStoreHalf4Op(BufferStoreOp):
     STORAGE: ClassVar = Float16Type
 
 
+class BufferLoad16Op(BufferAccessOp, ABC):
+    """The four pixels from `offset` on as one float16 (one load, not four)."""
+
+    result = result_def(FLOAT16)
+    traits = traits_def(Pure())
+    assembly_format = "$buffer `[` $offset `]` attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue, offset: SSAValue):
+        super().__init__(operands=[buffer, offset], result_types=[FLOAT16])
+
+
+@irdl_op_definition
+class VLoad16Op(BufferLoad16Op):
+    """`vload16(0, buffer + 4 * offset)` from an f32 pixel buffer."""
+
+    name = "ocl.vload16"
+    STORAGE: ClassVar = Float32Type
+
+
+@irdl_op_definition
+class VLoadHalf16Op(BufferLoad16Op):
+    """`vload_half16(0, buffer + 4 * offset)`: sixteen halves widened to a float16."""
+
+    name = "ocl.vload_half16"
+    STORAGE: ClassVar = Float16Type
+
+
+class BufferLaneLoadOp(BufferAccessOp, ABC):
+    """Lane `lane` (0–3, known only at run time) of pixel `offset`: one scalar load, where
+    a whole pixel and a run-time pick of its lane would be four loads and selects."""
+
+    lane = operand_def(i32)
+    result = result_def(f32)
+    traits = traits_def(Pure())
+    assembly_format = "$buffer `[` $offset `]` `[` $lane `]` attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue, offset: SSAValue, lane: SSAValue):
+        super().__init__(operands=[lane, buffer, offset], result_types=[f32])
+
+
+@irdl_op_definition
+class LoadLaneOp(BufferLaneLoadOp):
+    """`buffer[4 * offset + lane]` of an f32 pixel buffer."""
+
+    name = "ocl.load_lane"
+    STORAGE: ClassVar = Float32Type
+
+
+@irdl_op_definition
+class LoadHalfLaneOp(BufferLaneLoadOp):
+    """`vload_half(4 * offset + lane, buffer)`: one half widened to float (core OpenCL)."""
+
+    name = "ocl.load_half_lane"
+    STORAGE: ClassVar = Float16Type
+
+
 @irdl_op_definition
 class Vec4Op(IRDLOperation):
     """The vector literal `(float4)(a, b, c, d)`."""
@@ -572,6 +628,10 @@ OCL = Dialect(
         VLoadHalf4Op,
         VStore4Op,
         VStoreHalf4Op,
+        VLoad16Op,
+        VLoadHalf16Op,
+        LoadLaneOp,
+        LoadHalfLaneOp,
         Vec4Op,
         Vec16Op,
         Part4Op,

@@ -55,6 +55,7 @@ from mobile_opt.dialects.enum_syntax import AngleBracketEnum
 from .layouts import ACTIVATION_LAYOUTS, Layout, image_size
 
 PIXEL_F32 = VectorType(f32, [4])
+PIXELS16_F32 = VectorType(f32, [16])
 """What `texture.read` gives and `texture.write` takes: one RGBA pixel as float4.
 Kernels compute in f32 whatever the storage type."""
 
@@ -355,6 +356,20 @@ class ReadOp(PixelAccessOp):
 
 
 @irdl_op_definition
+class Read16Op(PixelAccessOp):
+    """The four pixels (x..x+3, y) as one float16, which must all lie inside the storage:
+    a row of sixteen weights that a buffer serves in one load (`hwio4`)."""
+
+    name = "texture.read16"
+    result = result_def(PIXELS16_F32)
+    traits = traits_def(Pure())
+    assembly_format = "$storage `[` $x `,` $y `]` attr-dict `:` type($storage)"
+
+    def __init__(self, storage: SSAValue, x: SSAValue, y: SSAValue):
+        super().__init__(operands=[storage, x, y], result_types=[PIXELS16_F32])
+
+
+@irdl_op_definition
 class WriteOp(PixelAccessOp):
     """Store a float4 pixel at (x, y), converting to the storage's element type."""
 
@@ -368,6 +383,6 @@ class WriteOp(PixelAccessOp):
 
 TEXTURE = Dialect(
     "texture",
-    [PackOp, UnpackOp, AllocOp, RelayoutOp, ReadOp, WriteOp],
+    [PackOp, UnpackOp, AllocOp, RelayoutOp, ReadOp, Read16Op, WriteOp],
     [Image2DType, PixelBufferType, LayoutAttr, LimitsAttr],
 )

@@ -61,7 +61,7 @@ from .context import (
     shape,
 )
 from .elementwise import activation
-from .kernel_builder import KernelBuilder, Val
+from .kernel_builder import KernelBuilder, Operand, Val
 from .rules import lowers
 from .views import OutputPixel, TensorView
 from .winograd import takes_winograd, winograd_conv
@@ -395,18 +395,29 @@ def wide_width(out_width: int) -> int:
 
 
 def wide_tile(kb: KernelBuilder, geo: ConvShape, x: TensorView, weight: TensorView,
-              bias: TensorView | None) -> TileFn:
+              bias: TensorView | None, grouped: ConvShape | None = None) -> TileFn:
     """
     Sixteen output channels (four channel blocks) at once, as float16s: per input channel,
     its lane of each output pixel's input, splat, times one `hwio4` row of sixteen weights.
-    (n, group of four channel blocks, h, [w...]) -> a float16 per w.
+    (n, group of four channel blocks, h, [w...]) -> a float16 per w. `grouped`: the
+    grouped conv whose block-diagonal weight this is; a work-item then loops over the
+    input blocks of the groups its sixteen outputs fall in, not over every input block.
     """
     in_channels = weight.shape[1]
     in_blocks = ceil4(in_channels)
     last_block = ceil4(geo.output[1]) - 1
 
+    def input_blocks(g: Val) -> tuple[Operand, Operand]:
+        if grouped is None:
+            return 0, in_blocks
+        out_per, in_per = grouped.out_per_group, grouped.in_per_group
+        first = (g * 16) // out_per
+        last = kb.min(g * 16 + 15, geo.output[1] - 1) // out_per
+        return ((first * in_per) // 4).named("ib_lo"), (((last + 1) * in_per + 3) // 4).named("ib_hi")
+
     def tile(n: Val, g: Val, h: Val, ws: list[Val]) -> list[Val]:
         blocks = [g * 4 + j for j in range(4)]
+        lo, hi = input_blocks(g)
         if bias is None:
             acc = kb.vec16([kb.float4(0.0)] * 4)
         else:  # the bias has no pixels past its last block
@@ -419,12 +430,12 @@ def wide_tile(kb: KernelBuilder, geo: ConvShape, x: TensorView, weight: TensorVi
                 for j in range(4):
                     if ib.const is not None and ib.const * 4 + j >= in_channels:
                         break
-                    row = kb.vec16([weight.read_block([cb, ib * 4 + j, kh, kw]) for cb in blocks])
+                    row = weight.read_row16([blocks[0], ib * 4 + j, kh, kw])
                     accs = [kb.fma(kb.splat16(kb.lane(px, j)), row, a)
                             for px, a in zip(pixels, accs)]
                 return accs
 
-            return kb.loop(0, in_blocks, channels, accs, name="ib")
+            return kb.loop(lo, hi, channels, accs, name="ib")
 
         return over_taps(kb, geo, h, ws, [acc.named("acc")] * len(ws), step)
 
@@ -474,11 +485,11 @@ def store_wide(k: KernelContext, tile: TileFn, width: int, finish: Callable[[Val
 
 
 DENSE_GROUPS = 8
-"""In buffers, a conv for the grouped kernel (channels per group not a multiple of 4) of
-at most this many groups runs as a dense one whose weight is zero between groups: `group`
-times the work at the wide kernel's rate, against the grouped kernel's lane-by-lane
-gathers (ShuffleNet's 1x1 convs of 4 groups of 34 channels on PoCL: 2.8 ms grouped, 0.7
-dense). Groups of whole channel blocks keep the blocked kernel, which is faster there."""
+"""In buffers, a grouped conv (not depthwise) of at most this many groups and an nc4hw4
+output takes the wide kernel over its block-diagonal weight, each work-item looping over
+only the input blocks of its outputs' groups (`wide_tile`): ShuffleNet's 1x1 convs of 4
+groups of 34 channels on PoCL took 2.8 ms in the grouped kernel's lane-by-lane gathers,
+0.7 ms dense, and its 4 groups of 68 channels 0.12 ms each in the blocked kernel."""
 
 DENSE_BLOCKED_GROUPS = 4
 """In images, a conv of at most this many groups (not depthwise) takes the blocked product
@@ -487,14 +498,15 @@ convs of 2 groups took 100-170 µs (1-4 TFLOP/s) in the one-pixel kernel on the 
 its dense ones ran at 7-16 TFLOP/s blocked (`bench/results/e2e-nvidia-h100-80gb-hbm3.json`)."""
 
 
-def dense_from_groups(ctx: LoweringContext, geo: ConvShape,
+def dense_from_groups(k: KernelContext, geo: ConvShape,
                       weight: SSAValue) -> tuple[ConvShape, SSAValue] | None:
-    """A grouped conv as a dense one, where that pays (`DENSE_GROUPS`): its geometry and
-    block-diagonal weight (a host constant); None to keep it grouped."""
-    if (not ctx.buffers or geo.kind != "grouped" or geo.group > DENSE_GROUPS
-            or geo.transposed or not ctx.is_host_constant(weight)):
+    """A grouped conv as a dense one for the wide kernel (`DENSE_GROUPS`): its geometry
+    and block-diagonal weight (a host constant); None to keep it grouped."""
+    if (not k.ctx.buffers or k.out.layout is not Layout.NC4HW4 or geo.group == 1
+            or geo.kind == "depthwise" or geo.group > DENSE_GROUPS or geo.transposed
+            or not k.ctx.is_host_constant(weight)):
         return None
-    return block_diagonal(ctx, geo, weight)
+    return block_diagonal(k.ctx, geo, weight)
 
 
 def block_diagonal(ctx: LoweringContext, geo: ConvShape,
@@ -681,11 +693,12 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
               weight_value: SSAValue, bias_value: SSAValue | None,
               act: tuple[str, Sequence[float]] = ("", ()), host_computed: bool = False) -> None:
     """The kernel of a convolution whose weight is (M, C/group, KH, KW)."""
-    dense = None if host_computed else dense_from_groups(ctx, geo, weight_value)
-    if dense is not None:
-        geo, weight_value = dense
     k = KernelContext(ctx, op, "conv", epilogue)
     kb = k.kb
+    grouped = None  # the grouped conv that runs as a dense one in the wide kernel
+    dense = None if host_computed else dense_from_groups(k, geo, weight_value)
+    if dense is not None:
+        grouped, (geo, weight_value) = geo, dense
     plan = conv_plan(k, geo, op.operands[0], weight_value, host_computed)
     if plan is not None and geo.group > 1:
         dense = block_diagonal(ctx, geo, weight_value)
@@ -703,7 +716,7 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
     x = activation_input(k, op.operands[0])
     bias = k.input(bias_value, Layout.ROWS4, "bias") if bias_value is not None else None
     name, params = act
-    if wide_conv(k, geo) and takes_winograd(k, geo, x, weight_value):
+    if wide_conv(k, geo) and grouped is None and takes_winograd(k, geo, x, weight_value):
         winograd_conv(k, geo, x, weight_value, bias, lambda v: activation(kb, name, params, v))
         k.finish()
         return
@@ -712,7 +725,8 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
         weight = host_weight(k, weight_value, Layout.DW4 if depthwise else Layout.HWIO4,
                              host_computed=host_computed)
         k.config = None  # texture-tile's configurations are the image kernels'
-        tile = (wide_depthwise_tile if depthwise else wide_tile)(kb, geo, x, weight, bias)
+        tile = (wide_depthwise_tile(kb, geo, x, weight, bias) if depthwise
+                else wide_tile(kb, geo, x, weight, bias, grouped))
         store_wide(k, tile, wide_width(geo.output[3]), lambda v: activation(kb, name, params, v))
         k.finish()
         return

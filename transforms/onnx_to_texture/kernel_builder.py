@@ -367,6 +367,10 @@ class KernelBuilder:
     def read(self, storage: Val, x: Val, y: Val) -> Val:
         return self.emit(texture.ReadOp(storage.value, x.value, y.value))
 
+    def read16(self, storage: Val, x: Val, y: Val) -> Val:
+        """Pixels (x..x+3, y) as a float16."""
+        return self.emit(texture.Read16Op(storage.value, x.value, y.value))
+
     def write(self, storage: Val, x: Val, y: Val, value: Val) -> None:
         self.insert(texture.WriteOp(self.splat(value).value, storage.value, x.value, y.value))
 

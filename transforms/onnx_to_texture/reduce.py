@@ -219,17 +219,19 @@ WHOLE_GROUPS_FROM = 64
 def _whole_groups(k: KernelContext, x: TensorView, first: int) -> bool:
     """
     Whether one work-item should handle a whole group of axes `first`..end and
-    write its pixels in a loop (both tensors rows4): when there are at least as
+    write its pixels in a loop (both tensors rows4): in buffers (a CPU device, whose
+    few cores gain nothing from splitting a group), or when there are at least as
     many groups as pixels per group, or `WHOLE_GROUPS_FROM` groups. Otherwise one
     work-item per pixel, each reducing its whole group, reads the group once per
-    pixel but keeps more work-items busy.
+    pixel but keeps more work-items busy (a classifier's one row of 1000 on PoCL:
+    0.23 ms, against 5 µs whole).
     """
     out = k.out
     if not _rows4(k, x) or first >= out.rank:
         return False
     pixels = prod(out.dims[first:-1]) * out.blocks
     groups = prod(out.dims[:first])
-    return pixels > 1 and groups >= min(pixels, WHOLE_GROUPS_FROM)
+    return pixels > 1 and (k.ctx.buffers or groups >= min(pixels, WHOLE_GROUPS_FROM))
 
 
 def _normalise(k: KernelContext, x: TensorView, axes: Sequence[int],

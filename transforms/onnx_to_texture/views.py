@@ -101,6 +101,13 @@ class TensorView:
         x, y = self.pixel(block_idx)
         return self.kb.read(self.storage, x, y)
 
+    def read_row16(self, block_idx: Sequence[Operand]) -> Val:
+        """The `hwio4` pixels of the four output blocks from `block_idx`'s on, which sit
+        side by side in a row, as one float16."""
+        assert self.layout is Layout.HWIO4
+        x, y = self.pixel(block_idx)
+        return self.kb.read16(self.storage, x, y)
+
     def read(self, idx: Sequence[Operand]) -> Val:
         """The element at a logical index."""
         kb = self.kb

@@ -4,7 +4,7 @@
 // texture-to-ocl: pixel reads and writes become OpenCL's accesses for their storage.
 // Kernels compute in float4, so f16 storage converts at each access.
 
-// BUILD: {{(built|skipped)}} 2 kernels
+// BUILD: {{(built|skipped)}} 4 kernels
 
 builtin.module {
   // Images: read_imagef/write_imagef on f32, read_imageh + extf and truncf +
@@ -65,6 +65,50 @@ builtin.module {
     %s = arith.addf %a, %b : vector<4xf32>
     texture.write %s, %out[%x, %y] : !texture.buffer2d<7x3xf32>
     texture.write %s, %hout[%x, %y] : !texture.buffer2d<5x3xf16>
+    ocl.return
+  }
+
+  // Four pixels of a row: one vload16 (vload_half16) from a buffer, four reads and a
+  // float16 from an image.
+  // CHECK-LABEL: ocl.kernel @rows(
+  // CHECK:         %[[OFF:.*]] = arith.addi %{{.*}}, %x : i32
+  // CHECK-NEXT:    %{{.*}} = ocl.vload16 %in[%[[OFF]]] : !texture.buffer2d<8x3xf32>
+  // CHECK:         %{{.*}} = ocl.vload_half16 %hin[%{{.*}}] : !texture.buffer2d<8x3xf16>
+  // CHECK-COUNT-4: ocl.read_imagef %img[%{{.*}}, %y] : !texture.image2d<8x3xf32>
+  // CHECK-NEXT:    %{{.*}} = ocl.vec16 %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}
+  // CHECK-NOT:     texture.read16
+  ocl.kernel @rows(%in: !texture.buffer2d<8x3xf32>, %hin: !texture.buffer2d<8x3xf16>, %img: !texture.image2d<8x3xf32>) {
+    %x = ocl.global_id 0
+    %y = ocl.global_id 1
+    %ra = texture.read16 %in[%x, %y] : !texture.buffer2d<8x3xf32>
+    %rb = texture.read16 %hin[%x, %y] : !texture.buffer2d<8x3xf16>
+    %rc = texture.read16 %img[%x, %y] : !texture.image2d<8x3xf32>
+    ocl.return
+  }
+
+  // A buffer pixel read only for lanes picked at run time: one scalar load per lane
+  // (at the pixel's offset), no pixel; a pixel also used whole stays a vload4.
+  // CHECK-LABEL: ocl.kernel @lanes(
+  // CHECK:         %[[OFF:.*]] = arith.addi %{{.*}}, %x : i32
+  // CHECK-NEXT:    %{{.*}} = ocl.load_lane %in[%[[OFF]]] [%x] : !texture.buffer2d<8x3xf32>
+  // CHECK-NEXT:    %{{.*}} = ocl.load_lane %in[%[[OFF]]] [%y] : !texture.buffer2d<8x3xf32>
+  // CHECK:         %{{.*}} = ocl.load_half_lane %hin[%{{.*}}] [%x] : !texture.buffer2d<8x3xf16>
+  // CHECK:         %[[Q:.*]] = ocl.vload4 %in[%{{.*}}] : !texture.buffer2d<8x3xf32>
+  // CHECK-NEXT:    %{{.*}} = ocl.lane %[[Q]][%x]
+  // CHECK-NOT:     texture.read
+  ocl.kernel @lanes(%out: !texture.buffer2d<8x3xf32>, %in: !texture.buffer2d<8x3xf32>, %hin: !texture.buffer2d<8x3xf16>) {
+    %x = ocl.global_id 0
+    %y = ocl.global_id 1
+    %lp = texture.read %in[%x, %y] : !texture.buffer2d<8x3xf32>
+    %la = ocl.lane %lp[%x]
+    %lb = ocl.lane %lp[%y]
+    %lh = texture.read %hin[%x, %y] : !texture.buffer2d<8x3xf16>
+    %lc = ocl.lane %lh[%x]
+    %lq = texture.read %in[%y, %x] : !texture.buffer2d<8x3xf32>
+    %ld = ocl.lane %lq[%x]
+    %lv = ocl.vec4 %la, %lb, %lc, %ld
+    %ls = arith.addf %lv, %lq : vector<4xf32>
+    texture.write %ls, %out[%x, %y] : !texture.buffer2d<8x3xf32>
     ocl.return
   }
 

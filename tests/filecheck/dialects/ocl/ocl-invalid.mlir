@@ -188,6 +188,70 @@ ocl.kernel @k(%a: !texture.buffer2d<4x2xf32>) {
 
 // -----
 
+// Sixteen floats or one lane: each on its own element type.
+ocl.kernel @k(%a: !texture.buffer2d<4x2xf16>) {
+  %i = ocl.global_id 0
+  %p = ocl.vload16 %a[%i] : !texture.buffer2d<4x2xf16>
+  ocl.return
+}
+
+// CHECK: ocl.vload16 accesses f32 buffers, not !texture.buffer2d<4x2xf16>
+
+// -----
+
+ocl.kernel @k(%a: !texture.buffer2d<4x2xf32>) {
+  %i = ocl.global_id 0
+  %p = ocl.vload_half16 %a[%i] : !texture.buffer2d<4x2xf32>
+  ocl.return
+}
+
+// CHECK: ocl.vload_half16 accesses f16 buffers, not !texture.buffer2d<4x2xf32>
+
+// -----
+
+ocl.kernel @k(%a: !texture.buffer2d<4x2xf16>) {
+  %i = ocl.global_id 0
+  %p = ocl.load_lane %a[%i] [%i] : !texture.buffer2d<4x2xf16>
+  ocl.return
+}
+
+// CHECK: ocl.load_lane accesses f32 buffers, not !texture.buffer2d<4x2xf16>
+
+// -----
+
+ocl.kernel @k(%a: !texture.buffer2d<4x2xf32>) {
+  %i = ocl.global_id 0
+  %p = ocl.load_half_lane %a[%i] [%i] : !texture.buffer2d<4x2xf32>
+  ocl.return
+}
+
+// CHECK: ocl.load_half_lane accesses f16 buffers, not !texture.buffer2d<4x2xf32>
+
+// -----
+
+ocl.kernel @k(%a: !texture.buffer2d<4x2xf32>) {
+  %i = ocl.global_id 0
+  %p = "ocl.vload16"(%a, %i) : (!texture.buffer2d<4x2xf32>, i32) -> vector<4xf32>
+  ocl.return
+}
+
+// CHECK:      result 'result' at position 0 does not verify:
+// CHECK-NEXT: Expected attribute vector<16xf32> but got vector<4xf32>
+
+// -----
+
+ocl.kernel @k(%a: !texture.buffer2d<4x2xf32>) {
+  %i = ocl.global_id 0
+  %f = "test.op"() : () -> f32
+  %p = "ocl.load_lane"(%f, %a, %i) : (f32, !texture.buffer2d<4x2xf32>, i32) -> f32
+  ocl.return
+}
+
+// CHECK:      operand 'lane' at position 0 does not verify:
+// CHECK-NEXT: Expected attribute i32 but got f32
+
+// -----
+
 ocl.kernel @k(%a: !texture.image2d<4x2xf32>) {
   %i = ocl.global_id 0
   %p = ocl.vload4 %a[%i] : !texture.image2d<4x2xf32>

@@ -82,6 +82,23 @@ builtin.module {
     ocl.vstore_half4 %p, %h[%i] : !texture.buffer2d<4x2xf16>
     ocl.return
   }
+  // Sixteen floats (four pixels) and one lane of a pixel, loaded at once.
+  // CHECK-NEXT: ocl.kernel @loads(%f: !texture.buffer2d<4x2xf32>, %h: !texture.buffer2d<4x2xf16>) {
+  // CHECK-NEXT:   %i = ocl.global_id 0
+  // CHECK-NEXT:   %r = ocl.vload16 %f[%i] : !texture.buffer2d<4x2xf32>
+  // CHECK-NEXT:   %s = ocl.vload_half16 %h[%i] : !texture.buffer2d<4x2xf16>
+  // CHECK-NEXT:   %a = ocl.load_lane %f[%i] [%i] : !texture.buffer2d<4x2xf32>
+  // CHECK-NEXT:   %b = ocl.load_half_lane %h[%i] [%i] : !texture.buffer2d<4x2xf16>
+  // CHECK-NEXT:   ocl.return
+  // CHECK-NEXT: }
+  ocl.kernel @loads(%f: !texture.buffer2d<4x2xf32>, %h: !texture.buffer2d<4x2xf16>) {
+    %i = ocl.global_id 0
+    %r = ocl.vload16 %f[%i] : !texture.buffer2d<4x2xf32>
+    %s = ocl.vload_half16 %h[%i] : !texture.buffer2d<4x2xf16>
+    %a = ocl.load_lane %f[%i] [%i] : !texture.buffer2d<4x2xf32>
+    %b = ocl.load_half_lane %h[%i] [%i] : !texture.buffer2d<4x2xf16>
+    ocl.return
+  }
   // CHECK-NEXT: ocl.kernel @wide(%f: !texture.buffer2d<4x2xf32>) {
   // CHECK-NEXT:   %i = ocl.global_id 0
   // CHECK-NEXT:   %p = ocl.vload4 %f[%i] : !texture.buffer2d<4x2xf32>

@@ -212,6 +212,25 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
 
 // -----
 
+// Four pixels of a row: a float16.
+%s = "test.op"() : () -> !texture.buffer2d<4x4xf32>
+%x = "test.op"() : () -> i32
+%p = "texture.read16"(%s, %x, %x) : (!texture.buffer2d<4x4xf32>, i32, i32) -> vector<4xf32>
+
+// CHECK:      result 'result' at position 0 does not verify:
+// CHECK-NEXT: Expected attribute vector<16xf32> but got vector<4xf32>
+
+// -----
+
+%s = "test.op"() : () -> tensor<4xf32>
+%x = "test.op"() : () -> i32
+%p = "texture.read16"(%s, %x, %x) : (tensor<4xf32>, i32, i32) -> vector<16xf32>
+
+// CHECK:      operand 'storage' at position 0 does not verify:
+// CHECK-NEXT: Unexpected attribute tensor<4xf32>
+
+// -----
+
 %s = "test.op"() : () -> !texture.buffer2d<4x4xf16>
 %x = "test.op"() : () -> i32
 %v = "test.op"() : () -> vector<4xf16>

@@ -75,7 +75,8 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
   // CHECK-NEXT:   %mask = texture.alloc {layout = #texture.layout<rows4>, shape = array<i64: 2, 5>} : !texture.image2d<2x2xf32>
   // CHECK-NEXT:   %u_mask = texture.unpack %mask {layout = #texture.layout<rows4>} : !texture.image2d<2x2xf32> -> tensor<2x5xi1>
 
-  // Pixel reads give float4 and writes take float4, whatever the storage's element type.
+  // Pixel reads give float4 (four pixels of a row: float16) and writes take float4,
+  // whatever the storage's element type.
   %x = "test.op"() : () -> i32
   %y = "test.op"() : () -> i32
   %px = texture.read %p_nc4hw4[%x, %y] : !texture.image2d<6x2xf32>
@@ -84,6 +85,8 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
   texture.write %px, %out[%x, %y] : !texture.image2d<6x2xf32>
   texture.write %ph, %big[%x, %y] : !texture.buffer2d<75x40xf32>
   "test.op"(%pb) : (vector<4xf32>) -> ()
+  %row = texture.read16 %p_buffer[%x, %y] : !texture.buffer2d<2x6xf16>
+  %row_image = texture.read16 %p_nc4hw4[%x, %y] : !texture.image2d<6x2xf32>
   // CHECK-NEXT:   %x = "test.op"() : () -> i32
   // CHECK-NEXT:   %y = "test.op"() : () -> i32
   // CHECK-NEXT:   %px = texture.read %p_nc4hw4[%x, %y] : !texture.image2d<6x2xf32>
@@ -92,6 +95,8 @@ builtin.module attributes {texture.limits = #texture.limits<64x32>} {
   // CHECK-NEXT:   texture.write %px, %out[%x, %y] : !texture.image2d<6x2xf32>
   // CHECK-NEXT:   texture.write %ph, %big[%x, %y] : !texture.buffer2d<75x40xf32>
   // CHECK-NEXT:   "test.op"(%pb) : (vector<4xf32>) -> ()
+  // CHECK-NEXT:   %row = texture.read16 %p_buffer[%x, %y] : !texture.buffer2d<2x6xf16>
+  // CHECK-NEXT:   %row_image = texture.read16 %p_nc4hw4[%x, %y] : !texture.image2d<6x2xf32>
 
   // A layout change between two ops of a graph: the same tensor, in another activation layout.
   %to_rows = texture.relayout %act {layout = #texture.layout<rows4>} : tensor<1x6x2x3xf32> -> tensor<1x6x2x3xf32>
