@@ -228,6 +228,11 @@ WIDE = {  # the wide kernels: dense (hwio4) and depthwise, 16 channels a work-it
     "wide_groups_of_34": ([1, 136, 3, 5], [136, 34, 1, 1], {"group": 4}),
     "wide_groups_of_12": ([1, 48, 5, 6], [48, 12, 3, 3], {"group": 4, "pads": [1, 1, 1, 1]}),
     "wide_groups_8": ([1, 64, 4, 5], [40, 8, 1, 1], {"group": 8}),
+    # the row depthwise kernel (stride 1): dilated, unpadded (every tap whole), 5x5
+    "row_depthwise_dilated": ([1, 8, 7, 13], [8, 1, 3, 3],
+                              {"group": 8, "dilations": [2, 2], "pads": [2, 2, 2, 2]}),
+    "row_depthwise_unpadded": ([1, 12, 5, 6], [12, 1, 3, 3], {"group": 12}),
+    "row_depthwise_5x5": ([1, 4, 6, 4], [4, 1, 5, 5], {"group": 4, "pads": [2, 2, 2, 2]}),
     "wide_depthwise_s2": ([1, 32, 11, 11], [32, 1, 3, 3],
                           {"group": 32, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
 }

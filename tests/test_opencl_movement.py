@@ -186,6 +186,52 @@ def test_movement_matches_onnxruntime(name, gpu_run):
     check_case(name, CASES[name], gpu_run)
 
 
+BUFFERS = ["onnx-to-texture{buffers=true}"]
+
+CHANNEL_MAPS = {  # copies that move only channels, in buffers (`store_channel_map`)
+    "channel_shuffle": CASES["channel_shuffle"],  # groups of 7 channels, not whole blocks
+    "shuffle_then_relu": CASES["shuffle_then_relu"],
+    "channel_shuffle_4x4": Case(
+        [N("Reshape", ["x", "s"], ["a"]), N("Transpose", ["a"], ["b"], perm=[0, 2, 1, 3, 4]),
+         N("Reshape", ["b", "t"], ["y"])],
+        {"x": [2, 16, 3, 5]}, ["y"], {"s": ints(2, 4, 4, 3, 5), "t": ints(2, 16, 3, 5)}),
+    "channel_slice": one("Slice", {"x": [1, 12, 2, 3]}, {"b": ints(3), "e": ints(10),
+                                                         "a": ints(1)}),
+}
+
+
+@pytest.fixture(scope="module")
+def buffers_run(tmp_path_factory, pocl_device):
+    """(the lowered module, `run_against_onnxruntime`'s result) of CHANNEL_MAPS in buffers."""
+    path = tmp_path_factory.mktemp("channel_maps") / "model.onnx"
+    onnx.save(build_model(CHANNEL_MAPS), str(path))
+    module = lower_for_pocl(path, BUFFERS)
+    return module, run_against_onnxruntime(path, module, pocl_device)
+
+
+@pytest.mark.parametrize("name", list(CHANNEL_MAPS))
+def test_channel_maps_in_buffers(name, buffers_run):
+    check_case(name, CHANNEL_MAPS[name], buffers_run[1])
+
+
+def test_channel_maps_pick_lanes_at_compile_time(buffers_run):
+    """A work-item per pixel (n, h, w) writes every channel block, no lane picked at run
+    time; the one-pixel gather would launch a work-item per output pixel."""
+    from mobile_opt.dialects import ocl
+
+    module = buffers_run[0]
+    kernels = {op.sym_name.data: op.attributes["onnx.node"].data for op in module.walk()
+               if isinstance(op, ocl.KernelOp)}
+    sizes = {kernels[op.kernel.root_reference.data].split("'")[1].split(".")[0]:
+             tuple(op.global_size.get_values())
+             for op in module.walk() if isinstance(op, ocl.LaunchOp)}
+    # (the first case's tensors take another layout there, rows4: no channel map)
+    assert {name: sizes[name] for name in list(CHANNEL_MAPS)[1:]} == {
+        "shuffle_then_relu": (2, 3), "channel_shuffle_4x4": (5, 6), "channel_slice": (3, 2)}
+    lanes = {op.parent_op().sym_name.data for op in module.walk() if isinstance(op, ocl.LaneOp)}
+    assert lanes <= {name for name, node in kernels.items() if "'channel_shuffle.0'" in node}
+
+
 def test_copy_methods():
     """Choosing the kernel: the numpy form sees whole pixels, lanes or a free alias."""
     def method(layout, dims, out_layout, imap):

@@ -465,6 +465,62 @@ def wide_depthwise_tile(kb: KernelBuilder, geo: ConvShape, x: TensorView, weight
     return tile
 
 
+ROW_TILE = 4
+"""Output pixels of one channel block that a work-item of the row depthwise kernel computes:
+one float16."""
+
+
+def row_depthwise(geo: ConvShape, x: TensorView) -> bool:
+    """Whether a depthwise conv takes the row kernel: stride 1, its input stored in nc4hw4
+    (no view), rows at least a tile wide."""
+    return (geo.kind == "depthwise" and geo.strides == (1, 1) and not geo.transposed
+            and type(x) is TensorView and x.layout is Layout.NC4HW4
+            and geo.output[3] >= ROW_TILE)
+
+
+def row_depthwise_tile(kb: KernelBuilder, geo: ConvShape, x: TensorView, weight: TensorView,
+                       bias: TensorView | None) -> TileFn:
+    """
+    A stride-1 depthwise conv, one channel block at four neighbouring output pixels as a
+    float16: the four input pixels a tap reads sit side by side in an nc4hw4 row, so where
+    the row holds all four they are one `texture.read16`, else four masked reads; times the
+    tap's weight pixel four times. (n, block, h, [w0..w0+3]) -> [a float16].
+    """
+    in_width, pad, dilation = geo.input[3], geo.pads[1], geo.dilations[1]
+
+    def tile(n: Val, cb: Val, h: Val, ws: list[Val]) -> list[Val]:
+        acc = kb.vec16([initial_acc(kb, bias, cb)] * ROW_TILE).named("acc")
+
+        def step(kh: Val, kw: Val, ih: Val, cols: list[Column], accs: list[Val]) -> list[Val]:
+            first = ws[0] - pad + kw * dilation
+
+            def whole() -> list[Val]:
+                return [kb.read16(x.storage, *x.pixel([n, cb, ih, first]))]
+
+            def masked() -> list[Val]:
+                return [kb.vec16([column_block(x, n, cb, ih, col) for col in cols])]
+
+            pixels = kb.if_((first >= 0) & (first + ROW_TILE - 1 < in_width), whole, masked)[0]
+            taps = kb.vec16([weight.read_block([cb, 0, kh, kw])] * ROW_TILE)
+            return [kb.fma(pixels, taps, accs[0])]
+
+        return over_taps(kb, geo, h, ws, [acc], step)
+
+    return tile
+
+
+def store_rows(k: KernelContext, tile: TileFn, finish: Callable[[Val], Val]) -> None:
+    """Store the row depthwise kernel's result (nc4hw4): a float16 of four pixels each."""
+    kb = k.kb
+    n, cb, h, ws, ragged = tiled_range(k, 1, ROW_TILE, "c4")
+    out_width, gy = k.out.shape[3], k.pixel.y
+    value = tile(n, cb, h, [kb.min(w, out_width - 1) if ragged else w for w in ws])[0]
+    for t, w in enumerate(ws):
+        k.store_at(OutputPixel(cb * out_width + w, gy, [n, cb, h, w]),
+                   lambda part=kb.part4(value, t): finish(part),
+                   [w < out_width] if ragged and t > 0 else [])
+
+
 def store_wide(k: KernelContext, tile: TileFn, width: int, finish: Callable[[Val], Val]) -> None:
     """
     Store a wide kernel's result (nc4hw4): each work-item computes four channel blocks
@@ -718,6 +774,13 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
     name, params = act
     if wide_conv(k, geo) and grouped is None and takes_winograd(k, geo, x, weight_value):
         winograd_conv(k, geo, x, weight_value, bias, lambda v: activation(kb, name, params, v))
+        k.finish()
+        return
+    if wide_conv(k, geo) and row_depthwise(geo, x):
+        weight = host_weight(k, weight_value, Layout.DW4, host_computed=host_computed)
+        k.config = None
+        store_rows(k, row_depthwise_tile(kb, geo, x, weight, bias),
+                   lambda v: activation(kb, name, params, v))
         k.finish()
         return
     if wide_conv(k, geo):

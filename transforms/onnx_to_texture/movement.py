@@ -58,14 +58,14 @@ from mobile_opt.dialects.onnx.base import (
 )
 from mobile_opt.dialects.onnx.shapes import ShapeError, normalize_axis
 from mobile_opt.dialects.texture import Layout
-from mobile_opt.dialects.texture.layouts import pack
+from mobile_opt.dialects.texture.layouts import ceil4, pack
 from mobile_opt.dialects.texture.value_layouts import record_view, recorded_layout
 from xdsl.ir import Operation, SSAValue
 
 from .context import KernelContext, LoweringContext, LoweringError, Stored, node_label, shape
 from .kernel_builder import KernelBuilder, Val
 from .rules import lowers
-from .views import MappedView, TensorView, delinearize, gather_block, linearize
+from .views import MappedView, OutputPixel, TensorView, delinearize, gather_block, linearize
 
 Index = list[Val | int]
 """A logical element index, one entry per axis."""
@@ -564,6 +564,7 @@ def lower_map(ctx: LoweringContext, op: Operation, epilogue: list[Operation], im
     imap = through_views(ctx, imap)
     if prod(shape(result)) == 0 or prod(shape(imap.source)) == 0:
         raise LoweringError(f"{label}: empty tensors have no GPU storage")
+    stored = None
     if imap.source in ctx.views:
         method = LANES  # a Concat view: each lane through its branch
     else:
@@ -573,8 +574,67 @@ def lower_map(ctx: LoweringContext, op: Operation, epilogue: list[Operation], im
             ctx.alias(result, stored)
             return
     k = KernelContext(ctx, op, base, epilogue, result=result)
-    k.store(emit_copy(k, k.input(imap.source), imap, method))
+    channels = (channel_map(imap) if ctx.buffers and method == LANES and stored is not None
+                and stored.layout is Layout.NC4HW4 and k.out.layout is Layout.NC4HW4 else None)
+    if channels is not None:
+        store_channel_map(k, k.input(imap.source), channels)
+    else:
+        k.store(emit_copy(k, k.input(imap.source), imap, method))
     k.finish()
+
+
+CHANNEL_MAP_BLOCKS = 256
+"""The most output channel blocks a channel map's kernel writes unrolled (its code grows
+with them: a load per source block and a store per output block)."""
+
+
+def channel_map(imap: IndexMap) -> list[int] | None:
+    """
+    For a map of rank-4 tensors that moves only channels (ShuffleNet's channel shuffle,
+    a channel slice or concat of one source): the source channel of each result channel;
+    else None.
+    """
+    source, result = imap.source_shape, imap.shape
+    if (len(source) != 4 or len(result) != 4 or imap.fill is not None
+            or source[::2] != result[::2] or source[3] != result[3]
+            or ceil4(result[1]) > CHANNEL_MAP_BLOCKS):
+        return None
+    ids = imap.ids(np.arange(prod(source), dtype=np.int64).reshape(source))
+    n, c, h, w = source
+    plane = h * w
+    channels = [int(i) for i in ids[0, :, 0, 0] // plane]
+    expected = (np.arange(result[0])[:, None, None, None] * c * plane
+                + np.asarray(channels)[None, :, None, None] * plane
+                + np.arange(plane).reshape(1, 1, h, w))
+    return channels if np.array_equal(ids, expected) else None
+
+
+def store_channel_map(k: KernelContext, src: TensorView, channels: list[int]) -> None:
+    """
+    A channel map between nc4hw4 tensors: a work-item per pixel (n, h, w) reads each
+    source block it needs once and writes every output block, its lanes picked at
+    compile time (where one work-item per output pixel gathers each lane alone at a
+    computed address: ShuffleNet's shuffle of 112 channels at 56x56 on PoCL, 0.25 ms
+    against 0.04 ms).
+    """
+    kb = k.kb
+    batch, out_channels, height, width = k.out.shape
+    k.global_size = (width, batch * height)
+    w, gy = k.pixel.x, k.pixel.y
+    n, h = (gy // height).named("n"), (gy % height).named("h")
+    read: dict[int, Val] = {}
+
+    def lane(c: int) -> Val | float:
+        if c >= out_channels:
+            return 0.0
+        block, at = divmod(channels[c], 4)
+        if block not in read:
+            read[block] = src.read_block([n, block, h, w])
+        return kb.lane(read[block], at)
+
+    for ob in range(ceil4(out_channels)):
+        value = kb.vec4([lane(c) for c in range(4 * ob, 4 * ob + 4)])
+        k.store_at(OutputPixel(ob * width + w, gy, [n, ob, h, w]), lambda v=value: v)
 
 
 def data_of(op: Operation) -> SSAValue:

@@ -21,9 +21,28 @@
 // CHECK:        scf.for %px =
 // CHECK:      ocl.launch @softmax_0({{.*}}) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: 1, 1>}
 
+// ShuffleNet's channel shuffle (4 groups of 4 channels) between nc4hw4 tensors: a
+// work-item per pixel (global size W x N·H) reads each source block once and writes the
+// four output blocks, their lanes picked at compile time (no ocl.lane).
+// CHECK:      ocl.kernel @reshape_0(
+// CHECK-NOT:    ocl.lane
+// CHECK-COUNT-4: texture.write
+// CHECK:      ocl.launch @reshape_0({{.*}}) {onnx.flops = 0 : i64, global_size = array<i64: 5, 6>}
+
+// A stride-1 depthwise conv: a work-item computes one channel block at four neighbouring
+// pixels as a float16; a tap whose four input pixels all lie in the row reads them as
+// one texture.read16, else as four masked pixels. 8 channels are 2 blocks and 9 columns
+// 3 tiles (the last ragged): the range is 6 x 5.
+// CHECK:      ocl.kernel @[[DW:conv_[0-9]+]](
+// CHECK:        %{{.*}} = texture.read16 %in[
+// CHECK:        } else {
+// CHECK-COUNT-4:  texture.read %in[
+// CHECK:        math.fma {{.*}} : vector<16xf32>
+// CHECK:      ocl.launch @[[DW]]({{.*}}) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: 6, 5>}
+
 // OCL:        for (int ib = ib_lo; ib < ib_hi; ib++)
 // OCL:        vload16(0, weight + 4 *
-// BUILD: {{(built|skipped)}} 2 kernels
+// BUILD: {{(built|skipped)}} 4 kernels
 
 builtin.module {
   func.func @main_graph(%x: tensor<1x24x3x7xf32>) -> tensor<1x24x3x7xf32> {
@@ -35,5 +54,19 @@ builtin.module {
   func.func @classifier(%logits: tensor<1x1000xf32>) -> tensor<1x1000xf32> {
     %p = onnx.Softmax %logits {axis = -1 : i64} : (tensor<1x1000xf32>) -> tensor<1x1000xf32> loc("softmax")
     func.return %p : tensor<1x1000xf32>
+  }
+  func.func @shuffle(%s: tensor<2x16x3x5xf32>) -> tensor<2x16x3x5xf32> {
+    %five = onnx.Constant {value = dense<[2, 4, 4, 3, 5]> : tensor<5xi64>} : tensor<5xi64>
+    %four = onnx.Constant {value = dense<[2, 16, 3, 5]> : tensor<4xi64>} : tensor<4xi64>
+    %a = onnx.Reshape %s, %five : (tensor<2x16x3x5xf32>, tensor<5xi64>) -> tensor<2x4x4x3x5xf32> loc("shuffle")
+    %b = onnx.Transpose %a {perm = array<i64: 0, 2, 1, 3, 4>} : (tensor<2x4x4x3x5xf32>) -> tensor<2x4x4x3x5xf32>
+    %c = onnx.Reshape %b, %four : (tensor<2x4x4x3x5xf32>, tensor<4xi64>) -> tensor<2x16x3x5xf32>
+    func.return %c : tensor<2x16x3x5xf32>
+  }
+  func.func @depthwise(%d: tensor<1x8x5x9xf32>) -> tensor<1x8x5x9xf32> {
+    %k = onnx.Constant {value = dense<0.5> : tensor<8x1x3x3xf32>} : tensor<8x1x3x3xf32>
+    %none = onnx.None
+    %e = onnx.Conv %d, %k, %none {group = 8 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x5x9xf32>, tensor<8x1x3x3xf32>, none) -> tensor<1x8x5x9xf32> loc("dw")
+    func.return %e : tensor<1x8x5x9xf32>
   }
 }
