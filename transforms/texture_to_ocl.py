@@ -89,11 +89,10 @@ class LowerLanesOfRead(RewritePattern):
         load = ocl.LoadHalfLaneOp if _is_half(op.storage) else ocl.LoadLaneOp
         new_ops: list[Operation] = []
         offset = _pixel_offset(op, new_ops)
-        rewriter.insert_op(new_ops)
         for use in uses:
             assert isinstance(use, ocl.LaneOp)
-            rewriter.replace_op(use, load(op.storage, offset, use.lane))
-        rewriter.erase(op)
+            rewriter.replace(use, load(op.storage, offset, use.lane))
+        rewriter.replace(op, new_ops, [None])  # the offset where the read was
 
 
 class LowerWrite(RewritePattern):
