@@ -30,7 +30,8 @@ def _is_half(storage: SSAValue) -> bool:
     return isinstance(storage.type.element_type, Float16Type)
 
 
-def _pixel_offset(op: texture.ReadOp | texture.Read16Op | texture.WriteOp, new_ops: list[Operation]) -> SSAValue:
+def _pixel_offset(op: texture.ReadOp | texture.Read16Op | texture.WriteOp,
+                  new_ops: list[Operation]) -> SSAValue:
     width = arith.ConstantOp(IntegerAttr(op.storage.type.width.data, i32))
     row = arith.MuliOp(op.y, width)
     offset = arith.AddiOp(row, op.x)

@@ -55,7 +55,9 @@ inline float mo_lane(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k =
 
 _BUILTINS = (
     "exp log tanh erf sqrt rsqrt fabs floor ceil sin cos round pow fma fmax fmin max min "
-    "select dot mad clamp vload4 vstore4 vload_half4 vstore_half4 vload_half vload16 vload_half16 read_imagef write_imagef "
+    "copysign "
+    "select dot mad clamp vload4 vstore4 vload_half4 vstore_half4 vload_half vload16 "
+    "vload_half16 read_imagef write_imagef "
     "read_imageh write_imageh convert_float4 convert_half4 barrier get_global_id "
     "get_local_id get_group_id"
 )
@@ -126,6 +128,7 @@ _CALLS = {
     math.ErfOp: "erf", math.SqrtOp: "sqrt", math.RsqrtOp: "rsqrt", math.AbsFOp: "fabs",
     math.FloorOp: "floor", math.CeilOp: "ceil", math.SinOp: "sin", math.CosOp: "cos",
     math.RoundOp: "round", math.TruncOp: "trunc", math.PowFOp: "pow", math.FmaOp: "fma",
+    math.CopySignOp: "copysign",
 }
 _PREDICATES = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
                "oeq": "==", "one": "!=", "olt": "<", "ole": "<=", "ogt": ">", "oge": ">="}

@@ -309,6 +309,11 @@ class KernelBuilder:
                "cos": math.CosOp, "round": math.RoundOp, "trunc": math.TruncOp}
         return self.unary(ops[name], x)
 
+    def copysign(self, x: Val, sign: Val) -> Val:
+        """|x| with the sign of `sign`."""
+        x, sign = self._pair(x, sign)
+        return self.emit(math.CopySignOp(x.value, sign.value))
+
     def pow(self, x: Val, y: Operand) -> Val:
         x, y = self._pair(x, y)
         return self.emit(math.PowFOp(x.value, y.value))

@@ -241,10 +241,17 @@ def wide_axpy(k: KernelContext, op: Operation, a: MatrixOperand, b: MatrixOperan
     batch = targets[0].batch
     columns = [k.pixel.x * 4 + p for p in range(4)]
     reads = [kb.min(x, pixels - 1) if p and pixels % 4 else x for p, x in enumerate(columns)]
+    # B's rows of four whole pixels side by side: one 16-wide read each
+    rows16 = (type(b.view) is TensorView and b.view.layout is Layout.ROWS4
+              and b.free_axis == len(b.view.shape) - 1 and pixels % 4 == 0)
+
+    def row_of_b(k: Val) -> Val:
+        if rows16:
+            return b.view.read_row16(b.index(batch, k, columns[0]))
+        return kb.vec16([b.view.read_block(b.index(batch, k, x)) for x in reads])
 
     def axpy(k4: Val, valid: int, *accs: Val) -> list[Val]:
-        b_rows = [kb.vec16([b.view.read_block(b.index(batch, k4 * 4 + j, x)) for x in reads])
-                  for j in range(valid)]
+        b_rows = [row_of_b(k4 * 4 + j) for j in range(valid)]
         result = []
         for target, acc in zip(targets, accs, strict=True):
             a_block = a.k_block(batch, target.m, k4, valid)

@@ -102,9 +102,10 @@ class TensorView:
         return self.kb.read(self.storage, x, y)
 
     def read_row16(self, block_idx: Sequence[Operand]) -> Val:
-        """The `hwio4` pixels of the four output blocks from `block_idx`'s on, which sit
-        side by side in a row, as one float16."""
-        assert self.layout is Layout.HWIO4
+        """The pixels of four blocks along the packed axis from `block_idx`'s on, which
+        sit side by side in a row (`hwio4`'s output blocks, `rows4`'s last-axis blocks),
+        as one float16."""
+        assert self.layout in (Layout.HWIO4, Layout.ROWS4)
         x, y = self.pixel(block_idx)
         return self.kb.read16(self.storage, x, y)
 

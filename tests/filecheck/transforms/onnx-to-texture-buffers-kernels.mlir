@@ -40,9 +40,19 @@
 // CHECK:        math.fma {{.*}} : vector<16xf32>
 // CHECK:      ocl.launch @[[DW]]({{.*}}) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: 6, 5>}
 
+// A MatMul in buffers with a GELU: the axpy form reads each row of 16 weights (four rows4
+// pixels side by side) as one texture.read16, and erf is Abramowitz and Stegun's formula
+// (exp, a reciprocal and copysign), not OpenCL's erf.
+// CHECK:      ocl.kernel @[[MM:matmul_[0-9]+]](
+// CHECK:        texture.read16 %b[
+// CHECK-NOT:    math.erf
+// CHECK:        math.exp
+// CHECK:        math.copysign
+// CHECK:      ocl.launch @[[MM]](
+
 // OCL:        for (int ib = ib_lo; ib < ib_hi; ib++)
 // OCL:        vload16(0, weight + 4 *
-// BUILD: {{(built|skipped)}} 4 kernels
+// BUILD: {{(built|skipped)}} 5 kernels
 
 builtin.module {
   func.func @main_graph(%x: tensor<1x24x3x7xf32>) -> tensor<1x24x3x7xf32> {
@@ -68,5 +78,11 @@ builtin.module {
     %none = onnx.None
     %e = onnx.Conv %d, %k, %none {group = 8 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x5x9xf32>, tensor<8x1x3x3xf32>, none) -> tensor<1x8x5x9xf32> loc("dw")
     func.return %e : tensor<1x8x5x9xf32>
+  }
+  func.func @mlp(%t: tensor<4x16xf32>) -> tensor<4x32xf32> {
+    %wm = onnx.Constant {value = dense<0.25> : tensor<16x32xf32>} : tensor<16x32xf32>
+    %m = onnx.MatMul %t, %wm : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32> loc("mm")
+    %g = onnx.Gelu %m : (tensor<4x32xf32>) -> tensor<4x32xf32> loc("gelu")
+    func.return %g : tensor<4x32xf32>
   }
 }
