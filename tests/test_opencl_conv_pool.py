@@ -66,13 +66,13 @@ class ModelBuilder:
         return path
 
 
-def run(path: Path, device, feeds, passes=()) -> dict[str, np.ndarray]:
+def run(path: Path, device, feeds, passes=(), fp16: bool = False) -> dict[str, np.ndarray]:
     from mobile_opt.backends.opencl.executor import CompiledModel
 
-    return CompiledModel(lower_for_pocl(path, passes), device).run(feeds).outputs
+    return CompiledModel(lower_for_pocl(path, passes, fp16=fp16), device).run(feeds).outputs
 
 
-def errors(path: Path, device, passes=(), seed=0) -> dict[str, float]:
+def errors(path: Path, device, passes=(), seed=0, fp16: bool = False) -> dict[str, float]:
     """Each output's max error relative to its largest reference magnitude."""
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(seed)
@@ -81,7 +81,7 @@ def errors(path: Path, device, passes=(), seed=0) -> dict[str, float]:
     }
     names = [o.name for o in session.get_outputs()]
     expected = dict(zip(names, session.run(None, feeds), strict=True))
-    got = run(path, device, feeds, passes)
+    got = run(path, device, feeds, passes, fp16)
     result = {}
     for name, want in expected.items():
         assert got[name].shape == want.shape, name
@@ -247,6 +247,18 @@ def test_conv_in_buffers(tmp_path, pocl_device):
     for name, (x, w, attrs) in TRANSPOSED.items():
         add_conv(m, name, x, w, op="ConvTranspose", **attrs)
     assert_close(m.save(tmp_path / "m.onnx"), pocl_device, BUFFERS)
+
+
+def test_buffer_kernels_in_half(tmp_path, pocl_device):
+    """Half buffers (vload_half4, vload_half16, one half a lane) through the banded
+    grouped, row depthwise and wide kernels, within fp16's 1e-2."""
+    m = ModelBuilder()
+    for name in ("wide_groups_of_34", "wide_groups_of_12", "row_depthwise_dilated",
+                 "wide_depthwise_20", "wide_ragged_19"):
+        x, w, attrs = WIDE[name]
+        add_conv(m, name, x, w, **attrs)
+    errs = errors(m.save(tmp_path / "m.onnx"), pocl_device, BUFFERS, fp16=True)
+    assert all(err < 1e-2 for err in errs.values()), errs
 
 
 def test_wide_conv_epilogue(tmp_path, pocl_device):
