@@ -226,6 +226,19 @@ def test_measure_times_the_node(pocl_device):
     assert all(r.seconds > 0 and r.cost_seconds > r.seconds for r in results)
 
 
+def test_time_kernels_gives_each_kernel_its_launch_and_runs(pocl_device):
+    """CDMPP's samples: the node's kernel under each configuration, with the group it was
+    launched in and each run's time."""
+    from mobile_opt.tools.tuning import time_kernels
+
+    configs = [TileConfig((1, 2)), TileConfig((1, 8), (2, 5))]
+    timings = list(time_kernels(_module(), "mm", configs, choose_device("pocl"), repeat=3))
+    assert [t.config for t in timings] == configs
+    assert [t.local_size for t in timings] == [None, (2, 5)]
+    assert all(len(t.seconds) == 3 and min(t.seconds) > 0 for t in timings)
+    assert all(t.kernel.sym_name.data.startswith("matmul") for t in timings)
+
+
 def test_configurations_of_one_tile_share_a_build(pocl_device, monkeypatch):
     """A work group is only a launch parameter: one build per (tile, layout), each
     configuration launched in its own group, computing the same product."""

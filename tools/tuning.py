@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -21,6 +21,7 @@ from xdsl.ir import Operation
 
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
 from mobile_opt.checking import make_inputs
+from mobile_opt.dialects import ocl
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.pipelines import apply, gpu_pipeline
 from mobile_opt.reference.interpreter import describe_location, find_function
@@ -113,6 +114,46 @@ def measure(module: ModuleOp, node: str, configs: Sequence[TileConfig], device,
         times = [_node_seconds(compiled, feeds, node) for _ in range(repeat + 1)]
         results.append(Measurement(config, min(times[1:]), time.perf_counter() - start))
     return results
+
+
+@dataclass
+class KernelTiming:
+    """One kernel of a node under a configuration: as built, as launched, and its times."""
+
+    config: TileConfig
+    kernel: ocl.KernelOp
+    global_size: tuple[int, ...]
+    local_size: tuple[int, ...] | None
+    seconds: list[float]
+    """Each run's time after a warm-up run."""
+
+
+def time_kernels(module: ModuleOp, node: str, configs: Sequence[TileConfig], device,
+                 repeat: int = 5, progress: Callable[[str], None] | None = None
+                 ) -> Iterator[KernelTiming]:
+    """
+    Each kernel of node `node` under each configuration, timed alone over `repeat` runs
+    after a warm-up (a split product's two kernels apart); configurations the device
+    cannot launch are left out. What a learned cost model trains on.
+    """
+    feeds = random_feeds(module)
+    builds = _Builds(module, node, device, keep=1)
+    for index, config in enumerate(configs):
+        if progress:
+            progress(f"{node} {config.describe()} ({index + 1}/{len(configs)})")
+        compiled = builds(config)
+        try:
+            runs = [compiled.run(feeds).kernel_times for _ in range(repeat + 1)][1:]
+        except OpenCLRunError as e:
+            if "OUT_OF_RESOURCES" not in str(e):
+                raise
+            continue
+        kernels = {op.sym_name.data: op for op in compiled.module.walk()
+                   if isinstance(op, ocl.KernelOp)}
+        for i, (record, global_size, local_size) in enumerate(compiled.launch_sizes):
+            if _names(record.node, node):
+                yield KernelTiming(config, kernels[record.kernel], tuple(global_size),
+                                   local_size, [run[i].seconds for run in runs])
 
 
 def retime(module: ModuleOp, node: str, configs: Sequence[TileConfig], device,

@@ -160,6 +160,12 @@ class CompiledModel:
             variant._launches.append((record, kernel, global_size, local))
         return variant
 
+    @property
+    def launch_sizes(self) -> list[tuple[LaunchRecord, tuple[int, ...], tuple[int, ...] | None]]:
+        """Each launch, in program order, with the global and local size it runs with
+        (this variant's: `with_local_size` may have changed the latter)."""
+        return [(record, global_size, local) for record, _, global_size, local in self._launches]
+
     # storage --------------------------------------------------------------------------
     def _allocated_now(self, slot: Slot) -> bool:
         """Whether the slot exists from the start (a streaming run makes some later)."""

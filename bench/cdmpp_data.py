@@ -1,0 +1,233 @@
+"""
+CDMPP's dataset (issue 23): this compiler's GPU kernels, each as its compact AST
+(`models/cdmpp_features.py`) with its measured latency on one OpenCL device.
+
+A *task* is one ONNX node of some shape: the nodes of the benchmark models
+(`bench/e2e.py`'s, each of its Conv, ConvTranspose, MatMul, Gemm, Softmax and
+LayerNormalization nodes at its shapes, as a single node over random weights), and random
+kernels of TMModel's families from Table 3's ranges (`bench/tmmodel.py`'s sampler). Every
+configuration of a task that `texture-tile` chooses among (thread tile, work group,
+blocked plans; tensors in images, as `mobile-tune` measures them) is lowered, built and
+run (`tools/tuning.time_kernels`: a work group is a launch parameter, so the groups of
+one tile share a build). Each kernel of it is one sample: the median of `--repeat` runs
+after a warm-up, and the spread (median absolute deviation over the median).
+
+The dataset is saved as one compressed `.npz` of columns under `bench/data/`
+(`cdmpp-<device>.npz`): the leaves of every sample's compact AST stacked (`leaves`,
+`order`, `leaf_offsets`), and per sample its latency, spread, task, source, family,
+configuration and kernel name; the task specs and the device's features beside them.
+A run appends to the file it finds (its tasks are skipped), so a long collection can be
+done in parts.
+
+    python3 bench/cdmpp_data.py --device pocl --random 20 --minutes 30
+    python3 bench/cdmpp_data.py --device gpu --models light_resnet50,vit_tiny
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, shape_inference
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+from e2e import EXPORTED_MODELS, LIGHT_MODELS, import_repo_package, resolve_models  # noqa: E402
+from tmmodel import FAMILIES, sample_cases  # noqa: E402
+
+import_repo_package()
+
+from mobile_opt.backends.opencl.devices import DeviceError, choose_device  # noqa: E402
+from mobile_opt.checking.tile_search import Case  # noqa: E402
+from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
+from mobile_opt.frontend.single_node import NODE_NAME  # noqa: E402
+from mobile_opt.models import texture_kernels  # noqa: E402
+from mobile_opt.models.cdmpp_features import (  # noqa: E402
+    DEVICE_FIELDS,
+    LEAF_FIELDS,
+    compact_ast,
+    device_features,
+)
+from mobile_opt.models.device_profile import load_profile, profile_for_device  # noqa: E402
+from mobile_opt.tools.cli import noting, progress_bar  # noqa: E402
+from mobile_opt.tools.tuning import node_name, time_kernels  # noqa: E402
+from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of  # noqa: E402
+
+TASK_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm", "Softmax", "LayerNormalization")
+"""The node types whose kernels `texture-tile` configures."""
+
+
+def model_cases(name: str, scratch: Path) -> list[Case]:
+    """Each distinct configurable node of a benchmark model, at its shapes, as a Case."""
+    source = resolve_models([name], scratch)[0]
+    model = shape_inference.infer_shapes(onnx.load(str(source.path)))
+    graph = model.graph
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+              for v in [*graph.input, *graph.value_info, *graph.output]}
+    shapes.update({t.name: list(t.dims) for t in graph.initializer})
+    cases: list[Case] = []
+    for node in graph.node:
+        if node.op_type not in TASK_OPS:
+            continue
+        inputs = [shapes.get(i) for i in node.input if i]
+        if any(not s or 0 in s for s in inputs):
+            continue
+        attrs = tuple((a.name, _attr(helper.get_attribute_value(a))) for a in node.attribute)
+        case = Case(name, node.op_type, tuple(tuple(s) for s in inputs), attrs)
+        if case not in cases:
+            cases.append(case)
+    return cases
+
+
+def _attr(value):
+    if isinstance(value, bytes):
+        return value.decode()
+    return tuple(value) if isinstance(value, list) else value
+
+
+def spec(case: Case) -> dict:
+    return {"op": case.op, "inputs": [list(s) for s in case.inputs],
+            "attrs": {k: list(v) if isinstance(v, tuple) else v for k, v in case.attrs}}
+
+
+class Dataset:
+    """The columns, grown sample by sample and saved as one `.npz`."""
+
+    def __init__(self, path: Path, device_text: str, profile: dict):
+        self.path = path
+        self.columns: dict[str, list] = {k: [] for k in (
+            "latency", "spread", "runs", "task", "source", "family", "config", "kernel")}
+        self.leaves: list[np.ndarray] = []
+        self.order: list[np.ndarray] = []
+        self.tasks: list[dict] = []
+        self.device_text = device_text
+        self.device = device_features(profile)
+        if path.is_file():
+            self._load()
+
+    def _load(self) -> None:
+        data = np.load(self.path, allow_pickle=False)
+        offsets = data["leaf_offsets"]
+        for i in range(len(offsets) - 1):
+            self.leaves.append(data["leaves"][offsets[i]:offsets[i + 1]])
+            self.order.append(data["order"][offsets[i]:offsets[i + 1]])
+        for key in self.columns:
+            self.columns[key] = data[key].tolist()
+        self.tasks = json.loads(str(data["tasks"]))
+
+    def has(self, source: str, case: Case) -> bool:
+        return {"source": source, **spec(case)} in self.tasks
+
+    def add_task(self, source: str, case: Case) -> int:
+        self.tasks.append({"source": source, **spec(case)})
+        return len(self.tasks) - 1
+
+    def add(self, task: int, family: str, timing) -> None:
+        ast = compact_ast(timing.kernel, timing.global_size, timing.local_size)
+        median = statistics.median(timing.seconds)
+        spread = statistics.median(abs(t - median) for t in timing.seconds) / median
+        self.leaves.append(ast.leaves)
+        self.order.append(ast.order)
+        for key, value in (("latency", median), ("spread", spread),
+                           ("runs", len(timing.seconds)), ("task", task),
+                           ("source", self.tasks[task]["source"]), ("family", family),
+                           ("config", timing.config.describe()),
+                           ("kernel", timing.kernel.sym_name.data)):
+            self.columns[key].append(value)
+
+    def __len__(self) -> int:
+        return len(self.leaves)
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        offsets = np.cumsum([0] + [len(leaves) for leaves in self.leaves])
+        width = len(LEAF_FIELDS)
+        np.savez_compressed(
+            self.path,
+            leaves=np.concatenate(self.leaves) if self.leaves else np.zeros((0, width),
+                                                                               np.float32),
+            order=np.concatenate(self.order) if self.order else np.zeros(0, np.int64),
+            leaf_offsets=offsets, leaf_fields=np.asarray(LEAF_FIELDS),
+            device_features=self.device, device_fields=np.asarray(DEVICE_FIELDS),
+            device=np.asarray(self.device_text), tasks=np.asarray(json.dumps(self.tasks)),
+            **{k: np.asarray(v) for k, v in self.columns.items()})
+
+
+def collect(case: Case, source: str, device, limits: HardwareLimits, dataset: Dataset,
+            folder: Path, repeat: int, note) -> int:
+    """Every configuration of one task timed into `dataset`; the samples added."""
+    module = import_onnx(str(case.save(folder)))
+    node = next(o for o in module.walk() if node_name(o) == NODE_NAME)
+    kernel = kernel_of(node, limits.max_image)
+    if kernel is None:
+        return 0
+    task = dataset.add_task(source, case)
+    before = len(dataset)
+    space = list(texture_kernels.candidates(kernel, limits.max_group))
+    for timing in time_kernels(module, NODE_NAME, space, device, repeat, progress=note):
+        if all(math.isfinite(t) and t > 0 for t in timing.seconds):
+            dataset.add(task, kernel.family, timing)
+    return len(dataset) - before
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="pocl")
+    parser.add_argument("--models", default=",".join(LIGHT_MODELS + EXPORTED_MODELS),
+                        help="benchmark models whose nodes are tasks ('' for none)")
+    parser.add_argument("--random", type=int, default=4,
+                        help="random tasks per family of TMModel's (MatMul three times)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per kernel after a warm-up")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="stop after the task that crosses this time (saved as it goes)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="default bench/data/cdmpp-<device>.npz")
+    args = parser.parse_args()
+    try:
+        device = choose_device(args.device)
+    except DeviceError as e:
+        print(f"bench/cdmpp_data.py: error: {e}", file=sys.stderr)
+        return 1
+    profile_name = profile_for_device(device.name, device.platform)
+    if profile_name is None:
+        print(f"bench/cdmpp_data.py: error: no shipped profile for {device.name}: "
+              "run mobile-probe", file=sys.stderr)
+        return 1
+    profile = load_profile(profile_name)
+    limits = HardwareLimits.of(profile)
+    out = Path(args.out or BENCH_DIR / "data" / f"cdmpp-{profile_name}.npz")
+    dataset = Dataset(out, device.describe(), profile)
+    cpu = "CPU" in device.kind
+    rng = np.random.default_rng(args.seed)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        tasks = [(c.family, c) for name in filter(None, args.models.split(","))
+                 for c in model_cases(name, folder)]
+        tasks += [(f"random:{c.family}", c) for f in FAMILIES
+                  for c in sample_cases(f, args.random * (3 if f == "matmul" else 1), cpu, rng)]
+        tasks = [(s, c) for s, c in tasks if not dataset.has(s, c)]
+        bar = progress_bar(len(tasks), f"cdmpp data on {device.name}", "task")
+        for source, case in tasks:
+            bar.set_postfix_str(f"{source} {case.op} {case.inputs[0]}")
+            collect(case, source, device, limits, dataset, folder, args.repeat, noting(bar))
+            dataset.save()
+            bar.update()
+            if args.minutes and time.perf_counter() - started > 60 * args.minutes:
+                break
+        bar.close()
+    print(f"{len(dataset)} kernels of {len(dataset.tasks)} tasks on {device.describe()}: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""CDMPP's compact ASTs of `ocl` kernels, their positional encoding and device features."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from xdsl.parser import Parser
+
+from mobile_opt import pipelines
+from mobile_opt.dialects import ocl
+from mobile_opt.models.cdmpp_features import (
+    DEVICE_FIELDS,
+    LEAF_FIELDS,
+    compact_ast,
+    device_features,
+    positional_encoding,
+)
+from mobile_opt.models.device_profile import load_profile
+
+KERNEL = """
+ocl.kernel @k(%out: !texture.buffer2d<8x2xf32>, %in: !texture.buffer2d<8x2xf32>) {
+  %gx = ocl.global_id 0
+  %p = ocl.vload4 %in[%gx] : !texture.buffer2d<8x2xf32>
+  %c0 = arith.constant 0 : i32
+  %c4 = arith.constant 4 : i32
+  %c1 = arith.constant 1 : i32
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %p) -> (vector<4xf32>) : i32 {
+    %q = ocl.vload4 %in[%i] : !texture.buffer2d<8x2xf32>
+    %w = ocl.vec16 %q, %q, %q, %q
+    %s = math.fma %w, %w, %w : vector<16xf32>
+    %t = ocl.part4 %s[0]
+    %u = arith.addf %t, %a : vector<4xf32>
+    scf.yield %u : vector<4xf32>
+  }
+  %n = scf.for %j = %c0 to %gx step %c1 iter_args(%b = %r) -> (vector<4xf32>) : i32 {
+    %v = arith.mulf %b, %b : vector<4xf32>
+    scf.yield %v : vector<4xf32>
+  }
+  ocl.vstore4 %n, %out[%gx] : !texture.buffer2d<8x2xf32>
+  ocl.return
+}
+"""
+
+
+def _kernel() -> ocl.KernelOp:
+    module = Parser(pipelines.context(), KERNEL).parse_module()
+    return next(op for op in module.walk() if isinstance(op, ocl.KernelOp))
+
+
+def _field(row: np.ndarray, name: str) -> float:
+    return float(row[LEAF_FIELDS.index(name)])
+
+
+def log(x: float):
+    """log2(1 + x) as the float32 vectors hold it."""
+    return pytest.approx(math.log2(1 + x), rel=1e-6)
+
+
+def test_leaves_and_their_order():
+    """Three leaves around two loops: before, in each loop (pre-order, a marker after
+    each leaf), and after; their counts in elements, loops and launch."""
+    ast = compact_ast(_kernel(), [8, 2], [4, 1])
+    assert ast.leaves.shape == (4, len(LEAF_FIELDS)) and len(LEAF_FIELDS) % 2 == 0
+    # serialised: leaf0 marker loop leaf1 marker loop leaf2 marker leaf3 marker
+    assert ast.order.tolist() == [0, 3, 6, 8]
+    before, inner, second, after = ast.leaves
+    assert _field(before, "buffer_loads") == log(1) and _field(before, "loop_depth") == 0
+    assert _field(before, "buffer_load_bytes") == log(16)
+    assert _field(inner, "f_fma") == log(16)
+    assert _field(inner, "f_add") == log(4)
+    assert _field(inner, "shuffle") == log(16 + 4)
+    assert _field(inner, "loop_depth") == 1 and _field(inner, "extent_inner") == log(4)
+    assert _field(inner, "trip_product") == log(4) and _field(inner, "dynamic_loops") == 0
+    # 16 FMAs (2 FLOPs) and 4 adds, 4 times, over 16 work-items
+    assert _field(inner, "total_flops") == log((2 * 16 + 4) * 4 * 16)
+    assert _field(second, "dynamic_loops") == 1 and _field(second, "trip_product") == log(1)
+    assert _field(after, "buffer_stores") == log(1)
+    for row in ast.leaves:
+        assert _field(row, "work_items") == log(16) and _field(row, "work_groups") == log(4)
+
+
+def test_driver_chosen_group_and_empty_kernel():
+    module = Parser(pipelines.context(), """
+      ocl.kernel @e(%out: !texture.buffer2d<8x2xf32>) {
+        ocl.return
+      }""").parse_module()
+    kernel = next(op for op in module.walk() if isinstance(op, ocl.KernelOp))
+    ast = compact_ast(kernel, [8])
+    assert ast.size == 1 and _field(ast.leaves[0], "local_x") == 0
+    assert _field(ast.leaves[0], "global_y") == log(1)
+
+
+def test_positional_encoding_is_the_papers_sinusoid():
+    encoding = positional_encoding([0, 3, 7], 8, theta=100.0)
+    for row, position in zip(encoding, [0, 3, 7]):
+        for delta in range(4):
+            angle = position / 100.0 ** (2 * delta / 8)
+            assert row[2 * delta] == pytest.approx(math.sin(angle), abs=1e-6)
+            assert row[2 * delta + 1] == pytest.approx(math.cos(angle), abs=1e-6)
+    ast = compact_ast(_kernel(), [8, 2])
+    encoded = ast.encoded()
+    assert encoded.shape == ast.leaves.shape
+    assert not np.allclose(encoded - ast.leaves, encoded[0] - ast.leaves[0])  # by position
+
+
+def test_device_features_tell_devices_apart():
+    pocl, h200 = (device_features(load_profile(n)) for n in ("pocl", "nvidia-h200"))
+    assert pocl.shape == h200.shape == (len(DEVICE_FIELDS),)
+    assert pocl[DEVICE_FIELDS.index("gpu")] == 0 and h200[DEVICE_FIELDS.index("gpu")] == 1
+    assert h200[DEVICE_FIELDS.index("peak_gflops")] > pocl[DEVICE_FIELDS.index("peak_gflops")]
+    assert np.isfinite(pocl).all() and np.isfinite(h200).all()
