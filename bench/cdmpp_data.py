@@ -5,10 +5,10 @@ CDMPP's dataset (issue 23): this compiler's GPU kernels, each as its compact AST
 A *task* is one ONNX node of some shape: the nodes of the benchmark models
 (`bench/e2e.py`'s, each of its Conv, ConvTranspose, MatMul, Gemm, Softmax and
 LayerNormalization nodes at its shapes, as a single node over random weights), and random
-kernels of TMModel's families from Table 3's ranges (`bench/tmmodel.py`'s sampler). Every
-configuration of a task that `texture-tile` chooses among (thread tile, work group,
-blocked plans; tensors in images, as `mobile-tune` measures them) is lowered, built and
-run (`tools/tuning.time_kernels`: a work group is a launch parameter, so the groups of
+kernels of TMModel's families from Table 3's ranges (`bench/tmmodel.py`'s sampler). The
+configurations of a task that `texture-tile` chooses among (thread tile, work group,
+blocked plans; tensors in images, as `mobile-tune` measures them; at most `--configs` of
+them, sampled) are lowered, built and run (`tools/tuning.time_kernels`: a work group is a launch parameter, so the groups of
 one tile share a build). Each kernel of it is one sample: the median of `--repeat` runs
 after a warm-up, and the spread (median absolute deviation over the median).
 
@@ -16,8 +16,8 @@ The dataset is saved as one compressed `.npz` of columns under `bench/data/`
 (`cdmpp-<device>.npz`): the leaves of every sample's compact AST stacked (`leaves`,
 `order`, `leaf_offsets`), and per sample its latency, spread, task, source, family,
 configuration and kernel name; the task specs and the device's features beside them.
-A run appends to the file it finds (its tasks are skipped), so a long collection can be
-done in parts.
+A run appends to the file it finds (its tasks are skipped) and takes the tasks in a
+random order, so a long collection can be done in parts and a part is a fair sample.
 
     python3 bench/cdmpp_data.py --device pocl --random 20 --minutes 30
     python3 bench/cdmpp_data.py --device gpu --models light_resnet50,vit_tiny
@@ -162,7 +162,7 @@ class Dataset:
 
 
 def collect(case: Case, source: str, device, limits: HardwareLimits, dataset: Dataset,
-            folder: Path, repeat: int, note) -> int:
+            folder: Path, repeat: int, configs: int, rng: np.random.Generator, note) -> int:
     """Every configuration of one task timed into `dataset`; the samples added."""
     module = import_onnx(str(case.save(folder)))
     node = next(o for o in module.walk() if node_name(o) == NODE_NAME)
@@ -172,6 +172,8 @@ def collect(case: Case, source: str, device, limits: HardwareLimits, dataset: Da
     task = dataset.add_task(source, case)
     before = len(dataset)
     space = list(texture_kernels.candidates(kernel, limits.max_group))
+    if len(space) > configs:  # a sample of the space, in its order (tiles share builds)
+        space = [space[i] for i in sorted(rng.choice(len(space), configs, replace=False))]
     for timing in time_kernels(module, NODE_NAME, space, device, repeat, progress=note):
         if all(math.isfinite(t) and t > 0 for t in timing.seconds):
             dataset.add(task, kernel.family, timing)
@@ -187,6 +189,8 @@ def main() -> int:
     parser.add_argument("--random", type=int, default=4,
                         help="random tasks per family of TMModel's (MatMul three times)")
     parser.add_argument("--repeat", type=int, default=5, help="runs per kernel after a warm-up")
+    parser.add_argument("--configs", type=int, default=32,
+                        help="configurations per task at most (a random sample of its space)")
     parser.add_argument("--minutes", type=float, default=None,
                         help="stop after the task that crosses this time (saved as it goes)")
     parser.add_argument("--seed", type=int, default=0)
@@ -215,11 +219,13 @@ def main() -> int:
                  for c in model_cases(name, folder)]
         tasks += [(f"random:{c.family}", c) for f in FAMILIES
                   for c in sample_cases(f, args.random * (3 if f == "matmul" else 1), cpu, rng)]
-        tasks = [(s, c) for s, c in tasks if not dataset.has(s, c)]
+        # in random order, so that a run cut short by --minutes is a fair sample
+        tasks = [tasks[i] for i in rng.permutation(len(tasks)) if not dataset.has(*tasks[i])]
         bar = progress_bar(len(tasks), f"cdmpp data on {device.name}", "task")
         for source, case in tasks:
             bar.set_postfix_str(f"{source} {case.op} {case.inputs[0]}")
-            collect(case, source, device, limits, dataset, folder, args.repeat, noting(bar))
+            collect(case, source, device, limits, dataset, folder, args.repeat, args.configs,
+                    rng, noting(bar))
             dataset.save()
             bar.update()
             if args.minutes and time.perf_counter() - started > 60 * args.minutes:

@@ -195,30 +195,30 @@ def _count(op: Operation, counts: dict[str, float]) -> None:
     kind = _KINDS.get(type(op))
     if kind is not None:
         add(kind, _elements(op.results[0]) if op.results else 1)
-    elif isinstance(op, ocl.ImageReadOp):
-        add("image_reads")
-    elif isinstance(op, ocl.ImageWriteOp):
-        add("image_writes")
-    elif isinstance(op, ocl.BufferLaneLoadOp):
-        add("lane_loads")
+        return
+    access = next((field for cls, field in _ACCESSES if isinstance(op, cls)), None)
+    if access is not None:
+        add(access)
     elif isinstance(op, ocl.BufferLoadOp | ocl.BufferLoad16Op):
         add("buffer_loads")
         add("buffer_load_bytes", _elements(op.results[0]) * _element_bytes(op.buffer))
     elif isinstance(op, ocl.BufferStoreOp):
         add("buffer_stores")
         add("buffer_store_bytes", _elements(op.value) * _element_bytes(op.buffer))
-    elif isinstance(op, ocl.LocalLoadOp):
-        add("local_loads")
-    elif isinstance(op, ocl.LocalStoreOp):
-        add("local_stores")
-    elif isinstance(op, ocl.BarrierOp):
-        add("barriers")
     elif isinstance(op, texture.ReadOp | texture.Read16Op):  # not yet lowered: as a buffer's
         add("buffer_loads")
         add("buffer_load_bytes", 4 * _elements(op.results[0]))
     elif isinstance(op, texture.WriteOp):
         add("buffer_stores")
         add("buffer_store_bytes", 16)
+
+
+_ACCESSES = (
+    (ocl.ImageReadOp, "image_reads"), (ocl.ImageWriteOp, "image_writes"),
+    (ocl.BufferLaneLoadOp, "lane_loads"), (ocl.LocalLoadOp, "local_loads"),
+    (ocl.LocalStoreOp, "local_stores"), (ocl.BarrierOp, "barriers"),
+)
+"""Accesses counted by op alone (buffers' by their bytes too, above)."""
 
 
 def _element_bytes(storage: SSAValue) -> int:
