@@ -8,9 +8,10 @@ LayerNormalization nodes at its shapes, as a single node over random weights), a
 kernels of TMModel's families from Table 3's ranges (`bench/tmmodel.py`'s sampler). The
 configurations of a task that `texture-tile` chooses among (thread tile, work group,
 blocked plans; tensors in images, as `mobile-tune` measures them; at most `--configs` of
-them, sampled) are lowered, built and run (`tools/tuning.time_kernels`: a work group is a launch parameter, so the groups of
-one tile share a build). Each kernel of it is one sample: the median of `--repeat` runs
-after a warm-up, and the spread (median absolute deviation over the median).
+them, sampled) are lowered, built and run (`tools/tuning.time_kernels`: a work group is a
+launch parameter, so the groups of one tile share a build). Each kernel of it is one
+sample: the median of `--repeat` runs after a warm-up, and the spread (median absolute
+deviation over the median).
 
 The dataset is saved as one compressed `.npz` of columns under `bench/data/`
 (`cdmpp-<device>.npz`): the leaves of every sample's compact AST stacked (`leaves`,

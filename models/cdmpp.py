@@ -25,6 +25,9 @@ from mobile_opt.models.cdmpp_features import CompactAST
 POOLED = 0
 """The leaf-count key of the layer over pooled encoder outputs."""
 
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+"""Shipped predictors, `cdmpp-<device profile>.npz`."""
+
 
 def box_cox(x: np.ndarray, lam: float) -> np.ndarray:
     return np.log(x) if lam == 0 else (np.power(x, lam) - 1) / lam
@@ -68,6 +71,11 @@ class Predictor:
         return cls(data, int(meta["layers"]), int(meta["heads"]),
                    tuple(int(n) for n in meta["leaf_counts"]), float(meta["boxcox_lambda"]),
                    float(meta["label_mean"]), float(meta["label_std"]))
+
+    @classmethod
+    def shipped(cls, profile: str) -> Predictor:
+        """The predictor shipped for a device profile (`models/weights/`)."""
+        return cls.load(WEIGHTS_DIR / f"cdmpp-{profile}.npz")
 
     def _linear(self, name: str, x: np.ndarray) -> np.ndarray:
         return x @ self.weights[f"{name}.weight"].T + self.weights[f"{name}.bias"]

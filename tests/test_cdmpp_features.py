@@ -111,3 +111,27 @@ def test_device_features_tell_devices_apart():
     assert pocl[DEVICE_FIELDS.index("gpu")] == 0 and h200[DEVICE_FIELDS.index("gpu")] == 1
     assert h200[DEVICE_FIELDS.index("peak_gflops")] > pocl[DEVICE_FIELDS.index("peak_gflops")]
     assert np.isfinite(pocl).all() and np.isfinite(h200).all()
+
+
+def test_shipped_predictor_matches_torch_and_orders_work(tmp_path):
+    """The shipped PoCL predictor's numpy pass gives torch's labels for the kernels saved
+    with it, and predicts a MatMul of 512³ slower than one of 64³."""
+    from pathlib import Path
+
+    from mobile_opt.frontend.single_node import save_single_node
+    from mobile_opt.models.cdmpp import Predictor
+    from harness import lower_for_pocl
+
+    predictor = Predictor.shipped("pocl")
+    assert predictor.check() < 1e-4
+    device = device_features(load_profile("pocl"))
+    seconds = []
+    for n in (64, 512):
+        path = save_single_node(tmp_path / f"mm{n}.onnx", "MatMul", [(n, n), (n, n)])
+        module = lower_for_pocl(path, ["onnx-to-texture{buffers=false}"])
+        kernels = {op.sym_name.data: op for op in module.walk() if isinstance(op, ocl.KernelOp)}
+        launch = next(op for op in module.walk() if isinstance(op, ocl.LaunchOp))
+        ast = compact_ast(kernels[launch.kernel.root_reference.data],
+                          launch.global_size.get_values())
+        seconds.append(predictor.seconds(ast, device))
+    assert 0 < seconds[0] < seconds[1] and all(math.isfinite(s) for s in seconds)

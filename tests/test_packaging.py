@@ -44,9 +44,11 @@ def test_non_editable_install_imports(tmp_path):
         capture_output=True,
     )
     assert (target / "mobile_opt" / "dialects" / "onnx" / "nn.py").is_file()
-    # data files the code reads: the assembly grammar and the shipped device profiles
+    # data files the code reads: the assembly grammar, the shipped device profiles and
+    # predictors
     assert (target / "mobile_opt" / "backends" / "hexagon" / "hexagon.lark").is_file()
     assert (target / "mobile_opt" / "models" / "profiles" / "adreno740.json").is_file()
+    assert (target / "mobile_opt" / "models" / "weights" / "cdmpp-pocl.npz").is_file()
     code = "import mobile_opt.dialects.onnx as d, mobile_opt.frontend.onnx_import; print(d.__file__)"
     out = subprocess.run(
         [sys.executable, "-c", code],

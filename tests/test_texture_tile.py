@@ -6,6 +6,8 @@ searches, and the default GPU pipeline's use of the model.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from xdsl.context import Context
@@ -237,6 +239,34 @@ def test_time_kernels_gives_each_kernel_its_launch_and_runs(pocl_device):
     assert [t.local_size for t in timings] == [None, (2, 5)]
     assert all(len(t.seconds) == 3 and min(t.seconds) > 0 for t in timings)
     assert all(t.kernel.sym_name.data.startswith("matmul") for t in timings)
+
+
+@pytest.mark.parametrize("reason", ["OUT_OF_RESOURCES", "INVALID_WORK_GROUP_SIZE"])
+def test_a_launch_the_driver_refuses_is_no_measurement(reason, monkeypatch):
+    """A configuration the driver will not launch (NVIDIA's INVALID_WORK_GROUP_SIZE for a
+    group too large for the kernel's registers) is never picked, and no sample; any other
+    failure still stops the measurement."""
+    from mobile_opt.backends.opencl.executor import OpenCLRunError
+    from mobile_opt.tools import tuning
+
+    class Refused:
+        def run(self, feeds):
+            raise OpenCLRunError(f"launching matmul_0 failed: clEnqueueNDRangeKernel failed: "
+                                 f"{reason}")
+
+        def with_local_size(self, launches, local_size):
+            return self
+
+    assert tuning._node_seconds(Refused(), {}, "mm") == math.inf
+    monkeypatch.setattr(tuning, "_build", lambda *args: Refused())
+    assert list(tuning.time_kernels(_module(), "mm", [TileConfig((1, 2))], None)) == []
+
+    class Broken:
+        def run(self, feeds):
+            raise OpenCLRunError("launching matmul_0 failed: INVALID_KERNEL_ARGS")
+
+    with pytest.raises(OpenCLRunError):
+        tuning._node_seconds(Broken(), {}, "mm")
 
 
 def test_configurations_of_one_tile_share_a_build(pocl_device, monkeypatch):

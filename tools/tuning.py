@@ -89,12 +89,21 @@ class _Builds:
                                                 config.group)
 
 
+UNLAUNCHABLE = ("OUT_OF_RESOURCES", "INVALID_WORK_GROUP_SIZE")
+"""A driver's refusals of a configuration (too many registers or too large a group for
+this kernel), not failures of the measurement."""
+
+
+def _unlaunchable(error: OpenCLRunError) -> bool:
+    return any(reason in str(error) for reason in UNLAUNCHABLE)
+
+
 def _node_seconds(compiled: CompiledModel, feeds: dict[str, np.ndarray], node: str) -> float:
     """One run's time of the node's kernels; infinite where the device cannot launch them."""
     try:
         run = compiled.run(feeds)
     except OpenCLRunError as e:
-        if "OUT_OF_RESOURCES" not in str(e):
+        if not _unlaunchable(e):
             raise
         return math.inf  # a configuration never to pick
     return sum(t.seconds for t in run.kernel_times if _names(t.node, node))
@@ -145,7 +154,7 @@ def time_kernels(module: ModuleOp, node: str, configs: Sequence[TileConfig], dev
         try:
             runs = [compiled.run(feeds).kernel_times for _ in range(repeat + 1)][1:]
         except OpenCLRunError as e:
-            if "OUT_OF_RESOURCES" not in str(e):
+            if not _unlaunchable(e):
                 raise
             continue
         kernels = {op.sym_name.data: op for op in compiled.module.walk()
