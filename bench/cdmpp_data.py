@@ -94,11 +94,6 @@ def _attr(value):
     return tuple(value) if isinstance(value, list) else value
 
 
-def spec(case: Case) -> dict:
-    return {"op": case.op, "inputs": [list(s) for s in case.inputs],
-            "attrs": {k: list(v) if isinstance(v, tuple) else v for k, v in case.attrs}}
-
-
 class Dataset:
     """The columns, grown sample by sample and saved as one `.npz`."""
 
@@ -125,10 +120,10 @@ class Dataset:
         self.tasks = json.loads(str(data["tasks"]))
 
     def has(self, source: str, case: Case) -> bool:
-        return {"source": source, **spec(case)} in self.tasks
+        return {"source": source, **case.spec()} in self.tasks
 
     def add_task(self, source: str, case: Case) -> int:
-        self.tasks.append({"source": source, **spec(case)})
+        self.tasks.append({"source": source, **case.spec()})
         return len(self.tasks) - 1
 
     def add(self, task: int, family: str, timing) -> None:

@@ -151,10 +151,7 @@ def run_case(case: Case, device, profile: dict, folder: Path, note) -> dict:
 
 def rescore(row: dict, profile: dict, folder: Path) -> dict:
     """A row of an earlier run scored again (another profile or model), its times kept."""
-    spec = row["case"]
-    case = Case(row["family"], spec["op"], tuple(tuple(s) for s in spec["inputs"]),
-                tuple((k, tuple(v) if isinstance(v, list) else v)
-                      for k, v in spec["attrs"].items()))
+    case = Case.of_spec(row["family"], row["case"])
     kernel = kernel_of(next(o for o in import_onnx(str(case.save(folder))).walk()
                             if node_name(o) == NODE_NAME), HardwareLimits.of(profile).max_image)
     configs = {_config(c): c for c in row["configs"]}

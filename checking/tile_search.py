@@ -33,6 +33,17 @@ class Case:
         path = folder / f"{self.family}_{len(list(folder.iterdir()))}.onnx"
         return save_single_node(path, self.op, self.inputs, self.attrs)
 
+    def spec(self) -> dict:
+        """The node as JSON holds it (`of_spec` reads it back)."""
+        return {"op": self.op, "inputs": [list(s) for s in self.inputs],
+                "attrs": {k: list(v) if isinstance(v, tuple) else v for k, v in self.attrs}}
+
+    @classmethod
+    def of_spec(cls, family: str, spec: dict) -> Case:
+        return cls(family, spec["op"], tuple(tuple(s) for s in spec["inputs"]),
+                   tuple((k, tuple(v) if isinstance(v, list) else v)
+                         for k, v in spec["attrs"].items()))
+
 
 @dataclass(frozen=True)
 class Picks:
@@ -97,7 +108,7 @@ def score(case: Case, kernel, profile: dict,
     best = min(retimed, key=retimed.get) if use_retimed else picks.best_kept
     return {
         "family": case.family, "kernel": kernel.describe_shape(),
-        "case": {"op": case.op, "inputs": case.inputs, "attrs": dict(case.attrs)},
+        "case": case.spec(),
         "space": len(space), "pruned_space": len(picks.kept),
         "best_survives": picks.best_all in picks.kept,
         "pruned_best_over_best": scan[picks.best_kept] / scan[picks.best_all],

@@ -55,9 +55,10 @@ from mobile_opt.dialects.enum_syntax import AngleBracketEnum
 from .layouts import ACTIVATION_LAYOUTS, Layout, image_size
 
 PIXEL_F32 = VectorType(f32, [4])
-PIXELS16_F32 = VectorType(f32, [16])
 """What `texture.read` gives and `texture.write` takes: one RGBA pixel as float4.
 Kernels compute in f32 whatever the storage type."""
+PIXELS16_F32 = VectorType(f32, [16])
+"""What `texture.read16` gives: four pixels of a row as one float16."""
 
 
 @dataclass(frozen=True, init=False)

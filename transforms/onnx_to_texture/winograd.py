@@ -128,7 +128,6 @@ def winograd_conv(k: KernelContext, geo: ConvShape, x: TensorView, weight_value:
     cols = patch_positions(kb, w0, 2 * per_item + 2, geo.pads[1], width, items_w * per_item)
 
     cbs = [g * 4 + j for j in range(4)]
-    xs = [weight.pixel([cb, 0, 0, 0])[0] for cb in cbs]
     zero = kb.vec16([kb.float4(0.0)] * 4).named("m")
     bias16 = (kb.vec16([bias.read_block([kb.min(cb, blocks - 1)]) for cb in cbs])
               if bias is not None else None)
@@ -159,9 +158,7 @@ def winograd_conv(k: KernelContext, geo: ConvShape, x: TensorView, weight_value:
                 if ib.const is not None and ib.const * 4 + j >= in_channels:
                     break
                 for b in range(4):
-                    # the four pixels of a row of U share its y: one address, four reads
-                    y_row = weight.pixel([cbs[0], ib * 4 + j, a, b])[1]
-                    row = kb.vec16([kb.read(weight.storage, x, y_row) for x in xs])
+                    row = weight.read_row16([cbs[0], ib * 4 + j, a, b])
                     for t in range(per_item):
                         accs[t * 4 + b] = kb.fma(kb.splat16(kb.lane(vs[t][b], j)), row,
                                                  accs[t * 4 + b])
