@@ -135,3 +135,23 @@ def test_shipped_predictor_matches_torch_and_orders_work(tmp_path):
                           launch.global_size.get_values())
         seconds.append(predictor.seconds(ast, device))
     assert 0 < seconds[0] < seconds[1] and all(math.isfinite(s) for s in seconds)
+
+
+def test_mobile_learn_bad_files_are_one_line(tmp_path, capsys):
+    """A missing file, bytes that are no npz, or a dataset given as the weights: one line
+    naming the file, exit 1."""
+    from mobile_opt.models.cdmpp import WEIGHTS_DIR
+    from mobile_opt.tools.mobile_learn import main
+
+    weights = str(WEIGHTS_DIR / "cdmpp-pocl.npz")
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_text("not a zip")
+    for argv, name, why in (
+        (["eval", str(tmp_path / "none.npz"), weights], "none.npz", "No such file"),
+        (["eval", weights, str(garbage)], "garbage.npz", "CDMPP dataset"),
+        (["eval", weights, weights], "cdmpp-pocl.npz", "no field 'leaf_offsets'"),
+    ):
+        assert main(argv) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("mobile-learn: error: ")
+        assert name in err[0] and why in err[0]

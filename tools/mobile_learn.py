@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import zipfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -36,6 +37,19 @@ under the noise floor: left out of training and scoring."""
 
 CHECKS = 8
 """Kernels whose torch labels are saved with the weights."""
+
+
+class InputError(Exception):
+    """A dataset or weights file that cannot be read as one."""
+
+
+def read(path: Path, what: str, load):
+    """`load(path)`, or one line saying why the file is no `what`."""
+    try:
+        return load(path)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+        reason = f"no field {e}" if isinstance(e, KeyError) else str(e).split(". ")[0]
+        raise InputError(f"{path}: not a readable {what} ({reason})") from None
 
 
 def load_dataset(path: Path) -> dict:
@@ -223,7 +237,7 @@ def train(args: argparse.Namespace) -> int:
         print(f"mobile-learn: error: training needs the learn extra ({e.name} is missing): "
               "pip install -e .[learn]", file=sys.stderr)
         return 1
-    data = load_dataset(args.dataset)
+    data = read(args.dataset, "CDMPP dataset", load_dataset)
     hold_out = [m for m in args.hold_out.split(",") if m]
     settings = Settings(**{f.name: getattr(args, f.name) for f in fields(Settings)})
     parts = splits(data, hold_out, settings.seed)
@@ -262,8 +276,8 @@ def _plot(curve: list[dict], path: Path, device: str) -> None:
 
 
 def evaluate(args: argparse.Namespace) -> int:
-    predictor = Predictor.load(args.model)
-    data = load_dataset(args.dataset)
+    predictor = read(args.model, "CDMPP predictor", Predictor.load)
+    data = read(args.dataset, "CDMPP dataset", load_dataset)
     steady = np.flatnonzero(data["spread"] < STEADY)
     predicted = np.asarray([predictor.seconds(data["asts"][i], data["device_features"])
                             for i in steady])
@@ -289,7 +303,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("dataset", type=Path)
     p.set_defaults(func=evaluate)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except InputError as e:
+        print(f"mobile-learn: error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
