@@ -117,6 +117,33 @@ def sample_cases(family: str, count: int, cpu: bool, rng: np.random.Generator) -
     return cases
 
 
+DEFAULT_CASES = {"cpu": 2, "gpu": 4}
+"""Kernels per family of a run (MatMul gets three times as many), by the device's kind."""
+
+
+def benchmark_cases(families: list[str], per_family: int, cpu: bool, seed: int) -> list[Case]:
+    """
+    The kernels a run measures. Each family draws from its own generator, so that its
+    kernels do not depend on the other families run, and fewer cases are a prefix of more.
+    """
+    return [c for f in families
+            for c in sample_cases(f, per_family * (3 if f == "matmul" else 1), cpu,
+                                  np.random.default_rng([seed, FAMILIES.index(f)]))]
+
+
+def benchmark_specs(profile_name: str, cpu: bool) -> list[dict]:
+    """
+    The nodes of this benchmark on a device (a default run's, and those of the results
+    saved for its profile): what a learned cost model scored here must not train on.
+    """
+    cases = benchmark_cases(list(FAMILIES), DEFAULT_CASES["cpu" if cpu else "gpu"], cpu, 0)
+    specs = [c.spec() for c in cases]
+    saved = BENCH_DIR / "results" / f"tmmodel-{Path(profile_name).stem}.json"
+    if saved.is_file():
+        specs += [r["case"] for r in json.loads(saved.read_text())["rows"]]
+    return specs
+
+
 def geomean(values: list[float]) -> float:
     return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
 
@@ -312,10 +339,8 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
                 return 1
             profile = load_profile_or_fail(profile_name)
             cpu = "CPU" in device.kind
-            per_family = args.cases or (2 if cpu else 4)
-            rng = np.random.default_rng(args.seed)
-            cases = [c for f in families
-                     for c in sample_cases(f, per_family * (3 if f == "matmul" else 1), cpu, rng)]
+            per_family = args.cases or DEFAULT_CASES["cpu" if cpu else "gpu"]
+            cases = benchmark_cases(families, per_family, cpu, args.seed)
             bar = progress_bar(len(cases), f"tmmodel on {device.name}", "kernel")
             rows = []
             partial = Path(args.out or BENCH_DIR / "results" / "tmmodel-partial.json")
