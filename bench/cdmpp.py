@@ -32,12 +32,21 @@ from e2e import import_repo_package  # noqa: E402
 
 import_repo_package()
 
+from tmmodel import benchmark_specs  # noqa: E402
+
 from mobile_opt.models.cdmpp_features import pooled  # noqa: E402
 from mobile_opt.tools.mobile_learn import (  # noqa: E402
+    FINE_TUNING,
+    SAMPLERS,
     STEADY,
     Settings,
+    choose_tasks,
+    fine_tune,
     fit,
     load_dataset,
+    mape_of,
+    merged,
+    predict_of,
     splits,
 )
 
@@ -54,15 +63,124 @@ def mape(predicted: np.ndarray, actual: np.ndarray) -> float:
     return float(np.mean(np.abs(predicted - actual) / actual))
 
 
-def gbdt_mape(data: dict, parts: dict[str, np.ndarray], seed: int) -> float:
+def gbdt_predict(data: dict, parts: dict[str, np.ndarray], seed: int) -> np.ndarray:
+    """Gradient boosting's latencies of the test kernels, trained on the train ones."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    x = np.stack([np.concatenate([pooled(a.leaves), data["device_features"]])
-                  for a in data["asts"]])
-    y = data["latency"]
+    if "pooled" not in data:  # the features, once per dataset
+        rows = data.get("device_rows")
+        data["pooled"] = np.stack([
+            np.concatenate([pooled(a.leaves), data["device_features"] if rows is None
+                            else rows[i]]) for i, a in enumerate(data["asts"])])
+    x, y = data["pooled"], data["latency"]
     model = HistGradientBoostingRegressor(max_iter=600, learning_rate=0.08, random_state=seed)
     model.fit(x[parts["train"]], np.log(y[parts["train"]]))
-    return mape(np.exp(model.predict(x[parts["test"]])), y[parts["test"]])
+    return np.exp(model.predict(x[parts["test"]]))
+
+
+def gbdt_mape(data: dict, parts: dict[str, np.ndarray], seed: int) -> float:
+    return mape(gbdt_predict(data, parts, seed), data["latency"][parts["test"]])
+
+
+def pick_over_best(data: dict, indices: np.ndarray, predicted: np.ndarray) -> float:
+    """
+    Tuning by prediction within each task of `indices`: the measured latency of the
+    configuration predicted fastest over the fastest measured (a configuration's kernels
+    summed), in the geometric mean over tasks. Only configurations all of whose kernels
+    are among `indices` compete.
+    """
+    configs: dict[tuple[int, str], list[float]] = {}
+    for i, p in zip(indices, predicted):
+        entry = configs.setdefault((int(data["task"][i]), str(data["config"][i])), [0.0, 0.0])
+        entry[0] += data["latency"][i]
+        entry[1] += p
+    by_task: dict[int, list[list[float]]] = {}
+    for (task, _), entry in configs.items():
+        by_task.setdefault(task, []).append(entry)
+    ratios = [min(c, key=lambda e: e[1])[0] / min(e[0] for e in c)
+              for c in by_task.values() if len(c) > 1]
+    return float(np.exp(np.mean(np.log(ratios))))
+
+
+FINE_TUNE_TASKS = 8
+"""Tasks of the held-out models measured to fine-tune on (cross-model)."""
+ADAPT_TASKS = 50
+"""Tasks of the new device measured to fine-tune on (cross-device; the issue's bound)."""
+ADAPT_SEEDS = 10
+
+
+def benchmark_mask(data: dict, dataset: Path) -> np.ndarray:
+    """The kernels of bench/tmmodel.py's own tasks, which no model here trains on (that
+    benchmark scores the shipped predictor's choices)."""
+    specs = benchmark_specs(dataset.stem.removeprefix("cdmpp-"), "CPU" in str(data["device"]))
+    tasks = json.loads(str(data["tasks"]))
+    held = [i for i, t in enumerate(tasks)
+            if {k: v for k, v in t.items() if k != "source"} in specs]
+    return np.isin(data["task"], held)
+
+
+def tuned_parts(data: dict, candidates: np.ndarray, tasks: list[int], seed: int
+                ) -> dict[str, np.ndarray]:
+    """The chosen tasks' steady kernels (train) and the other candidates' (test)."""
+    steady = data["spread"][candidates] < STEADY
+    chosen = np.isin(data["task"][candidates], tasks)
+    return {"train": candidates[chosen & steady], "test": candidates[~chosen & steady]}
+
+
+def cross_model(data: dict, parts: dict[str, np.ndarray], arrays: dict, hold_out: list[str],
+                seed: int) -> dict:
+    """The cross-model predictor fine-tuned on a few KMeans-chosen tasks of the held-out
+    models (CMD towards the training kernels); MAPE on their other tasks, before and after,
+    and gradient boosting given the same kernels."""
+    candidates = np.flatnonzero(np.isin(data["source"], hold_out) & ~data["benchmark"])
+    tasks = choose_tasks("kmeans", arrays, data, candidates, FINE_TUNE_TASKS, seed)
+    tuned, result = fine_tune(arrays, data, candidates, tasks, replace(FINE_TUNING, seed=seed),
+                              parts["train"], "cdmpp cross-model fine-tune")
+    sample = tuned_parts(data, candidates, tasks, seed)
+    return {"tasks": tasks, "kernels": result["kernels"],
+            "cdmpp_test_mape_before": mape_of(arrays, data, sample["test"]),
+            "cdmpp_test_mape": result["mape"]["test"],
+            "gbdt_test_mape": gbdt_mape(data, {"train": np.concatenate(
+                [parts["train"], sample["train"]]), "test": sample["test"]}, seed),
+            "cmd": [c["cmd"] for c in result["curve"]]}
+
+
+def cross_device(data: dict, source: dict, arrays: dict, seeds: int) -> dict:
+    """
+    A predictor trained on another device (`arrays`, on `source`) adapted to this one:
+    ADAPT_TASKS tasks chosen by each sampler, over `seeds` seeds, fine-tuned with CMD
+    towards the source's kernels (`fine_tune`); MAPE on this device's other tasks, and
+    gradient boosting trained on the chosen kernels and all the source's.
+    """
+    both, target = merged(source, data)
+    candidates = target[~data["benchmark"]]
+    origin = np.flatnonzero(both["spread"][:target[0]] < STEADY)
+    data = both
+    runs = {s: [] for s in SAMPLERS}
+    for seed in range(seeds):
+        for sampler in SAMPLERS:
+            tasks = choose_tasks(sampler, arrays, data, candidates, ADAPT_TASKS, seed)
+            _, result = fine_tune(arrays, data, candidates, tasks,
+                                  replace(FINE_TUNING, seed=seed), origin,
+                                  f"cdmpp adapt {sampler} seed {seed}")
+            sample = tuned_parts(data, candidates, tasks, seed)
+            runs[sampler].append({
+                "seed": seed, "tasks": tasks, "kernels": result["kernels"],
+                "cdmpp_test_mape": result["mape"]["test"],
+                "gbdt_test_mape": gbdt_mape(data, {"train": np.concatenate(
+                    [sample["train"], origin]), "test": sample["test"]}, seed),
+                "cmd": [c["cmd"] for c in result["curve"]]})
+            print(f"  {sampler:7s} seed {seed}: CDMPP {result['mape']['test']:.3f}  "
+                  f"gradient boosting {runs[sampler][-1]['gbdt_test_mape']:.3f}")
+    kmeans, chance = runs["kmeans"], runs["random"]
+    return {"tasks": ADAPT_TASKS, "seeds": seeds,
+            "test_mape_before": mape_of(arrays, data, candidates[
+                data["spread"][candidates] < STEADY]),
+            **{f"{s}_mean_test_mape": float(np.mean([r["cdmpp_test_mape"] for r in runs[s]]))
+               for s in SAMPLERS},
+            "kmeans_wins": sum(k["cdmpp_test_mape"] < r["cdmpp_test_mape"]
+                               for k, r in zip(kmeans, chance)),
+            "runs": runs}
 
 
 def main() -> int:
@@ -74,33 +192,59 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model", type=Path, help="save the random split's weights here")
     parser.add_argument("--out")
+    parser.add_argument("--adapt-from", nargs=2, metavar=("MODEL", "DATASET"),
+                        help="cross-device: a predictor trained on another device's dataset, "
+                             "adapted to this one")
+    parser.add_argument("--seeds", type=int, default=ADAPT_SEEDS,
+                        help="cross-device: seeds of each sampler")
     args = parser.parse_args()
     data = load_dataset(args.dataset)
+    data["benchmark"] = benchmark_mask(data, args.dataset)
     settings = replace(Settings(), epochs=args.epochs, seed=args.seed)
     rows, curves = {}, {}
     for name, hold_out in (("random", []), ("cross_model", args.hold_out.split(","))):
-        parts = splits(data, hold_out, args.seed)
+        parts = splits(data, hold_out, args.seed, exclude=data["benchmark"])
         arrays, trained = fit(data, parts, settings, f"cdmpp {name}")
+        gbdt = gbdt_predict(data, parts, args.seed)
         rows[name] = {"held_out": hold_out, "kernels": trained["kernels"],
-                      "gbdt_test_mape": gbdt_mape(data, parts, args.seed),
+                      "gbdt_test_mape": mape(gbdt, data["latency"][parts["test"]]),
                       "cdmpp_test_mape": trained["mape"]["test"],
+                      "cdmpp_pick_over_best": pick_over_best(
+                          data, parts["test"], predict_of(arrays, data, parts["test"])),
+                      "gbdt_pick_over_best": pick_over_best(data, parts["test"], gbdt),
                       "cdmpp_valid_mape": trained["mape"]["valid"],
                       "cdmpp_train_mape": trained["mape"]["train"],
                       "best_epoch": trained["best_epoch"]}
         curves[name] = trained["curve"]
         if name == "random" and args.model:
             np.savez_compressed(args.model, **arrays)
+        if name == "cross_model":
+            rows["cross_model_fine_tuned"] = cross_model(data, parts, arrays, hold_out,
+                                                         args.seed)
+    if args.adapt_from:
+        model, source = args.adapt_from
+        rows["cross_device"] = {"from": source, **cross_device(
+            data, load_dataset(Path(source)), dict(np.load(model)), args.seeds)}
     device = str(data["device"])
     result = {"device": device, "dataset": str(args.dataset), "kernels": len(data["latency"]),
               "tasks": len(json.loads(str(data["tasks"]))),
               "noise_floor_s": noise_floor(data),
               "unsteady": int((data["spread"] >= STEADY).sum()),
+              "benchmark_kernels_left_out": int(data["benchmark"].sum()),
               "settings": asdict(settings),
               **rows, "curves": curves}
-    for name, row in rows.items():
-        print(f"{name:12s} test kernels {row['kernels']['test']:5d}  "
+    for name in ("random", "cross_model", "cross_model_fine_tuned"):
+        row = rows[name]
+        print(f"{name:23s} test kernels {row['kernels']['test']:5d}  "
               f"CDMPP MAPE {row['cdmpp_test_mape']:.3f}  gradient boosting "
-              f"{row['gbdt_test_mape']:.3f}")
+              f"{row['gbdt_test_mape']:.3f}"
+              + (f"  pick/best CDMPP {row['cdmpp_pick_over_best']:.3f} gradient boosting "
+                 f"{row['gbdt_pick_over_best']:.3f}" if "cdmpp_pick_over_best" in row else ""))
+    if args.adapt_from:
+        row = rows["cross_device"]
+        print(f"cross-device from {row['from']}: before {row['test_mape_before']:.3f}; "
+              + "  ".join(f"{s} {row[f'{s}_mean_test_mape']:.3f}" for s in SAMPLERS)
+              + f"  (KMeans better in {row['kmeans_wins']} of {row['seeds']} seeds)")
     out = Path(args.out or BENCH_DIR / "results" /
                f"cdmpp-{args.dataset.stem.removeprefix('cdmpp-')}.json")
     out.parent.mkdir(parents=True, exist_ok=True)

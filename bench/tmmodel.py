@@ -19,7 +19,11 @@ lowered, built and timed on the device (`tools/tuning.py`), and:
 - (c) top-1: how often the model picks the measured best;
 - (d) the ablation: Base (T=1, the best measured G), TMM-T (the model's T, the best
   measured G for it), TMM (the model's T and G), Exhaustive;
-- (e) the space before and after `prune-configs`, and whether the best survives.
+- (e) the space before and after `prune-configs`, and whether the best survives;
+- (f) the same (a)-(c) for CDMPP's choice (`texture-tile{cost-model=cdmpp}`, the predictor
+  shipped for the profile, `cdmpp_...` fields), whose tuning time is lowering each
+  candidate and predicting. No kernel of this benchmark trains that predictor
+  (`benchmark_specs`).
 
     python3 bench/tmmodel.py --device pocl          # 6-13 minutes on two cores
     python3 bench/tmmodel.py --device gpu --cases 4  # bench/gpu_tmmodel.sh on the GPU
@@ -36,6 +40,7 @@ import math
 import platform
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +52,7 @@ from e2e import import_repo_package  # noqa: E402
 import_repo_package()
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device  # noqa: E402
-from mobile_opt.checking.tile_search import Case, choose, score  # noqa: E402
+from mobile_opt.checking.tile_search import Case, LearnedPick, choose, score  # noqa: E402
 from mobile_opt.models.device_profile import (  # noqa: E402
     ProfileError,
     load_profile,
@@ -59,7 +64,9 @@ from mobile_opt.dialects.texture.tiling import GemmBlock, GemmPlan, TileConfig  
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.frontend.single_node import NODE_NAME  # noqa: E402
 from mobile_opt.models import texture_kernels  # noqa: E402
+from mobile_opt.models.cdmpp import WEIGHTS_DIR, Predictor  # noqa: E402
 from mobile_opt.tools.cli import noting, progress_bar  # noqa: E402
+from mobile_opt.transforms.cdmpp_cost import CdmppCost  # noqa: E402
 from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of  # noqa: E402
 
 
@@ -153,40 +160,62 @@ RETIMED_FASTEST = 5
 RETIME_ROUNDS = 10
 
 
-def run_case(case: Case, device, profile: dict, folder: Path, note) -> dict:
+def learned_pick(predictor: Predictor | None, node, profile: dict, profile_name: str,
+                 kept: list[TileConfig]) -> LearnedPick | None:
+    """CDMPP's choice among the pruned configurations, as `texture-tile{cost-model=cdmpp}`
+    makes it, and what making it took (lowering each candidate and predicting)."""
+    if predictor is None:
+        return None
+    start = time.perf_counter()
+    model = CdmppCost(predictor, profile, profile_name, node, True,
+                      HardwareLimits.of(profile).max_image)
+    config = model.choose(kept)
+    return LearnedPick("cdmpp", config, time.perf_counter() - start)
+
+
+def run_case(case: Case, device, profile: dict, profile_name: str, folder: Path, note,
+             predictor: Predictor | None = None) -> dict:
     """
-    Every configuration of the case's kernel measured (the scan); then the model's choice,
-    the ablation's picks and the scan's fastest few timed again, interleaved; scored.
+    Every configuration of the case's kernel measured (the scan); then the models'
+    choices, the ablation's picks and the scan's fastest few timed again, interleaved;
+    scored.
     """
     limits = HardwareLimits.of(profile)
     module = import_onnx(str(case.save(folder)))
+    node = next(o for o in module.walk() if node_name(o) == NODE_NAME)
     # tensors in images (`tools/tuning.build`), where products and convs may be blocked
-    kernel = kernel_of(next(o for o in module.walk() if node_name(o) == NODE_NAME),
-                       limits.max_image)
+    kernel = kernel_of(node, limits.max_image)
     assert kernel is not None, case
     space = list(texture_kernels.candidates(kernel, limits.max_group))
     measured = {m.config: (m.seconds, m.cost_seconds)
                 for m in measure(module, NODE_NAME, space, device, progress=note)}
     picked = choose(kernel, profile, {c: m[0] for c, m in measured.items()})
+    learned = learned_pick(predictor, node, profile, profile_name, picked.kept)
     fastest = sorted(picked.kept, key=lambda c: measured[c][0])[:RETIMED_FASTEST]
-    again = list(dict.fromkeys([picked.model, picked.base, picked.tile_only, *fastest]))
+    again = list(dict.fromkeys([picked.model, picked.base, picked.tile_only,
+                                *([learned.config] if learned else []), *fastest]))
     again = [c for c in again if math.isfinite(measured[c][0])]
     retimed = {m.config: m.seconds for m in retime(module, NODE_NAME, again, device,
                                                    RETIME_ROUNDS, progress=note)}
-    return score(case, kernel, profile, measured, retimed)
+    return score(case, kernel, profile, measured, retimed, learned)
 
 
-def rescore(row: dict, profile: dict, folder: Path) -> dict:
-    """A row of an earlier run scored again (another profile or model), its times kept."""
+def rescore(row: dict, profile: dict, profile_name: str, folder: Path,
+            predictor: Predictor | None = None) -> dict:
+    """A row of an earlier run scored again (another profile or model), its times kept
+    (a learned model's choice that the run did not re-time is scored on the scan's)."""
     case = Case.of_spec(row["family"], row["case"])
-    kernel = kernel_of(next(o for o in import_onnx(str(case.save(folder))).walk()
-                            if node_name(o) == NODE_NAME), HardwareLimits.of(profile).max_image)
+    node = next(o for o in import_onnx(str(case.save(folder))).walk()
+                if node_name(o) == NODE_NAME)
+    kernel = kernel_of(node, HardwareLimits.of(profile).max_image)
     configs = {_config(c): c for c in row["configs"]}
     measured = {config: (c["ms"] * 1e-3 if c["ms"] is not None else math.inf,
                          c["measuring_seconds"]) for config, c in configs.items()}
     retimed = {config: c["retimed_ms"] * 1e-3 for config, c in configs.items()
                if c.get("retimed_ms") is not None}
-    return score(case, kernel, profile, measured, retimed)
+    kept = choose(kernel, profile, {c: m[0] for c, m in measured.items()}).kept
+    learned = learned_pick(predictor, node, profile, profile_name, kept)
+    return score(case, kernel, profile, measured, retimed, learned)
 
 
 def _config(saved: dict) -> TileConfig:
@@ -199,7 +228,18 @@ def _config(saved: dict) -> TileConfig:
 
 def summary(rows: list[dict]) -> dict:
     ratios = [r["model_over_exhaustive"] for r in rows]
-    return {
+    learned = {}
+    if all("cdmpp_choice" in r for r in rows):
+        cdmpp = [r["cdmpp_over_exhaustive"] for r in rows]
+        learned = {
+            "cdmpp_over_exhaustive_geomean": geomean(cdmpp),
+            "cdmpp_over_exhaustive_worst": max(cdmpp),
+            "scan_cdmpp_over_exhaustive_geomean": geomean(
+                [r["scan_cdmpp_over_exhaustive"] for r in rows]),
+            "cdmpp_top1_accuracy": sum(r["cdmpp_top1"] for r in rows) / len(rows),
+            "cdmpp_tuning_time_ratio": sum(r["cdmpp_tuning_seconds"] for r in rows)
+            / sum(r["exhaustive_tuning_seconds"] for r in rows)}
+    return learned | {
         "kernels": len(rows),
         "model_over_exhaustive_geomean": geomean(ratios),
         "model_over_exhaustive_worst": max(ratios),
@@ -248,7 +288,7 @@ def save(rows: list[dict], families: list[str], out: Path, device_text: str,
                                "summary": result, "rows": rows},
                               indent=1) + "\n")
     if chart:
-        write_chart(rows, f"TMModel on {device_name}", out.with_suffix(".png"))
+        write_chart(rows, f"TMModel and CDMPP on {device_name}", out.with_suffix(".png"))
     return result
 
 
@@ -260,9 +300,10 @@ def write_chart(rows: list[dict], title: str, path: Path) -> None:
     figure = Figure(figsize=(7.2, 4.4), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    for pick in ("base", "tmm_t", "tmm"):
-        axes.plot([r["latency_ms"][pick] / r["latency_ms"]["exhaustive"] for r in rows],
-                  marker=".", label=pick)
+    for pick in ("base", "tmm_t", "tmm", "cdmpp"):
+        if all(pick in r["latency_ms"] for r in rows):
+            axes.plot([r["latency_ms"][pick] / r["latency_ms"]["exhaustive"] for r in rows],
+                      marker=".", label=pick)
     axes.set_title(title)
     axes.set_xlabel("kernel (by family)")
     axes.set_ylabel("latency / exhaustive best")
@@ -285,6 +326,8 @@ def main() -> int:
                         help="score earlier runs' measurements again, together (the current "
                              "model and profile; the runs' device and times)")
     parser.add_argument("--out", help="JSON path (default bench/results/tmmodel-<device>.json)")
+    parser.add_argument("--no-cdmpp", dest="cdmpp", action="store_false",
+                        help="leave out the CDMPP predictor shipped for the profile")
     args = parser.parse_args()
     families = [f for f in args.families.split(",") if f]
     unknown = [f for f in families if f not in FAMILIES]
@@ -308,6 +351,12 @@ def load_profile_or_fail(name: str) -> dict:
         raise InputError(e) from None
 
 
+def shipped_predictor(profile_name: str, wanted: bool) -> Predictor | None:
+    """The CDMPP predictor shipped for the profile, if wanted and there is one."""
+    path = WEIGHTS_DIR / f"cdmpp-{Path(profile_name).stem}.npz"
+    return Predictor.load(path) if wanted and path.is_file() else None
+
+
 def load_runs(paths: str) -> list[dict]:
     try:
         return [json.loads(Path(p).read_text()) for p in paths.split(",")]
@@ -323,8 +372,9 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             host = runs[0]["host"]
             profile_name = args.profile or runs[0]["profile"]
             profile = load_profile_or_fail(profile_name)
-            rows = [rescore(r, profile, Path(folder)) for run in runs for r in run["rows"]
-                    if r["family"] in families]
+            predictor = shipped_predictor(profile_name, args.cdmpp)
+            rows = [rescore(r, profile, profile_name, Path(folder), predictor)
+                    for run in runs for r in run["rows"] if r["family"] in families]
         else:
             try:
                 device = choose_device(args.device)
@@ -341,12 +391,14 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             cpu = "CPU" in device.kind
             per_family = args.cases or DEFAULT_CASES["cpu" if cpu else "gpu"]
             cases = benchmark_cases(families, per_family, cpu, args.seed)
+            predictor = shipped_predictor(profile_name, args.cdmpp)
             bar = progress_bar(len(cases), f"tmmodel on {device.name}", "kernel")
             rows = []
             partial = Path(args.out or BENCH_DIR / "results" / "tmmodel-partial.json")
             for case in cases:
                 bar.set_postfix_str(f"{case.family} {case.inputs[0]}")
-                rows.append(run_case(case, device, profile, Path(folder), noting(bar)))
+                rows.append(run_case(case, device, profile, profile_name, Path(folder),
+                                     noting(bar), predictor))
                 bar.update()
                 # what is measured survives a run cut short
                 save(rows, families, partial.with_suffix(".partial.json"), device_text,

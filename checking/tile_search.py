@@ -89,24 +89,36 @@ def choose(kernel, profile: dict, latency: dict[TileConfig, float]) -> Picks:
                  tile_only=best_with_tile(model.tile, model.plan))
 
 
+@dataclass(frozen=True)
+class LearnedPick:
+    """A learned cost model's choice over the pruned space, and what choosing took."""
+
+    name: str
+    config: TileConfig
+    seconds: float
+
+
 def score(case: Case, kernel, profile: dict,
           measured: dict[TileConfig, tuple[float, float]],
-          retimed: dict[TileConfig, float] | None = None) -> dict:
+          retimed: dict[TileConfig, float] | None = None,
+          learned: LearnedPick | None = None) -> dict:
     """
     The model's choice and the measured searches' over one kernel's space, from each
     configuration's (latency, what measuring it took) in the scan. Where the re-timing
     covers the model's choice (`retimed`), the exhaustive best is the least re-timed
     configuration and every latency reported is a re-timed one: the scan's least time
-    favours a configuration measured in a quiet moment.
+    favours a configuration measured in a quiet moment. A `learned` model's choice is
+    scored beside TMModel's (`<name>_...` fields).
     """
     space = list(measured)
     scan = {c: measured[c][0] for c in space}
     picks = choose(kernel, profile, scan)
     retimed = retimed or {}
-    use_retimed = all(c in retimed for c in (picks.model, picks.base, picks.tile_only))
+    scored = (picks.model, picks.base, picks.tile_only) + ((learned.config,) if learned else ())
+    use_retimed = all(c in retimed for c in scored)
     latency = {**scan, **retimed} if use_retimed else scan
     best = min(retimed, key=retimed.get) if use_retimed else picks.best_kept
-    return {
+    row = {
         "family": case.family, "kernel": kernel.describe_shape(),
         "case": case.spec(),
         "space": len(space), "pruned_space": len(picks.kept),
@@ -134,3 +146,12 @@ def score(case: Case, kernel, profile: dict,
                      "predicted": picks.predicted.get(c)
                      if math.isfinite(picks.predicted.get(c, 0.0)) else None} for c in space],
     }
+    if learned is not None:
+        row |= {f"{learned.name}_choice": learned.config.describe(),
+                f"{learned.name}_top1": learned.config == best,
+                f"{learned.name}_over_exhaustive": latency[learned.config] / latency[best],
+                f"scan_{learned.name}_over_exhaustive": scan[learned.config]
+                / scan[picks.best_kept],
+                f"{learned.name}_tuning_seconds": learned.seconds}
+        row["latency_ms"][learned.name] = latency[learned.config] * 1e3
+    return row

@@ -65,7 +65,12 @@ class Predictor:
 
     @classmethod
     def load(cls, path: Path | str) -> Predictor:
-        data = dict(np.load(path, allow_pickle=False))
+        return cls.of_arrays(dict(np.load(path, allow_pickle=False)))
+
+    @classmethod
+    def of_arrays(cls, arrays: dict[str, np.ndarray]) -> Predictor:
+        """A predictor of the arrays its weights file holds."""
+        data = dict(arrays)
         meta = {k: data.pop(k) for k in ("layers", "heads", "leaf_counts", "boxcox_lambda",
                                          "label_mean", "label_std")}
         return cls(data, int(meta["layers"]), int(meta["heads"]),

@@ -282,3 +282,29 @@ def test_side_by_side_benches_name_a_missing_device_in_one_line(bench):
     message = done.stderr
     assert message.startswith(f"bench/{bench}.py: no OpenCL device matches 'nonesuch'")
     assert message.count("\n") == 1
+
+
+def test_bench_scores_a_learned_pick_beside_tmmodel():
+    """A learned model's choice is scored like TMModel's: on the re-timed latencies where
+    the re-timing covers it, on the scan's otherwise, with its own tuning time."""
+    from mobile_opt.checking.tile_search import LearnedPick
+    from mobile_opt.models.device_profile import load_profile
+    from mobile_opt.models.texture_kernels import MatMulKernel
+
+    kernel, profile = MatMulKernel(64, 64, 64), load_profile("nvidia-h100")
+    case = Case("matmul", "MatMul", ((64, 64), (64, 64)))
+    space = list(texture_kernels.candidates(kernel, 1024))
+    scan = {c: (2.0 + i / len(space), 0.1) for i, c in enumerate(space)}
+    picks = choose(kernel, profile, {c: t for c, (t, _) in scan.items()})
+    other = next(c for c in picks.kept if c not in (picks.model, picks.base, picks.tile_only))
+    learned = LearnedPick("cdmpp", other, 0.25)
+    again = {picks.model: 1.5, picks.base: 1.6, picks.tile_only: 1.5, other: 1.2}
+    row = score(case, kernel, profile, scan, again, learned)
+    assert row["retimed"] and row["cdmpp_top1"] and not row["top1"]
+    assert row["cdmpp_over_exhaustive"] == 1.0 and row["model_over_exhaustive"] == 1.25
+    assert row["cdmpp_tuning_seconds"] == 0.25 and row["latency_ms"]["cdmpp"] == 1200.0
+    del again[other]
+    row = score(case, kernel, profile, scan, again, learned)
+    assert not row["retimed"]
+    assert row["cdmpp_over_exhaustive"] == pytest.approx(scan[other][0] / min(
+        scan[c][0] for c in picks.kept))

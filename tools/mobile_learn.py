@@ -4,6 +4,7 @@ dataset of `bench/cdmpp_data.py`, with torch (`pip install -e .[learn]`).
 
     mobile-learn train bench/data/cdmpp-pocl.npz -o cdmpp-pocl.npz
     mobile-learn train DATA -o MODEL --hold-out light_resnet50,mobilenetv2_small,gpt2_small
+    mobile-learn adapt MODEL NEW_DATA -o TUNED --source DATA --tasks 50
     mobile-learn eval MODEL DATA
 
 `train` splits the steady kernels (`STEADY`) 8:1:1 at random, or holds out every kernel of
@@ -14,6 +15,13 @@ epoch of least validation MAPE, and writes the weights for the numpy forward pas
 (`Predictor.load`), a learning curve (`MODEL.png`) and the errors (`MODEL.json`). A few
 kernels and torch's labels for them go into the weights file too, so that the numpy pass
 can be checked against torch where torch is not installed.
+
+`adapt` fine-tunes a trained predictor to a new domain (§5.3): another device's dataset,
+or (`--models`) the kernels of models it never saw. It picks `--tasks` tasks to measure by
+Algorithm 1 (KMeans over the predictor's latents; `--sampler random` for the baseline),
+fine-tunes on their kernels with the pre-training objective plus α times the CMD between
+latents of the source dataset's kernels and the new domain's (eq. 7), and scores the new
+domain's other tasks before and after.
 """
 
 from __future__ import annotations
@@ -38,6 +46,9 @@ under the noise floor: left out of training and scoring."""
 CHECKS = 8
 """Kernels whose torch labels are saved with the weights."""
 
+CMD_BATCH = 128
+"""Kernels of each domain (of one leaf count each) whose CMD a fine-tuning step adds."""
+
 
 class InputError(Exception):
     """A dataset or weights file that cannot be read as one."""
@@ -60,10 +71,13 @@ def load_dataset(path: Path) -> dict:
     return data
 
 
-def splits(data: dict, hold_out: list[str], seed: int) -> dict[str, np.ndarray]:
-    """Indices of the train, validation and test kernels (steady ones only)."""
+def splits(data: dict, hold_out: list[str], seed: int,
+           exclude: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Indices of the train, validation and test kernels (steady ones only, none that
+    the mask `exclude` marks)."""
     rng = np.random.default_rng(seed)
-    steady = np.flatnonzero(data["spread"] < STEADY)
+    usable = data["spread"] < STEADY
+    steady = np.flatnonzero(usable if exclude is None else usable & ~exclude)
     if hold_out:
         held = np.isin(data["source"][steady], hold_out)
         test, rest = steady[held], rng.permutation(steady[~held])
@@ -101,6 +115,12 @@ def build_network(torch, width: int, device_width: int, leaf_counts: list[int], 
             decode = lambda z_x: self.decoder(z_x * z_v).squeeze(-1)  # noqa: E731
             return (decode(own(h.flatten(1))) if own is not None else None), decode(pooled)
 
+        def latent(self, x):
+            """z_x of the pooled layer, which every leaf count has, squashed into [-1, 1]
+            (CMD's bounded support)."""
+            h = self.encoder(self.embed(x))
+            return torch.tanh(self.by_leaves[str(POOLED)](torch.cat([h.mean(1), h.amax(1)], -1)))
+
     return Network()
 
 
@@ -134,17 +154,87 @@ class Settings:
     layers: int = 2
     mape_weight: float = 0.3
     """λ of §5.2."""
+    cmd_weight: float = 0.5
+    """α of eq. 7: the CMD between source and target latents, when fine-tuning towards a
+    target domain."""
     # chosen by validation MAPE on PoCL's random split among four settings (epochs 200-300,
     # width 32-64, batch 32-64, λ 0.3-1): test MAPE 7.3-7.9 % for all, 11.3 % at 60 epochs
     seed: int = 0
 
 
+CMD_MOMENTS = 5
+"""Central moments CMD compares (eq. 6; the paper's j ≤ 5)."""
+
+
+def cmd(a, b):
+    """
+    Central moment discrepancy of two samples (rows) of latents in [-1, 1] (eq. 6, with
+    |b - a| = 2), of numpy arrays or torch tensors alike.
+    """
+    def norm(x):
+        return (x * x).sum() ** 0.5
+
+    mean_a, mean_b = a.mean(0), b.mean(0)
+    total = norm(mean_a - mean_b) / 2
+    for j in range(2, CMD_MOMENTS + 1):
+        total = total + norm(((a - mean_a) ** j).mean(0) - ((b - mean_b) ** j).mean(0)) / 2**j
+    return total
+
+
+def merged(source: dict, target: dict) -> tuple[dict, np.ndarray]:
+    """
+    Two devices' datasets as one, the source's kernels first, each kernel with its
+    device's features (`device_rows`; `device_features` are the target's): and the indices
+    of the target's kernels.
+    """
+    first = len(source["latency"])
+    data = {k: np.concatenate([source[k], target[k]])
+            for k in ("latency", "spread", "source", "family", "config")}
+    data["task"] = np.concatenate([source["task"], target["task"] + source["task"].max() + 1])
+    data["asts"] = source["asts"] + target["asts"]
+    data["device_rows"] = np.concatenate([
+        np.tile(source["device_features"], (first, 1)),
+        np.tile(target["device_features"], (len(target["latency"]), 1))]).astype(np.float32)
+    data["device_features"], data["device"] = target["device_features"], target["device"]
+    return data, first + np.arange(len(target["latency"]))
+
+
+def kmeans_tasks(latents: np.ndarray, task: np.ndarray, count: int, seed: int) -> list[int]:
+    """
+    Algorithm 1: `count` tasks to measure on a new domain. KMeans splits the kernels'
+    latents into `count` clusters; from the largest cluster down, each takes the task not
+    yet taken whose kernels lie nearest its centre on average.
+    """
+    from sklearn.cluster import KMeans
+
+    means = KMeans(count, n_init=4, random_state=seed).fit(latents)
+    tasks = np.unique(task)
+    distance = np.linalg.norm(latents[:, None, :] - means.cluster_centers_[None], axis=2)
+    psi = np.stack([distance[task == t].mean(0) for t in tasks], 1)  # cluster x task
+    chosen: list[int] = []
+    for e in np.argsort(-np.bincount(means.labels_, minlength=count), kind="stable"):
+        chosen.append(int(next(tasks[t] for t in np.argsort(psi[e]) if tasks[t] not in chosen)))
+    return chosen
+
+
+def random_tasks(task: np.ndarray, count: int, seed: int) -> list[int]:
+    """The baseline sampler: `count` tasks at random."""
+    return [int(t) for t in np.random.default_rng(seed).choice(np.unique(task), count,
+                                                                replace=False)]
+
+
 def fit(data: dict, parts: dict[str, np.ndarray], settings: Settings,
-        label: str = "mobile-learn train") -> tuple[dict[str, np.ndarray], dict]:
+        label: str = "mobile-learn train", start: dict | None = None,
+        source: np.ndarray | None = None) -> tuple[dict[str, np.ndarray], dict]:
     """
     Train on `parts["train"]`, keep the epoch of least MAPE on `parts["valid"]`: the
     arrays of the weights file (`Predictor.load`) and the errors with the learning curve.
-    Needs torch and scipy (the `learn` extra).
+    `start`, the arrays of a trained predictor, fine-tunes it (its label transform and leaf
+    layers kept); with `source` too (indices of the source domain's kernels), every step
+    adds α times the CMD between latents of the source's kernels and of the target's
+    (`parts["target"]`, measured or not), and the curve records that CMD. Kernels of
+    several devices carry theirs in `data["device_rows"]` (`merged`). Needs torch and
+    scipy (the `learn` extra).
     """
     import torch
     from scipy.stats import boxcox
@@ -152,15 +242,27 @@ def fit(data: dict, parts: dict[str, np.ndarray], settings: Settings,
     torch.manual_seed(settings.seed)
     asts, latency = data["asts"], data["latency"]
     micros = latency * 1e6
-    _, lam = boxcox(micros[parts["train"]])
-    labels = box_cox(micros, lam)
-    mean, std = labels[parts["train"]].mean(), labels[parts["train"]].std()
+    if start is None:
+        _, lam = boxcox(micros[parts["train"]])
+        labels = box_cox(micros, lam)
+        mean, std = labels[parts["train"]].mean(), labels[parts["train"]].std()
+        leaf_counts = sorted({asts[i].size for i in parts["train"]})
+    else:
+        lam, mean, std = (float(start[k]) for k in ("boxcox_lambda", "label_mean", "label_std"))
+        labels = box_cox(micros, lam)
+        leaf_counts = [int(n) for n in start["leaf_counts"]]
     target = (labels - mean) / std
     encoded = [a.encoded() for a in asts]
     device = torch.tensor(data["device_features"], dtype=torch.float32)
-    leaf_counts = sorted({asts[i].size for i in parts["train"]})
+    rows = torch.tensor(data["device_rows"]) if "device_rows" in data else None
+
+    def devices(batch: np.ndarray):
+        return rows[batch] if rows is not None else device.expand(len(batch), -1)
+
     net = build_network(torch, encoded[0].shape[1], len(device), leaf_counts, settings.width,
                         settings.heads, settings.layers, settings.width)
+    if start is not None:
+        net.load_state_dict({k: torch.tensor(start[k]) for k in net.state_dict()})
     optimiser = torch.optim.AdamW(net.parameters(), lr=settings.lr, weight_decay=1e-4)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, settings.epochs)
 
@@ -174,7 +276,7 @@ def fit(data: dict, parts: dict[str, np.ndarray], settings: Settings,
         with torch.no_grad():
             for batch in batches(asts, indices, 512, None):
                 x = torch.tensor(np.stack([encoded[i] for i in batch]))
-                own, pooled = net(x, device.expand(len(batch), -1))
+                own, pooled = net(x, devices(batch))
                 out[batch] = seconds_of(own if own is not None else pooled).numpy()
         return out[indices]
 
@@ -182,6 +284,34 @@ def fit(data: dict, parts: dict[str, np.ndarray], settings: Settings,
         return float(np.mean(np.abs(predict(indices) - latency[indices]) / latency[indices]))
 
     rng = np.random.default_rng(settings.seed)
+
+    def latents(indices: np.ndarray):
+        """The latents of kernels of mixed leaf counts, a batch per count."""
+        return torch.cat([net.latent(torch.tensor(np.stack([encoded[i] for i in batch])))
+                          for batch in batches(asts, indices, 512, None)])
+
+    if source is not None:
+        # a fixed sample of each domain, whose CMD the curve records
+        watch_s = rng.permutation(source)[:1024]
+        watch_t = rng.permutation(parts["target"])[:1024]
+
+        def domain_gap() -> float:
+            with torch.no_grad():
+                return float(cmd(latents(watch_s), latents(watch_t)))
+
+    def sampler(indices: np.ndarray):
+        """Draws CMD_BATCH kernels of one leaf count, a count as likely as its share."""
+        groups = batches(asts, indices, len(indices), None)
+        weights = np.asarray([len(g) for g in groups]) / len(indices)
+
+        def draw() -> np.ndarray:
+            group = groups[rng.choice(len(groups), p=weights)]
+            return group[rng.integers(0, len(group), CMD_BATCH)]
+        return draw
+
+    if source is not None:
+        draw_s, draw_t = sampler(source), sampler(parts["target"])
+
     curve, best = [], (float("inf"), None, -1)
     bar = progress_bar(settings.epochs, label, "epoch")
     for epoch in range(settings.epochs):
@@ -192,19 +322,24 @@ def fit(data: dict, parts: dict[str, np.ndarray], settings: Settings,
             y = torch.tensor(target[batch], dtype=torch.float32)
             actual = torch.tensor(latency[batch], dtype=torch.float32)
             loss = 0
-            for label_ in net(x, device.expand(len(batch), -1)):
+            for label_ in net(x, devices(batch)):
                 if label_ is not None:
                     relative = (seconds_of(label_) - actual).abs() / actual
                     loss = (loss + ((label_ - y) ** 2).mean()
                             + settings.mape_weight * relative.mean())
+            if source is not None:
+                z_s = net.latent(torch.tensor(np.stack([encoded[i] for i in draw_s()])))
+                z_t = net.latent(torch.tensor(np.stack([encoded[i] for i in draw_t()])))
+                loss = loss + settings.cmd_weight * cmd(z_s, z_t)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
         scheduler.step()
         net.eval()
         valid = mape(parts["valid"])
-        curve.append({"epoch": epoch + 1, "loss": float(np.mean(losses)), "valid_mape": valid})
+        curve.append({"epoch": epoch + 1, "loss": float(np.mean(losses)), "valid_mape": valid}
+                     | ({"cmd": domain_gap()} if source is not None else {}))
         if valid < best[0]:
             best = (valid, {k: v.detach().clone() for k, v in net.state_dict().items()}, epoch + 1)
         bar.set_postfix_str(f"valid MAPE {valid:.3f} (best {best[0]:.3f})")
@@ -213,7 +348,8 @@ def fit(data: dict, parts: dict[str, np.ndarray], settings: Settings,
     net.load_state_dict(best[1])
     net.eval()
     result = {"kernels": {k: int(len(v)) for k, v in parts.items()}, "best_epoch": best[2],
-              "boxcox_lambda": float(lam), "mape": {k: mape(v) for k, v in parts.items() if len(v)},
+              "boxcox_lambda": float(lam),
+              "mape": {k: mape(v) for k, v in parts.items() if len(v) and k != "target"},
               "curve": curve, "settings": asdict(settings)}
     checks = parts["test"][:CHECKS] if len(parts["test"]) else parts["valid"][:CHECKS]
     with torch.no_grad():
@@ -229,14 +365,81 @@ def fit(data: dict, parts: dict[str, np.ndarray], settings: Settings,
     return arrays, result
 
 
+def latents_of(arrays: dict[str, np.ndarray], data: dict) -> np.ndarray:
+    """Every kernel's latent under a trained predictor (`arrays`), for the sampler."""
+    import torch
+
+    leaf_counts = [int(n) for n in arrays["leaf_counts"]]
+    encoded = [a.encoded() for a in data["asts"]]
+    net = build_network(torch, encoded[0].shape[1], len(data["device_features"]), leaf_counts,
+                        arrays["embed.weight"].shape[0], int(arrays["heads"]),
+                        int(arrays["layers"]), arrays["embed.weight"].shape[0])
+    net.load_state_dict({k: torch.tensor(arrays[k]) for k in net.state_dict()})
+    net.eval()
+    out = np.zeros((len(encoded), arrays["embed.weight"].shape[0]), np.float32)
+    with torch.no_grad():
+        for batch in batches(data["asts"], np.arange(len(encoded)), 512, None):
+            out[batch] = net.latent(torch.tensor(np.stack([encoded[i] for i in batch]))).numpy()
+    return out
+
+
+SAMPLERS = ("kmeans", "random")
+
+
+def choose_tasks(sampler: str, arrays: dict[str, np.ndarray], data: dict,
+                 candidates: np.ndarray, count: int, seed: int) -> list[int]:
+    """`count` tasks among the kernels `candidates`, by Algorithm 1 or at random."""
+    if sampler == "random":
+        return random_tasks(data["task"][candidates], count, seed)
+    return kmeans_tasks(latents_of(arrays, data)[candidates], data["task"][candidates],
+                        count, seed)
+
+
+def predict_of(arrays: dict[str, np.ndarray], data: dict, indices: np.ndarray) -> np.ndarray:
+    """A predictor's latencies of some kernels, by the numpy pass."""
+    predictor = Predictor.of_arrays(arrays)
+    return np.asarray([predictor.seconds(data["asts"][i], data["device_features"])
+                       for i in indices])
+
+
+def mape_of(arrays: dict[str, np.ndarray], data: dict, indices: np.ndarray) -> float:
+    """A predictor's MAPE on some kernels."""
+    actual = data["latency"][indices]
+    return float(np.mean(np.abs(predict_of(arrays, data, indices) - actual) / actual))
+
+
+FINE_TUNING = Settings(epochs=60)
+"""A fine-tuning's defaults: fewer epochs."""
+
+
+REPLAY = 2000
+"""Source kernels a fine-tuning keeps training on beside the target's few, so that a few
+tasks do not pull the predictor off all it learnt."""
+
+
+def fine_tune(arrays: dict[str, np.ndarray], data: dict, candidates: np.ndarray,
+              tasks: list[int], settings: Settings, source: np.ndarray | None,
+              label: str = "mobile-learn adapt") -> tuple[dict[str, np.ndarray], dict]:
+    """
+    A trained predictor fine-tuned on the kernels of `tasks` among `candidates` (a fifth
+    of them validate) and REPLAY kernels of the source domain (`source`, indices into
+    `data`), with the CMD between the source's latents and all candidates': the new
+    arrays, and the result, whose test MAPE is over the candidates of other tasks.
+    """
+    rng = np.random.default_rng(settings.seed)
+    chosen = np.isin(data["task"][candidates], tasks)
+    steady = data["spread"][candidates] < STEADY
+    labelled = rng.permutation(candidates[chosen & steady])
+    cut = max(len(labelled) // 5, 1)
+    replay = rng.permutation(source)[:REPLAY] if source is not None else labelled[:0]
+    parts = {"train": np.concatenate([labelled[cut:], replay]), "valid": labelled[:cut],
+             "test": candidates[~chosen & steady], "target": candidates}
+    return fit(data, parts, settings, label, start=arrays, source=source)
+
+
 def train(args: argparse.Namespace) -> int:
-    try:
-        import scipy  # noqa: F401
-        import torch  # noqa: F401
-    except ImportError as e:
-        print(f"mobile-learn: error: training needs the learn extra ({e.name} is missing): "
-              "pip install -e .[learn]", file=sys.stderr)
-        return 1
+    if (missing := _missing_learn()) is not None:
+        return missing
     data = read(args.dataset, "CDMPP dataset", load_dataset)
     hold_out = [m for m in args.hold_out.split(",") if m]
     settings = Settings(**{f.name: getattr(args, f.name) for f in fields(Settings)})
@@ -257,6 +460,59 @@ def train(args: argparse.Namespace) -> int:
     return 0
 
 
+def adapt(args: argparse.Namespace) -> int:
+    """`mobile-learn adapt`: a trained predictor fine-tuned to a new device or new models."""
+    if (missing := _missing_learn()) is not None:
+        return missing
+    arrays = read(args.model, "CDMPP predictor", lambda p: dict(np.load(p, allow_pickle=False)))
+    data = read(args.dataset, "CDMPP dataset", load_dataset)
+    models = [m for m in args.models.split(",") if m]
+    new = np.isin(data["source"], models) if models else np.ones(len(data["latency"]), bool)
+    source = np.flatnonzero(~new & (data["spread"] < STEADY)) if models else None
+    candidates = np.flatnonzero(new)
+    if args.source:
+        data, target = merged(read(args.source, "CDMPP dataset", load_dataset), data)
+        source = np.flatnonzero(data["spread"][:target[0]] < STEADY)
+        candidates = target[candidates]
+    count = len(np.unique(data["task"][candidates]))
+    if not 0 < args.tasks < count:
+        print(f"mobile-learn: error: {args.dataset}: --tasks must be 1..{count - 1} "
+              f"(it has {count} tasks to choose from)", file=sys.stderr)
+        return 1
+    settings = Settings(**{f.name: getattr(args, f.name) for f in fields(Settings)})
+    tasks = choose_tasks(args.sampler, arrays, data, candidates, args.tasks, settings.seed)
+    tuned, result = fine_tune(arrays, data, candidates, tasks, settings, source)
+    result = {"model": str(args.model), "dataset": str(args.dataset),
+              "device": str(data["device"]), "sampler": args.sampler, "tasks": tasks,
+              "test_mape_before": mape_of(arrays, data, _test_of(data, candidates, tasks)),
+              **result}
+    out = Path(args.out)
+    np.savez_compressed(out, **tuned)
+    out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+    _plot(result["curve"], out.with_suffix(".png"), str(data["device"]).split(" [")[0])
+    print(json.dumps({k: result[k] for k in ("sampler", "kernels", "test_mape_before", "mape")}))
+    return 0
+
+
+def _test_of(data: dict, candidates: np.ndarray, tasks: list[int]) -> np.ndarray:
+    """The steady candidates of other tasks than those fine-tuned on."""
+    keep = ~np.isin(data["task"][candidates], tasks) & (data["spread"][candidates] < STEADY)
+    return candidates[keep]
+
+
+def _missing_learn() -> int | None:
+    """1 with one line where the learn extra is missing."""
+    try:
+        import scipy  # noqa: F401
+        import sklearn  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as e:
+        print(f"mobile-learn: error: training needs the learn extra ({e.name} is missing): "
+              "pip install -e .[learn]", file=sys.stderr)
+        return 1
+    return None
+
+
 def _plot(curve: list[dict], path: Path, device: str) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -267,6 +523,8 @@ def _plot(curve: list[dict], path: Path, device: str) -> None:
     epochs = [c["epoch"] for c in curve]
     axes.plot(epochs, [c["loss"] for c in curve], label="training loss")
     axes.plot(epochs, [c["valid_mape"] for c in curve], label="validation MAPE")
+    if "cmd" in curve[0]:
+        axes.plot(epochs, [c["cmd"] for c in curve], label="CMD, source to target")
     axes.set_yscale("log")
     axes.set_xlabel("epoch")
     axes.set_title(f"CDMPP on {device}")
@@ -298,6 +556,22 @@ def main(argv: list[str] | None = None) -> int:
     for f in fields(Settings):
         p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default)
     p.set_defaults(func=train)
+    p = sub.add_parser("adapt", help="fine-tune a trained predictor on a few tasks of a "
+                       "new device's (or new models') dataset")
+    p.add_argument("model", type=Path, help="the trained predictor (.npz)")
+    p.add_argument("dataset", type=Path, help="the new domain's dataset")
+    p.add_argument("-o", "--out", required=True, help="the fine-tuned weights (.npz)")
+    p.add_argument("--source", type=Path, help="the (other device's) dataset the predictor "
+                   "trained on: some of its kernels keep training beside the new ones, and "
+                   "CMD draws the new domain's latents towards its (eq. 7)")
+    p.add_argument("--models", default="", help="cross-model: only these models' kernels "
+                   "are the new domain, the dataset's others the source")
+    p.add_argument("--tasks", type=int, default=50, help="tasks to fine-tune on")
+    p.add_argument("--sampler", choices=SAMPLERS, default="kmeans")
+    for f in fields(Settings):
+        p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default),
+                       default=getattr(FINE_TUNING, f.name))
+    p.set_defaults(func=adapt)
     p = sub.add_parser("eval", help="a trained predictor's MAPE on a dataset (numpy)")
     p.add_argument("model", type=Path)
     p.add_argument("dataset", type=Path)

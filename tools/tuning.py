@@ -24,6 +24,7 @@ from mobile_opt.checking import make_inputs
 from mobile_opt.dialects import ocl
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.pipelines import apply, gpu_pipeline
+from mobile_opt.transforms.onnx_to_texture.context import names_node
 from mobile_opt.reference.interpreter import describe_location, find_function
 
 
@@ -85,7 +86,7 @@ class _Builds:
             self._built[key] = _build(self.module, self.node, key, self.device)
         if config.plan is not None:
             return self._built[key]
-        return self._built[key].with_local_size(lambda launch: _names(launch.node, self.node),
+        return self._built[key].with_local_size(lambda launch: names_node(launch.node, self.node),
                                                 config.group)
 
 
@@ -106,7 +107,7 @@ def _node_seconds(compiled: CompiledModel, feeds: dict[str, np.ndarray], node: s
         if not _unlaunchable(e):
             raise
         return math.inf  # a configuration never to pick
-    return sum(t.seconds for t in run.kernel_times if _names(t.node, node))
+    return sum(t.seconds for t in run.kernel_times if names_node(t.node, node))
 
 
 def measure(module: ModuleOp, node: str, configs: Sequence[TileConfig], device,
@@ -160,7 +161,7 @@ def time_kernels(module: ModuleOp, node: str, configs: Sequence[TileConfig], dev
         kernels = {op.sym_name.data: op for op in compiled.module.walk()
                    if isinstance(op, ocl.KernelOp)}
         for i, (record, global_size, local_size) in enumerate(compiled.launch_sizes):
-            if _names(record.node, node):
+            if names_node(record.node, node):
                 yield KernelTiming(config, kernels[record.kernel], tuple(global_size),
                                    local_size, [run[i].seconds for run in runs])
 
@@ -208,11 +209,6 @@ def fastest(module: ModuleOp, node: str, configs: Sequence[TileConfig], device,
     confirmed = retime(module, node, leaders, device, progress=progress)
     best = min(confirmed, key=lambda m: m.seconds)
     return scan, replace(best, cost_seconds=sum(m.cost_seconds for m in confirmed))
-
-
-def _names(label: str, node: str) -> bool:
-    """Whether a kernel's node label (`node 'a' (MatMul) + node 'b' (Relu)`) names `node`."""
-    return any(part.startswith(f"node '{node}' ") for part in label.split(" + "))
 
 
 def _is_node(op: Operation, node: str) -> bool:

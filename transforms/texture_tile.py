@@ -1,5 +1,5 @@
 """
-`texture-tile{device=... cost-model=tmmodel}`: choose each GPU kernel's configuration
+`texture-tile{device=... cost-model=tmmodel|cdmpp}`: choose each GPU kernel's configuration
 — the access pattern A of a product's B (the layout the host packs a weight or graph
 input in), its thread tile T (and with it the access pattern of its row operand) and its
 work-group size G (and with it the warp shape W) — and record it on the op for
@@ -8,7 +8,9 @@ work-group size G (and with it the warp shape W) — and record it on the op for
 The candidates are those `prune-configs` kept (the pass prunes them itself when it
 runs first). `tmmodel` takes the one with the least TMModel cost
 (`models/tmmodel.py`, with the constants of the device profile `device`; ties go to
-the squarest warp footprint, `models/texture_kernels.py`). Supported ops: 2-D MatMul
+the squarest warp footprint, `models/texture_kernels.py`); `cdmpp` the one of least
+latency that the learned predictor shipped for `device` gives its kernels
+(`transforms/cdmpp_cost.py`, `models/weights/cdmpp-<device>.npz`). Supported ops: 2-D MatMul
 and Gemm, Conv (strided, depthwise, grouped) and ConvTranspose with `nc4hw4` results,
 Softmax and LayerNormalization over the last axis (`models/texture_kernels.py`); others
 keep the lowering's defaults. A product or ungrouped conv that the lowering can block
@@ -25,6 +27,7 @@ which this pass and the lowering then obey.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
@@ -34,6 +37,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from mobile_opt.models.device_profile import load_profile, texture_constants
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import texture_kernels
+from mobile_opt.models.cdmpp import Predictor
+from mobile_opt.transforms.cdmpp_cost import CdmppCost
 from mobile_opt.transforms.prune_configs import (
     CANDIDATES,
     SPACE,
@@ -42,7 +47,7 @@ from mobile_opt.transforms.prune_configs import (
     surviving,
 )
 
-COST_MODELS = ("tmmodel",)
+COST_MODELS = ("tmmodel", "cdmpp")
 
 
 def _stored_candidates(op) -> list[TileConfig] | None:
@@ -63,6 +68,16 @@ class TextureTilePass(ModulePass):
     """The blocked product's plans are candidates beside the one-pixel kernels'
     (`onnx-to-texture{blocked=true}` with tensors in images)."""
 
+    def _predictor(self) -> Predictor:
+        """The predictor shipped for the device profile (by its name or file's stem)."""
+        name = Path(self.device).stem
+        try:
+            return Predictor.shipped(name)
+        except OSError:
+            raise DiagnosticException(
+                f"texture-tile: no CDMPP predictor for device '{name}' (models/weights/"
+                f"cdmpp-{name}.npz): train one with mobile-learn train") from None
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.cost_model not in COST_MODELS:
             measured = " (measured searches: mobile-tune --save-mlir)" if self.cost_model in (
@@ -73,6 +88,7 @@ class TextureTilePass(ModulePass):
         profile = load_profile(self.device)
         limits = HardwareLimits.of(profile)
         model = texture_kernels.TMModel(texture_constants(profile))
+        predictor = self._predictor() if self.cost_model == "cdmpp" else None
         for node in list(op.walk()):
             kernel = kernel_of(node, limits.max_image if self.blocked else None)
             if kernel is None or TileConfig.of(node) is not None:
@@ -83,6 +99,10 @@ class TextureTilePass(ModulePass):
                                     texture_kernels.candidates(kernel, limits.max_group))
             if not configs:
                 continue
-            model.choose(kernel, configs).apply(node)
+            if predictor is not None:
+                CdmppCost(predictor, profile, self.device, node, self.blocked,
+                          limits.max_image).choose(configs).apply(node)
+            else:
+                model.choose(kernel, configs).apply(node)
             node.attributes.pop(CANDIDATES, None)
             node.attributes.pop(SPACE, None)

@@ -44,6 +44,12 @@ def node_label(op: Operation) -> str:
     return f"node '{name}' ({kind})" if name else f"op {op.name}"
 
 
+def names_node(label: str, name: str) -> bool:
+    """Whether a kernel's `onnx.node` label (`node 'a' (MatMul) + node 'b' (Relu)`, of the
+    nodes fused into it) names node `name`."""
+    return any(part.startswith(f"node '{name}' ") for part in label.split(" + "))
+
+
 def shape(value: SSAValue) -> tuple[int, ...]:
     t = value.type
     assert isinstance(t, TensorType)

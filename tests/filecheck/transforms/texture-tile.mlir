@@ -23,9 +23,9 @@
 // LOWERED: ocl.launch @matmul_0({{.*}}) {onnx.flops = {{[0-9]+}} : i64, global_size = array<i64: 12, {{64|32|16|8}}>
 
 // NOPROFILE: mobile-opt: error: {{.*}}nonesuch: no such device profile (shipped: {{.*}}pocl)
-// BADMODEL: mobile-opt: error: {{.*}}texture-tile: cost-model must be one of tmmodel, not 'magic'{{$}}
+// BADMODEL: mobile-opt: error: {{.*}}texture-tile: cost-model must be one of tmmodel, cdmpp, not 'magic'{{$}}
 // A pass measures nothing: the measured searches are mobile-tune's.
-// MEASURED: mobile-opt: error: {{.*}}texture-tile: cost-model must be one of tmmodel, not 'exhaustive' (measured searches: mobile-tune --save-mlir)
+// MEASURED: mobile-opt: error: {{.*}}texture-tile: cost-model must be one of tmmodel, cdmpp, not 'exhaustive' (measured searches: mobile-tune --save-mlir)
 // PUBLISHED: mobile-opt: error: {{.*}}Adreno 740: the profile has no tmmodel.beta, tmmodel.thrash_factor, tmmodel.cache_lines, compute.cores, compute.registers_per_core (run mobile-probe)
 
 builtin.module {

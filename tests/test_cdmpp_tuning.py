@@ -1,0 +1,129 @@
+"""CDMPP as texture-tile's cost model, and the pieces of its fine-tuning that need no torch:
+CMD and the KMeans task sampler (Algorithm 1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mobile_opt.checking.tile_search import Case
+from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.frontend.single_node import NODE_NAME
+from mobile_opt.models import texture_kernels
+from mobile_opt.models.cdmpp import WEIGHTS_DIR, Predictor
+from mobile_opt.models.cdmpp_features import compact_ast
+from mobile_opt.models.device_profile import load_profile
+from mobile_opt.tools.mobile_learn import cmd, kmeans_tasks, main, random_tasks
+from mobile_opt.tools.tuning import node_name
+from mobile_opt.transforms.cdmpp_cost import CdmppCost, single_node_module
+from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of
+from mobile_opt.transforms.texture_tile import TextureTilePass
+
+DATASET = str(Path(__file__).resolve().parents[1] / "bench" / "data" / "cdmpp-pocl.npz")
+
+CASES = [
+    Case("conv", "Conv", ((1, 16, 20, 20), (32, 16, 3, 3), (32,)), (("pads", (1, 1, 1, 1)),)),
+    Case("matmul", "MatMul", ((96, 128), (128, 64))),
+    Case("softmax", "Softmax", ((64, 300),), (("axis", -1),)),
+]
+
+
+def _node(case: Case, folder: Path):
+    module = import_onnx(str(case.save(folder)))
+    return module, next(op for op in module.walk() if node_name(op) == NODE_NAME)
+
+
+def _cost(node, profile: str = "pocl") -> CdmppCost:
+    limits = HardwareLimits.of(load_profile(profile))
+    return CdmppCost(Predictor.shipped(profile), load_profile(profile), profile, node, True,
+                     limits.max_image)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.op)
+def test_the_cost_model_sees_the_kernels_that_run(case, tmp_path, pocl_device):
+    """The kernels the cost model lowers a configuration to are those mobile-tune builds and
+    runs for it, to the last feature (with the group each is launched in)."""
+    from mobile_opt.backends.opencl.devices import choose_device
+    from mobile_opt.tools.tuning import time_kernels
+
+    module, node = _node(case, tmp_path)
+    limits = HardwareLimits.of(load_profile("pocl"))
+    space = list(texture_kernels.candidates(kernel_of(node, limits.max_image),
+                                            limits.max_group))
+    configs = [space[i] for i in sorted(np.random.default_rng(1).choice(len(space), 5, False))]
+    model = _cost(node)
+    timed = list(time_kernels(module, NODE_NAME, configs, choose_device("pocl"), repeat=1))
+    assert {t.config for t in timed} == set(configs)
+    for timing in timed:
+        theirs = compact_ast(timing.kernel, timing.global_size, timing.local_size)
+        mine = [compact_ast(*k) for k in model.kernels(timing.config)]
+        assert any(np.array_equal(a.leaves, theirs.leaves)
+                   and np.array_equal(a.order, theirs.order) for a in mine), timing.config
+
+
+def test_texture_tile_takes_the_least_predicted_latency(tmp_path):
+    """cost-model=cdmpp records, for each op, the candidate the predictor rates fastest;
+    the predictions differ across the space (the choice is no default)."""
+    module, node = _node(CASES[1], tmp_path)
+    limits = HardwareLimits.of(load_profile("pocl"))
+    space = list(texture_kernels.candidates(kernel_of(node, limits.max_image),
+                                            limits.max_group))
+    costs = {c: _cost(node).cost(c) for c in space}
+    assert len({round(v, 9) for v in costs.values()}) > len(space) // 4
+    TextureTilePass(device="pocl", cost_model="cdmpp").apply(None, module)
+    from mobile_opt.dialects.texture.tiling import TileConfig
+
+    chosen = TileConfig.of(next(op for op in module.walk() if node_name(op) == NODE_NAME))
+    assert chosen == min(costs, key=costs.get)
+
+
+def test_single_node_module_keeps_constants_and_inputs(tmp_path):
+    module, node = _node(CASES[0], tmp_path)
+    alone = single_node_module(node)
+    alone.verify()
+    ops = [op.name for op in alone.walk()]
+    assert ops.count("onnx.Weight") == 2 and ops.count("onnx.Conv") == 1
+    function = next(op for op in alone.walk() if op.name == "func.func")
+    assert [a.type for a in function.body.block.args] == [node.operands[0].type]
+
+
+def test_cmd_is_zero_alike_and_grows_with_the_shift():
+    rng = np.random.default_rng(0)
+    a = np.tanh(rng.standard_normal((4000, 6)) * 0.3)
+    assert cmd(a, a) == 0
+    gaps = [cmd(a, np.clip(a + shift, -1, 1)) for shift in (0.05, 0.2, 0.5)]
+    assert 0 < gaps[0] < gaps[1] < gaps[2]
+    # the same mean, another spread: the higher moments tell them apart
+    assert cmd(a, a * 0.5) > 0.01
+
+
+def test_kmeans_takes_one_task_per_cluster_largest_first():
+    """Three clusters of tasks' kernels, the largest first: the sampler takes the task at
+    the heart of each (one task per cluster, never two of one), where random choice may
+    take two of the same cluster."""
+    rng = np.random.default_rng(0)
+    centres = {0: (0.0, 0.0), 1: (5.0, 5.0), 2: (-5.0, 5.0)}
+    latents, task = [], []
+    for t in range(12):
+        cluster = 0 if t < 6 else (1 if t < 9 else 2)
+        spread = 0.1 if t in (2, 7, 10) else 1.0  # the tasks nearest their centre
+        latents.append(np.asarray(centres[cluster]) + spread * rng.standard_normal((20, 2)))
+        task += [t] * 20
+    latents, task = np.concatenate(latents), np.asarray(task)
+    chosen = kmeans_tasks(latents, task, 3, seed=0)
+    assert chosen[0] == 2 and set(chosen[1:]) == {7, 10}
+    drawn = random_tasks(task, 3, 1)
+    assert len(set(drawn)) == 3 and set(drawn) <= set(range(12))
+
+
+def test_mobile_learn_adapt_bad_input_is_one_line(tmp_path, capsys):
+    """A missing model, or more tasks than the dataset has: one line, exit 1."""
+    out = str(tmp_path / "o.npz")
+    assert main(["adapt", str(tmp_path / "none.npz"), DATASET, "-o", out]) == 1
+    assert main(["adapt", str(WEIGHTS_DIR / "cdmpp-pocl.npz"), DATASET, "-o", out,
+                 "--tasks", "100000"]) == 1
+    for line in capsys.readouterr().err.strip().splitlines():
+        assert line.startswith("mobile-learn: error: ")
+    assert not (tmp_path / "o.npz").exists()
