@@ -123,6 +123,9 @@ class Dataset:
     def has(self, source: str, case: Case) -> bool:
         return {"source": source, **case.spec()} in self.tasks
 
+    def configs_of(self, task: int) -> list[str]:
+        return [c for t, c in zip(self.columns["task"], self.columns["config"]) if t == task]
+
     def add_task(self, source: str, case: Case) -> int:
         self.tasks.append({"source": source, **case.spec()})
         return len(self.tasks) - 1
@@ -158,19 +161,40 @@ class Dataset:
             **{k: np.asarray(v) for k, v in self.columns.items()})
 
 
+def sampled(space: list, configs: int, rng: np.random.Generator) -> list:
+    """
+    At most `configs` of a space, in its order (tiles share builds): every blocked plan
+    (a MatMul's space holds one or two among a thousand, which a uniform sample would all
+    but never take, and they are the kernels large products run), the rest at random.
+    """
+    plans = [i for i, c in enumerate(space) if c.plan is not None]
+    rest = [i for i, c in enumerate(space) if c.plan is None]
+    room = max(configs - len(plans), 0)
+    if len(rest) > room:
+        rest = list(rng.choice(rest, room, replace=False))
+    return [space[i] for i in sorted(plans + rest)]
+
+
 def collect(case: Case, source: str, device, limits: HardwareLimits, dataset: Dataset,
-            folder: Path, repeat: int, configs: int, rng: np.random.Generator, note) -> int:
-    """Every configuration of one task timed into `dataset`; the samples added."""
+            folder: Path, repeat: int, configs: int, rng: np.random.Generator, note,
+            task: int | None = None) -> int:
+    """
+    A task's configurations (`sampled`) timed into `dataset`; the samples added. With
+    `task`, a task the dataset has: only its blocked plans it lacks are timed.
+    """
     module = import_onnx(str(case.save(folder)))
     node = next(o for o in module.walk() if node_name(o) == NODE_NAME)
     kernel = kernel_of(node, limits.max_image)
     if kernel is None:
         return 0
-    task = dataset.add_task(source, case)
-    before = len(dataset)
     space = list(texture_kernels.candidates(kernel, limits.max_group))
-    if len(space) > configs:  # a sample of the space, in its order (tiles share builds)
-        space = [space[i] for i in sorted(rng.choice(len(space), configs, replace=False))]
+    if task is None:
+        task = dataset.add_task(source, case)
+        space = sampled(space, configs, rng)
+    else:
+        seen = set(dataset.configs_of(task))
+        space = [c for c in space if c.plan is not None and c.describe() not in seen]
+    before = len(dataset)
     for timing in time_kernels(module, NODE_NAME, space, device, repeat, progress=note):
         if all(math.isfinite(t) and t > 0 for t in timing.seconds):
             dataset.add(task, kernel.family, timing)
@@ -191,6 +215,9 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=None,
                         help="stop after the task that crosses this time (saved as it goes)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--top-up", action="store_true",
+                        help="time only the blocked plans the dataset's tasks lack (a run "
+                             "before plans were always sampled took them by chance)")
     parser.add_argument("--out", help="default bench/data/cdmpp-<device>.npz")
     args = parser.parse_args()
     try:
@@ -221,11 +248,13 @@ def main() -> int:
         # in random order, so that a run cut short by --minutes is a fair sample
         tasks = [tasks[i] for i in rng.permutation(len(tasks))
                  if not dataset.has(*tasks[i]) and tasks[i][1].spec() not in held_out]
+        if args.top_up:
+            tasks = [(t["source"], Case.of_spec("", t)) for t in dataset.tasks]
         bar = progress_bar(len(tasks), f"cdmpp data on {device.name}", "task")
-        for source, case in tasks:
+        for index, (source, case) in enumerate(tasks):
             bar.set_postfix_str(f"{source} {case.op} {case.inputs[0]}")
             collect(case, source, device, limits, dataset, folder, args.repeat, args.configs,
-                    rng, noting(bar))
+                    rng, noting(bar), index if args.top_up else None)
             dataset.save()
             bar.update()
             if args.minutes and time.perf_counter() - started > 60 * args.minutes:
