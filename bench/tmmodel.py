@@ -226,29 +226,26 @@ def _config(saved: dict) -> TileConfig:
                       Layout(saved["layout"]) if saved.get("layout") else None)
 
 
+def _pick_summary(rows: list[dict], name: str, prefix: str = "") -> dict:
+    """One model's choices over the rows: their latency over the exhaustive best's, top-1,
+    and the model's tuning time over exhaustive search's."""
+    ratios = [r[f"{name}_over_exhaustive"] for r in rows]
+    return {
+        f"{name}_over_exhaustive_geomean": geomean(ratios),
+        f"{name}_over_exhaustive_worst": max(ratios),
+        f"scan_{name}_over_exhaustive_geomean": geomean(
+            [r[f"scan_{name}_over_exhaustive"] for r in rows]),
+        f"{prefix}top1_accuracy": sum(r[f"{prefix}top1"] for r in rows) / len(rows),
+        f"{prefix}tuning_time_ratio": sum(r[f"{name}_tuning_seconds"] for r in rows)
+        / sum(r["exhaustive_tuning_seconds"] for r in rows)}
+
+
 def summary(rows: list[dict]) -> dict:
-    ratios = [r["model_over_exhaustive"] for r in rows]
-    learned = {}
-    if all("cdmpp_choice" in r for r in rows):
-        cdmpp = [r["cdmpp_over_exhaustive"] for r in rows]
-        learned = {
-            "cdmpp_over_exhaustive_geomean": geomean(cdmpp),
-            "cdmpp_over_exhaustive_worst": max(cdmpp),
-            "scan_cdmpp_over_exhaustive_geomean": geomean(
-                [r["scan_cdmpp_over_exhaustive"] for r in rows]),
-            "cdmpp_top1_accuracy": sum(r["cdmpp_top1"] for r in rows) / len(rows),
-            "cdmpp_tuning_time_ratio": sum(r["cdmpp_tuning_seconds"] for r in rows)
-            / sum(r["exhaustive_tuning_seconds"] for r in rows)}
+    learned = (_pick_summary(rows, "cdmpp", "cdmpp_")
+               if all("cdmpp_choice" in r for r in rows) else {})
     return learned | {
-        "kernels": len(rows),
-        "model_over_exhaustive_geomean": geomean(ratios),
-        "model_over_exhaustive_worst": max(ratios),
-        "scan_model_over_exhaustive_geomean": geomean(
-            [r["scan_model_over_exhaustive"] for r in rows]),
+        "kernels": len(rows), **_pick_summary(rows, "model"),
         "retimed_fraction": sum(r["retimed"] for r in rows) / len(rows),
-        "tuning_time_ratio": sum(r["model_tuning_seconds"] for r in rows)
-        / sum(r["exhaustive_tuning_seconds"] for r in rows),
-        "top1_accuracy": sum(r["top1"] for r in rows) / len(rows),
         "ablation_speedup_over_base_geomean": {
             k: geomean([r["latency_ms"]["base"] / r["latency_ms"][k] for r in rows])
             for k in ("base", "tmm_t", "tmm", "exhaustive")},

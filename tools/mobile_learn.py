@@ -452,11 +452,7 @@ def train(args: argparse.Namespace) -> int:
     result = {"dataset": str(args.dataset), "device": str(data["device"]),
               "split": "cross-model" if hold_out else "random 8:1:1", "held_out": hold_out,
               "unsteady": int((data["spread"] >= STEADY).sum()), **result}
-    out = Path(args.out)
-    np.savez_compressed(out, **arrays)
-    out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
-    _plot(result["curve"], out.with_suffix(".png"), str(data["device"]).split(" [")[0])
-    print(json.dumps({k: result[k] for k in ("split", "kernels", "best_epoch", "mape")}))
+    _write(Path(args.out), arrays, result, data, ("split", "kernels", "best_epoch", "mape"))
     return 0
 
 
@@ -486,12 +482,19 @@ def adapt(args: argparse.Namespace) -> int:
               "device": str(data["device"]), "sampler": args.sampler, "tasks": tasks,
               "test_mape_before": mape_of(arrays, data, _test_of(data, candidates, tasks)),
               **result}
-    out = Path(args.out)
-    np.savez_compressed(out, **tuned)
+    _write(Path(args.out), tuned, result, data, ("sampler", "kernels", "test_mape_before",
+                                                  "mape"))
+    return 0
+
+
+def _write(out: Path, arrays: dict[str, np.ndarray], result: dict, data: dict,
+           shown: tuple[str, ...]) -> None:
+    """The weights, the result beside them (`.json`) with its learning curve (`.png`), and
+    the result's `shown` fields printed."""
+    np.savez_compressed(out, **arrays)
     out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
     _plot(result["curve"], out.with_suffix(".png"), str(data["device"]).split(" [")[0])
-    print(json.dumps({k: result[k] for k in ("sampler", "kernels", "test_mape_before", "mape")}))
-    return 0
+    print(json.dumps({k: result[k] for k in shown}))
 
 
 def _test_of(data: dict, candidates: np.ndarray, tasks: list[int]) -> np.ndarray:
