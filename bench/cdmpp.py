@@ -121,6 +121,8 @@ from 12.1 to 14.2 %, 5e-4 to 12.5 % (α 0.1: 12.3 %)."""
 ADAPT_TASKS = 50
 """Tasks of the new device measured to fine-tune on (cross-device; the issue's bound)."""
 ADAPT_SEEDS = 10
+SPLITS = ("random", "cross_model", "cross_model_fine_tuned", "cross_device")
+"""The results' parts; a run that measures some keeps the others a results file holds."""
 
 
 def benchmark_mask(data: dict, dataset: Path) -> np.ndarray:
@@ -160,7 +162,7 @@ def cross_model(data: dict, parts: dict[str, np.ndarray], arrays: dict, hold_out
             "cmd": [c["cmd"] for c in result["curve"]]}
 
 
-def cross_device(data: dict, source: dict, arrays: dict, seeds: int) -> dict:
+def cross_device(data: dict, source: dict, arrays: dict, seeds: int, epochs: int) -> dict:
     """
     A predictor trained on another device (`arrays`, on `source`) adapted to this one:
     ADAPT_TASKS tasks chosen by each sampler, over `seeds` seeds, fine-tuned with CMD
@@ -176,7 +178,7 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int) -> dict:
         for sampler in SAMPLERS:
             tasks = choose_tasks(sampler, arrays, data, candidates, ADAPT_TASKS, seed)
             _, result = fine_tune(arrays, data, candidates, tasks,
-                                  replace(FINE_TUNING, seed=seed), origin,
+                                  replace(FINE_TUNING, seed=seed, epochs=epochs), origin,
                                   f"cdmpp adapt {sampler} seed {seed}")
             sample = tuned_parts(data, candidates, tasks, seed)
             runs[sampler].append({
@@ -188,7 +190,7 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int) -> dict:
             print(f"  {sampler:7s} seed {seed}: CDMPP {result['mape']['test']:.3f}  "
                   f"gradient boosting {runs[sampler][-1]['gbdt_test_mape']:.3f}")
     kmeans, chance = runs["kmeans"], runs["random"]
-    return {"tasks": ADAPT_TASKS, "seeds": seeds,
+    return {"tasks": ADAPT_TASKS, "seeds": seeds, "epochs": epochs,
             "test_mape_before": mape_of(arrays, data, candidates[
                 data["spread"][candidates] < STEADY]),
             **{f"{s}_mean_test_mape": float(np.mean([r["cdmpp_test_mape"] for r in runs[s]]))
@@ -212,12 +214,20 @@ def main() -> int:
                              "adapted to this one")
     parser.add_argument("--seeds", type=int, default=ADAPT_SEEDS,
                         help="cross-device: seeds of each sampler")
+    parser.add_argument("--adapt-epochs", type=int, default=FINE_TUNING.epochs,
+                        help="cross-device: epochs of each fine-tuning")
+    parser.add_argument("--adapt-only", action="store_true",
+                        help="cross-device alone (the results file keeps the other splits "
+                             "that it holds, so two processes can share the work)")
     args = parser.parse_args()
     data = load_dataset(args.dataset)
     data["benchmark"] = benchmark_mask(data, args.dataset)
     settings = replace(Settings(), epochs=args.epochs, seed=args.seed)
+    out = Path(args.out or BENCH_DIR / "results" /
+               f"cdmpp-{args.dataset.stem.removeprefix('cdmpp-')}.json")
     rows, curves = {}, {}
-    for name, hold_out in (("random", []), ("cross_model", args.hold_out.split(","))):
+    for name, hold_out in (() if args.adapt_only else (
+            ("random", []), ("cross_model", args.hold_out.split(",")))):
         parts = splits(data, hold_out, args.seed, exclude=data["benchmark"])
         arrays, trained = fit(data, parts, settings, f"cdmpp {name}")
         gbdt = gbdt_predict(data, parts, args.seed)
@@ -239,7 +249,13 @@ def main() -> int:
     if args.adapt_from:
         model, source = args.adapt_from
         rows["cross_device"] = {"from": source, **cross_device(
-            data, load_dataset(Path(source)), dict(np.load(model)), args.seeds)}
+            data, load_dataset(Path(source)), dict(np.load(model)), args.seeds,
+            args.adapt_epochs)}
+    if out.is_file():  # what another process measured of the same dataset, kept
+        earlier = json.loads(out.read_text())
+        if earlier.get("dataset") == str(args.dataset):
+            rows = {k: earlier[k] for k in SPLITS if k in earlier} | rows
+            curves = curves or earlier.get("curves", {})
     device = str(data["device"])
     result = {"device": device, "dataset": str(args.dataset), "kernels": len(data["latency"]),
               "tasks": len(json.loads(str(data["tasks"]))),
@@ -248,24 +264,25 @@ def main() -> int:
               "benchmark_kernels_left_out": int(data["benchmark"].sum()),
               "settings": asdict(settings),
               **rows, "curves": curves}
-    for name in ("random", "cross_model", "cross_model_fine_tuned"):
+    for name in SPLITS[:3]:
+        if name not in rows:
+            continue
         row = rows[name]
         print(f"{name:23s} test kernels {row['kernels']['test']:5d}  "
               f"CDMPP MAPE {row['cdmpp_test_mape']:.3f}  gradient boosting "
               f"{row['gbdt_test_mape']:.3f}"
               + (f"  pick/best CDMPP {row['cdmpp_pick_over_best']:.3f} gradient boosting "
                  f"{row['gbdt_pick_over_best']:.3f}" if "cdmpp_pick_over_best" in row else ""))
-    if args.adapt_from:
+    if "cross_device" in rows:
         row = rows["cross_device"]
         print(f"cross-device from {row['from']}: before {row['test_mape_before']:.3f}; "
               + "  ".join(f"{s} {row[f'{s}_mean_test_mape']:.3f}" for s in SAMPLERS)
               + f"  (KMeans better in {row['kmeans_wins']} of {row['seeds']} seeds)")
-    out = Path(args.out or BENCH_DIR / "results" /
-               f"cdmpp-{args.dataset.stem.removeprefix('cdmpp-')}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
-    gaps = {"cross-model": rows["cross_model_fine_tuned"]["cmd"]}
-    if args.adapt_from:
+    gaps = ({"cross-model": rows["cross_model_fine_tuned"]["cmd"]}
+            if "cross_model_fine_tuned" in rows else {})
+    if "cross_device" in rows:
         gaps |= {f"cross-device, {sampler} (mean of seeds)": list(np.mean(
             [r["cmd"] for r in rows["cross_device"]["runs"][sampler]], axis=0))
             for sampler in SAMPLERS}
