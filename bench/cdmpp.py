@@ -54,6 +54,7 @@ from mobile_opt.tools.mobile_learn import (  # noqa: E402
     choose_tasks,
     fine_tune,
     fit,
+    latents_of,
     load_dataset,
     mape_of,
     merged,
@@ -173,10 +174,11 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, epochs: int
     candidates = target[~data["benchmark"]]
     origin = np.flatnonzero(both["spread"][:target[0]] < STEADY)
     data = both
+    latents = latents_of(arrays, data, candidates)  # the seeds' KMeans share them
     runs = {s: [] for s in SAMPLERS}
     for seed in range(seeds):
         for sampler in SAMPLERS:
-            tasks = choose_tasks(sampler, arrays, data, candidates, ADAPT_TASKS, seed)
+            tasks = choose_tasks(sampler, arrays, data, candidates, ADAPT_TASKS, seed, latents)
             _, result = fine_tune(arrays, data, candidates, tasks,
                                   replace(FINE_TUNING, seed=seed, epochs=epochs), origin,
                                   f"cdmpp adapt {sampler} seed {seed}")

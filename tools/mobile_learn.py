@@ -110,16 +110,19 @@ def build_network(torch, width: int, device_width: int, leaf_counts: list[int], 
             """Labels of a batch of one leaf count: (by its own layer or None, pooled)."""
             h = self.encoder(self.embed(x))
             z_v = self.device(device)
-            pooled = self.by_leaves[str(POOLED)](torch.cat([h.mean(1), h.amax(1)], -1))
+            pooled = self.pooled(h)
             own = self.by_leaves[str(x.shape[1])] if str(x.shape[1]) in self.by_leaves else None
             decode = lambda z_x: self.decoder(z_x * z_v).squeeze(-1)  # noqa: E731
             return (decode(own(h.flatten(1))) if own is not None else None), decode(pooled)
 
+        def pooled(self, h):
+            """z_x by the layer over the encoder outputs' mean and maximum."""
+            return self.by_leaves[str(POOLED)](torch.cat([h.mean(1), h.amax(1)], -1))
+
         def latent(self, x):
             """z_x of the pooled layer, which every leaf count has, squashed into [-1, 1]
             (CMD's bounded support)."""
-            h = self.encoder(self.embed(x))
-            return torch.tanh(self.by_leaves[str(POOLED)](torch.cat([h.mean(1), h.amax(1)], -1)))
+            return torch.tanh(self.pooled(self.encoder(self.embed(x))))
 
     return Network()
 
@@ -365,34 +368,38 @@ def fit(data: dict, parts: dict[str, np.ndarray], settings: Settings,
     return arrays, result
 
 
-def latents_of(arrays: dict[str, np.ndarray], data: dict) -> np.ndarray:
-    """Every kernel's latent under a trained predictor (`arrays`), for the sampler."""
+def latents_of(arrays: dict[str, np.ndarray], data: dict, indices: np.ndarray) -> np.ndarray:
+    """The latents of kernels `indices` under a trained predictor (`arrays`), for the
+    sampler."""
     import torch
 
-    leaf_counts = [int(n) for n in arrays["leaf_counts"]]
-    encoded = [a.encoded() for a in data["asts"]]
-    net = build_network(torch, encoded[0].shape[1], len(data["device_features"]), leaf_counts,
-                        arrays["embed.weight"].shape[0], int(arrays["heads"]),
-                        int(arrays["layers"]), arrays["embed.weight"].shape[0])
+    width = arrays["embed.weight"].shape[0]
+    encoded = {int(i): data["asts"][i].encoded() for i in indices}
+    net = build_network(torch, arrays["embed.weight"].shape[1], len(data["device_features"]),
+                        [int(n) for n in arrays["leaf_counts"]], width, int(arrays["heads"]),
+                        int(arrays["layers"]), width)
     net.load_state_dict({k: torch.tensor(arrays[k]) for k in net.state_dict()})
     net.eval()
-    out = np.zeros((len(encoded), arrays["embed.weight"].shape[0]), np.float32)
+    out = np.zeros((len(data["asts"]), width), np.float32)
     with torch.no_grad():
-        for batch in batches(data["asts"], np.arange(len(encoded)), 512, None):
+        for batch in batches(data["asts"], indices, 512, None):
             out[batch] = net.latent(torch.tensor(np.stack([encoded[i] for i in batch]))).numpy()
-    return out
+    return out[indices]
 
 
 SAMPLERS = ("kmeans", "random")
 
 
 def choose_tasks(sampler: str, arrays: dict[str, np.ndarray], data: dict,
-                 candidates: np.ndarray, count: int, seed: int) -> list[int]:
-    """`count` tasks among the kernels `candidates`, by Algorithm 1 or at random."""
+                 candidates: np.ndarray, count: int, seed: int,
+                 latents: np.ndarray | None = None) -> list[int]:
+    """`count` tasks among the kernels `candidates`, by Algorithm 1 (over the candidates'
+    `latents`, computed here unless given) or at random."""
     if sampler == "random":
         return random_tasks(data["task"][candidates], count, seed)
-    return kmeans_tasks(latents_of(arrays, data)[candidates], data["task"][candidates],
-                        count, seed)
+    if latents is None:
+        latents = latents_of(arrays, data, candidates)
+    return kmeans_tasks(latents, data["task"][candidates], count, seed)
 
 
 def predict_of(arrays: dict[str, np.ndarray], data: dict, indices: np.ndarray) -> np.ndarray:
