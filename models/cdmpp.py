@@ -25,6 +25,9 @@ from mobile_opt.models.cdmpp_features import CompactAST
 POOLED = 0
 """The leaf-count key of the layer over pooled encoder outputs."""
 
+BATCH = 256
+"""Kernels a forward pass takes at once (bounds the attention's memory)."""
+
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 """Shipped predictors, `cdmpp-<device profile>.npz`."""
 
@@ -86,36 +89,42 @@ class Predictor:
         return x @ self.weights[f"{name}.weight"].T + self.weights[f"{name}.bias"]
 
     def _encoder_layer(self, i: int, x: np.ndarray) -> np.ndarray:
-        """torch's TransformerEncoderLayer (batch first, post-norm, ReLU, no dropout)."""
+        """torch's TransformerEncoderLayer (batch first, post-norm, ReLU, no dropout) over
+        a batch [kernels, leaves, width]."""
         p = f"encoder.layers.{i}"
         w, b = self.weights[f"{p}.self_attn.in_proj_weight"], self.weights[
             f"{p}.self_attn.in_proj_bias"]
-        leaves, width = x.shape
-        q, k, v = np.split(x @ w.T + b, 3, axis=-1)
+        batch, leaves, width = x.shape
         size = width // self.heads
-        heads = [(q[:, h * size:(h + 1) * size], k[:, h * size:(h + 1) * size],
-                  v[:, h * size:(h + 1) * size]) for h in range(self.heads)]
-        attended = np.concatenate([_softmax(qh @ kh.T / math.sqrt(size)) @ vh
-                                   for qh, kh, vh in heads], axis=-1)
+        # [3, kernels, heads, leaves, size]
+        qkv = (x @ w.T + b).reshape(batch, leaves, 3, self.heads, size).transpose(2, 0, 3, 1, 4)
+        q, k, v = qkv
+        attention = _softmax(q @ k.transpose(0, 1, 3, 2) / math.sqrt(size))
+        attended = (attention @ v).transpose(0, 2, 1, 3).reshape(batch, leaves, width)
         x = _layer_norm(x + self._linear(f"{p}.self_attn.out_proj", attended),
                         self.weights[f"{p}.norm1.weight"], self.weights[f"{p}.norm1.bias"])
         hidden = np.maximum(self._linear(f"{p}.linear1", x), 0)
         return _layer_norm(x + self._linear(f"{p}.linear2", hidden),
                            self.weights[f"{p}.norm2.weight"], self.weights[f"{p}.norm2.bias"])
 
-    def label(self, encoded: np.ndarray, device: np.ndarray) -> float:
-        """The standardised Box-Cox label of one kernel (its `CompactAST.encoded()` leaves)."""
+    def labels(self, encoded: np.ndarray, device: np.ndarray) -> np.ndarray:
+        """The standardised Box-Cox labels of kernels of one leaf count (their
+        `CompactAST.encoded()` leaves stacked: [kernels, leaves, fields])."""
         x = self._linear("embed", encoded.astype(np.float64))
         for i in range(self.layers):
             x = self._encoder_layer(i, x)
-        count = len(encoded)
+        count = encoded.shape[1]
         if count in self.leaf_counts:
-            z_x = self._linear(f"by_leaves.{count}", x.reshape(-1))
+            z_x = self._linear(f"by_leaves.{count}", x.reshape(len(x), -1))
         else:
-            z_x = self._linear(f"by_leaves.{POOLED}", np.concatenate([x.mean(0), x.max(0)]))
+            z_x = self._linear(f"by_leaves.{POOLED}", np.concatenate([x.mean(1), x.max(1)], -1))
         z_v = self._linear("device.2", np.maximum(self._linear("device.0", device), 0))
         hidden = np.maximum(self._linear("decoder.0", z_x * z_v), 0)
-        return float(self._linear("decoder.2", hidden)[0])
+        return self._linear("decoder.2", hidden)[:, 0]
+
+    def label(self, encoded: np.ndarray, device: np.ndarray) -> float:
+        """The label of one kernel (its encoded leaves)."""
+        return float(self.labels(encoded[None], device)[0])
 
     def check(self) -> float:
         """The largest difference between this pass's labels and torch's for the kernels
@@ -127,5 +136,18 @@ class Predictor:
 
     def seconds(self, ast: CompactAST, device: np.ndarray) -> float:
         """The predicted latency of a kernel on the device of these features."""
-        label = self.label(ast.encoded(), device) * self.label_std + self.label_mean
-        return float(inverse_box_cox(np.asarray(label), self.boxcox_lambda)) * 1e-6
+        return float(self.seconds_of([ast], device)[0])
+
+    def seconds_of(self, asts: list[CompactAST], device: np.ndarray) -> np.ndarray:
+        """The predicted latencies of kernels on the device of these features, in batches of
+        one leaf count."""
+        labels = np.zeros(len(asts))
+        by_count: dict[int, list[int]] = {}
+        for i, ast in enumerate(asts):
+            by_count.setdefault(ast.size, []).append(i)
+        for members in by_count.values():
+            for j in range(0, len(members), BATCH):
+                part = members[j:j + BATCH]
+                labels[part] = self.labels(np.stack([asts[i].encoded() for i in part]), device)
+        return inverse_box_cox(labels * self.label_std + self.label_mean,
+                               self.boxcox_lambda) * 1e-6

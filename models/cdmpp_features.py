@@ -116,23 +116,43 @@ def positional_encoding(order: Sequence[int], width: int, theta: float = 10000.0
 def compact_ast(kernel: ocl.KernelOp, global_size: Sequence[int],
                 local_size: Sequence[int] | None = None) -> CompactAST:
     """The compact AST of `kernel` launched over `global_size` (in `local_size` groups)."""
-    launch = _launch_vector(global_size, local_size)
-    items = math.prod(global_size)
-    leaves: list[np.ndarray] = []
-    order: list[int] = []
-    serial = 0
-    for event in _walk(kernel.body.block, _Context()):
-        if event is None:  # an inner node
-            serial += 1
-            continue
-        counts, context = event
-        leaves.append(_leaf_vector(counts, context, launch, items))
-        order.append(serial)
-        serial += 2  # the leaf, then its marker
-    if not leaves:  # an empty kernel: one empty leaf
-        leaves.append(_leaf_vector({}, _Context(), launch, items))
-        order.append(0)
-    return CompactAST(np.stack(leaves).astype(np.float32), np.asarray(order, np.int64))
+    return KernelLeaves.of(kernel).launched(global_size, local_size)
+
+
+@dataclass(frozen=True)
+class KernelLeaves:
+    """A kernel's leaves before a launch gives them its geometry: walking the kernel once
+    serves every launch of it (the work groups a tuner tries)."""
+
+    leaves: tuple[tuple[dict[str, float], _Context], ...]
+    """Each leaf's op counts and the loops around it."""
+    order: tuple[int, ...]
+
+    @classmethod
+    def of(cls, kernel: ocl.KernelOp) -> KernelLeaves:
+        leaves: list[tuple[dict[str, float], _Context]] = []
+        order: list[int] = []
+        serial = 0
+        for event in _walk(kernel.body.block, _Context()):
+            if event is None:  # an inner node
+                serial += 1
+                continue
+            leaves.append(event)
+            order.append(serial)
+            serial += 2  # the leaf, then its marker
+        if not leaves:  # an empty kernel: one empty leaf
+            leaves.append(({}, _Context()))
+            order.append(0)
+        return cls(tuple(leaves), tuple(order))
+
+    def launched(self, global_size: Sequence[int],
+                 local_size: Sequence[int] | None = None) -> CompactAST:
+        """The compact AST of a launch over `global_size` (in `local_size` groups)."""
+        launch = _launch_vector(global_size, local_size)
+        items = math.prod(global_size)
+        return CompactAST(np.stack([_leaf_vector(counts, context, launch, items)
+                                    for counts, context in self.leaves]).astype(np.float32),
+                          np.asarray(self.order, np.int64))
 
 
 @dataclass(frozen=True)

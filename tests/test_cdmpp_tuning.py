@@ -58,9 +58,35 @@ def test_the_cost_model_sees_the_kernels_that_run(case, tmp_path, pocl_device):
     assert {t.config for t in timed} == set(configs)
     for timing in timed:
         theirs = compact_ast(timing.kernel, timing.global_size, timing.local_size)
-        mine = [compact_ast(*k) for k in model.kernels(timing.config)]
+        mine = [k.launched(g, local) for k, g, local in model.kernels(timing.config)]
         assert any(np.array_equal(a.leaves, theirs.leaves)
                    and np.array_equal(a.order, theirs.order) for a in mine), timing.config
+
+
+def test_one_selection_per_layout_lowers_every_build_as_alone(tmp_path):
+    """The cost model runs select-layouts once per streamed layout; every build of a
+    product's space (layouts, blocked plans) still lowers to the features of the build with
+    the whole pipeline of its own."""
+    from dataclasses import replace
+
+    from xdsl.context import Context
+
+    from mobile_opt.transforms.cdmpp_cost import lowering_passes, node_kernels
+
+    _, node = _node(CASES[1], tmp_path)
+    limits = HardwareLimits.of(load_profile("pocl"))
+    space = texture_kernels.candidates(kernel_of(node, limits.max_image), limits.max_group)
+    builds = list(dict.fromkeys(replace(c, group=None) for c in space))
+    assert len({(b.layout, b.plan is None) for b in builds}) > 2
+    model = _cost(node)
+    for build in builds:
+        module = single_node_module(node)
+        build.apply(next(op for op in module.walk() if op.name == node.name))
+        for p in lowering_passes("pocl", limits.max_image, True):
+            p.apply(Context(allow_unregistered=True), module)
+        alone = [compact_ast(*k) for k in node_kernels(module, model._label)]
+        mine = [k.launched(g, local) for k, g, local in model.kernels(build)]
+        assert [a.leaves.tolist() for a in alone] == [a.leaves.tolist() for a in mine], build
 
 
 def test_texture_tile_takes_the_least_predicted_latency(tmp_path):

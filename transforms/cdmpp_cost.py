@@ -4,12 +4,16 @@ latency is the shipped predictor's (`models/cdmpp.py`) over the compact ASTs of 
 the node compiles to under it. The node is lowered alone, as `mobile-tune` builds it to
 measure (tensors in images; `select-layouts`, `onnx-to-texture`, `texture-to-ocl`, `ace`,
 `cse`), once per thread tile, layout and blocked plan: a work group is only a launch
-parameter, so the configurations that differ in it share the lowering.
+parameter, so the configurations that differ in it share the lowering, and each kernel is
+walked once for all its launches. `select-layouts` runs once per streamed layout (and
+blocked or not), what it depends on for a configured op alone.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -21,7 +25,7 @@ from mobile_opt.dialects import ocl
 from mobile_opt.dialects.onnx.graph import ONNX_NAME
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models.cdmpp import Predictor
-from mobile_opt.models.cdmpp_features import compact_ast, device_features
+from mobile_opt.models.cdmpp_features import KernelLeaves, device_features
 from mobile_opt.reference.interpreter import describe_location
 from mobile_opt.transforms.ace import AddressCalculationEliminationPass
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
@@ -98,6 +102,8 @@ class CdmppCost:
     name = "cdmpp"
     unit = "seconds"
     _lowered: dict[TileConfig, list] = field(default_factory=dict)
+    _selected: dict[tuple, ModuleOp] = field(default_factory=dict)
+    """The module after `select-layouts`, by what the selection depends on."""
 
     def __post_init__(self) -> None:
         self._device = device_features(self.profile)
@@ -105,24 +111,46 @@ class CdmppCost:
         self._label = describe_location(self.node.location) or self.node.name
 
     def kernels(self, config: TileConfig) -> list:
-        """The node's kernels under `config` (lowered once per configuration less its group),
-        each with the global and local size it runs with."""
+        """The node's kernels under `config` (lowered once per configuration less its group,
+        each walked once: `KernelLeaves`), each with the global and local size it runs
+        with."""
         key = replace(config, group=None)
         if key not in self._lowered:
-            module = self._alone.clone()
-            target = next(op for op in module.walk() if op.name == self.node.name)
-            key.apply(target)
-            for p in lowering_passes(self.profile_name, self.max_image, self.blocked):
+            select, *rest = lowering_passes(self.profile_name, self.max_image, self.blocked)
+            # a configured op keeps the local rules' layout whatever its tile: the selection
+            # depends on the streamed operand's layout and on being blocked alone
+            chosen = (key.layout, key.plan is None)
+            if chosen not in self._selected:
+                self._selected[chosen] = self._configured(self._alone, key)
+                select.apply(Context(allow_unregistered=True), self._selected[chosen])
+            module = self._configured(self._selected[chosen], key)
+            for p in rest:
                 p.apply(Context(allow_unregistered=True), module)
-            self._lowered[key] = node_kernels(module, self._label)
+            self._lowered[key] = [(KernelLeaves.of(k), g, local)
+                                  for k, g, local in node_kernels(module, self._label)]
         if config.plan is not None:  # a blocked plan launches as built
             return self._lowered[key]
         return [(k, g, config.group) for k, g, _ in self._lowered[key]]
 
+    def _configured(self, module: ModuleOp, config: TileConfig) -> ModuleOp:
+        """A copy of `module` whose node has `config`."""
+        module = module.clone()
+        config.apply(next(op for op in module.walk() if op.name == self.node.name))
+        return module
+
+    def costs(self, candidates: list[TileConfig]) -> np.ndarray:
+        """The candidates' costs, their kernels predicted in batches."""
+        asts, owner = [], []
+        for i, candidate in enumerate(candidates):
+            for leaves, global_size, local_size in self.kernels(candidate):
+                asts.append(leaves.launched(global_size, local_size))
+                owner.append(i)
+        total = np.zeros(len(candidates))
+        np.add.at(total, owner, self.predictor.seconds_of(asts, self._device))
+        return total
+
     def cost(self, candidate: TileConfig) -> float:
-        return sum(self.predictor.seconds(compact_ast(kernel, global_size, local_size),
-                                          self._device)
-                   for kernel, global_size, local_size in self.kernels(candidate))
+        return float(self.costs([candidate])[0])
 
     def choose(self, configs: list[TileConfig]) -> TileConfig:
-        return min(configs, key=self.cost)
+        return configs[int(np.argmin(self.costs(configs)))]
