@@ -50,6 +50,7 @@ from mobile_opt.tools.mobile_learn import (  # noqa: E402
     FINE_TUNING,
     SAMPLERS,
     STEADY,
+    InputError,
     Settings,
     choose_tasks,
     fine_tune,
@@ -58,7 +59,9 @@ from mobile_opt.tools.mobile_learn import (  # noqa: E402
     load_dataset,
     mape_of,
     merged,
+    missing_learn,
     predict_of,
+    read,
     splits,
 )
 
@@ -222,7 +225,17 @@ def main() -> int:
                         help="cross-device alone (the results file keeps the other splits "
                              "that it holds, so two processes can share the work)")
     args = parser.parse_args()
-    data = load_dataset(args.dataset)
+    try:
+        data = read(args.dataset, "CDMPP dataset", load_dataset)
+        adapt_from = args.adapt_from and (
+            read(Path(args.adapt_from[0]), "CDMPP predictor",
+                 lambda p: dict(np.load(p, allow_pickle=False))),
+            read(Path(args.adapt_from[1]), "CDMPP dataset", load_dataset))
+    except InputError as e:
+        print(f"bench/cdmpp.py: error: {e}", file=sys.stderr)
+        return 1
+    if (missing := missing_learn()) is not None:
+        return missing
     data["benchmark"] = benchmark_mask(data, args.dataset)
     settings = replace(Settings(), epochs=args.epochs, seed=args.seed)
     out = Path(args.out or BENCH_DIR / "results" /
@@ -248,11 +261,10 @@ def main() -> int:
         if name == "cross_model":
             rows["cross_model_fine_tuned"] = cross_model(data, parts, arrays, hold_out,
                                                          args.seed)
-    if args.adapt_from:
-        model, source = args.adapt_from
-        rows["cross_device"] = {"from": source, **cross_device(
-            data, load_dataset(Path(source)), dict(np.load(model)), args.seeds,
-            args.adapt_epochs)}
+    if adapt_from:
+        model, source = adapt_from
+        rows["cross_device"] = {"from": args.adapt_from[1], **cross_device(
+            data, source, model, args.seeds, args.adapt_epochs)}
     if out.is_file():  # what another process measured of the same dataset, kept
         earlier = json.loads(out.read_text())
         if earlier.get("dataset") == str(args.dataset):

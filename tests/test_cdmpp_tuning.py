@@ -153,3 +153,23 @@ def test_mobile_learn_adapt_bad_input_is_one_line(tmp_path, capsys):
     for line in capsys.readouterr().err.strip().splitlines():
         assert line.startswith("mobile-learn: error: ")
     assert not (tmp_path / "o.npz").exists()
+
+
+@pytest.mark.parametrize("args", [["{tmp}/none.npz"],
+                                  [DATASET, "--adapt-from", "{tmp}/bad.npz", DATASET]])
+def test_bench_cdmpp_bad_input_is_one_line(args, tmp_path):
+    """bench/cdmpp.py with a dataset or predictor it cannot read: one line, exit 1, and no
+    results file (it reads its inputs before it trains, so torch is not needed here)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "bad.npz").write_text("not a zip")
+    out = tmp_path / "r.json"
+    done = subprocess.run(
+        [sys.executable, str(Path(DATASET).parents[2] / "bench" / "cdmpp.py"),
+         *[a.format(tmp=tmp_path) for a in args], "--out", str(out)],
+        capture_output=True, text=True)
+    assert done.returncode == 1
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith("bench/cdmpp.py: error: ")
+    assert not out.exists()

@@ -445,7 +445,7 @@ def fine_tune(arrays: dict[str, np.ndarray], data: dict, candidates: np.ndarray,
 
 
 def train(args: argparse.Namespace) -> int:
-    if (missing := _missing_learn()) is not None:
+    if (missing := missing_learn()) is not None:
         return missing
     data = read(args.dataset, "CDMPP dataset", load_dataset)
     hold_out = [m for m in args.hold_out.split(",") if m]
@@ -465,7 +465,7 @@ def train(args: argparse.Namespace) -> int:
 
 def adapt(args: argparse.Namespace) -> int:
     """`mobile-learn adapt`: a trained predictor fine-tuned to a new device or new models."""
-    if (missing := _missing_learn()) is not None:
+    if (missing := missing_learn()) is not None:
         return missing
     arrays = read(args.model, "CDMPP predictor", lambda p: dict(np.load(p, allow_pickle=False)))
     data = read(args.dataset, "CDMPP dataset", load_dataset)
@@ -510,7 +510,7 @@ def _test_of(data: dict, candidates: np.ndarray, tasks: list[int]) -> np.ndarray
     return candidates[keep]
 
 
-def _missing_learn() -> int | None:
+def missing_learn() -> int | None:
     """1 with one line where the learn extra is missing."""
     try:
         import scipy  # noqa: F401
