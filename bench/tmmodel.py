@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import platform
 import sys
 import tempfile
@@ -373,6 +374,10 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             rows = [rescore(r, profile, profile_name, Path(folder), predictor)
                     for run in runs for r in run["rows"] if r["family"] in families]
         else:
+            # exhaustive search's time is a first tune's, compiling every candidate: PoCL's
+            # kernel cache would serve the builds of an earlier run (it is read when the
+            # platform loads, so this comes before choosing the device)
+            os.environ["POCL_CACHE_DIR"] = str(Path(folder) / "pocl-cache")
             try:
                 device = choose_device(args.device)
             except DeviceError as e:
