@@ -404,9 +404,8 @@ def choose_tasks(sampler: str, arrays: dict[str, np.ndarray], data: dict,
 
 def predict_of(arrays: dict[str, np.ndarray], data: dict, indices: np.ndarray) -> np.ndarray:
     """A predictor's latencies of some kernels, by the numpy pass."""
-    predictor = Predictor.of_arrays(arrays)
-    return np.asarray([predictor.seconds(data["asts"][i], data["device_features"])
-                       for i in indices])
+    return Predictor.of_arrays(arrays).seconds_of([data["asts"][i] for i in indices],
+                                                  data["device_features"])
 
 
 def mape_of(arrays: dict[str, np.ndarray], data: dict, indices: np.ndarray) -> float:
@@ -547,8 +546,7 @@ def evaluate(args: argparse.Namespace) -> int:
     predictor = read(args.model, "CDMPP predictor", Predictor.load)
     data = read(args.dataset, "CDMPP dataset", load_dataset)
     steady = np.flatnonzero(data["spread"] < STEADY)
-    predicted = np.asarray([predictor.seconds(data["asts"][i], data["device_features"])
-                            for i in steady])
+    predicted = predictor.seconds_of([data["asts"][i] for i in steady], data["device_features"])
     actual = data["latency"][steady]
     print(json.dumps({"kernels": len(steady),
                       "mape": float(np.mean(np.abs(predicted - actual) / actual))}))
