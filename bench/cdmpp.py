@@ -63,6 +63,7 @@ from mobile_opt.tools.mobile_learn import (  # noqa: E402
     predict_of,
     read,
     splits,
+    tuned_parts,
 )
 
 HOLD_OUT = "light_resnet50,mobilenetv2_small,gpt2_small"
@@ -139,14 +140,6 @@ def benchmark_mask(data: dict, dataset: Path) -> np.ndarray:
     return np.isin(data["task"], held)
 
 
-def tuned_parts(data: dict, candidates: np.ndarray, tasks: list[int], seed: int
-                ) -> dict[str, np.ndarray]:
-    """The chosen tasks' steady kernels (train) and the other candidates' (test)."""
-    steady = data["spread"][candidates] < STEADY
-    chosen = np.isin(data["task"][candidates], tasks)
-    return {"train": candidates[chosen & steady], "test": candidates[~chosen & steady]}
-
-
 def cross_model(data: dict, parts: dict[str, np.ndarray], arrays: dict, hold_out: list[str],
                 seed: int) -> dict:
     """The cross-model predictor fine-tuned on a few KMeans-chosen tasks of the held-out
@@ -157,7 +150,7 @@ def cross_model(data: dict, parts: dict[str, np.ndarray], arrays: dict, hold_out
     tuned, result = fine_tune(arrays, data, candidates, tasks,
                               replace(FINE_TUNING, seed=seed, lr=CROSS_MODEL_LR),
                               parts["train"], "cdmpp cross-model fine-tune")
-    sample = tuned_parts(data, candidates, tasks, seed)
+    sample = tuned_parts(data, candidates, tasks)
     return {"tasks": tasks, "kernels": result["kernels"],
             "cdmpp_test_mape_before": mape_of(arrays, data, sample["test"]),
             "cdmpp_test_mape": result["mape"]["test"],
@@ -185,7 +178,7 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, epochs: int
             _, result = fine_tune(arrays, data, candidates, tasks,
                                   replace(FINE_TUNING, seed=seed, epochs=epochs), origin,
                                   f"cdmpp adapt {sampler} seed {seed}")
-            sample = tuned_parts(data, candidates, tasks, seed)
+            sample = tuned_parts(data, candidates, tasks)
             runs[sampler].append({
                 "seed": seed, "tasks": tasks, "kernels": result["kernels"],
                 "cdmpp_test_mape": result["mape"]["test"],

@@ -65,7 +65,7 @@ from mobile_opt.dialects.texture.tiling import GemmBlock, GemmPlan, TileConfig  
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.frontend.single_node import NODE_NAME  # noqa: E402
 from mobile_opt.models import texture_kernels  # noqa: E402
-from mobile_opt.models.cdmpp import WEIGHTS_DIR, Predictor  # noqa: E402
+from mobile_opt.models.cdmpp import Predictor, shipped_path  # noqa: E402
 from mobile_opt.tools.cli import noting, progress_bar  # noqa: E402
 from mobile_opt.transforms.cdmpp_cost import CdmppCost  # noqa: E402
 from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of  # noqa: E402
@@ -351,7 +351,7 @@ def load_profile_or_fail(name: str) -> dict:
 
 def shipped_predictor(profile_name: str, wanted: bool) -> Predictor | None:
     """The CDMPP predictor shipped for the profile, if wanted and there is one."""
-    path = WEIGHTS_DIR / f"cdmpp-{Path(profile_name).stem}.npz"
+    path = shipped_path(Path(profile_name).stem)
     return Predictor.load(path) if wanted and path.is_file() else None
 
 

@@ -32,6 +32,11 @@ WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 """Shipped predictors, `cdmpp-<device profile>.npz`."""
 
 
+def shipped_path(profile: str) -> Path:
+    """Where the predictor shipped for a device profile (its name) lives."""
+    return WEIGHTS_DIR / f"cdmpp-{profile}.npz"
+
+
 def box_cox(x: np.ndarray, lam: float) -> np.ndarray:
     return np.log(x) if lam == 0 else (np.power(x, lam) - 1) / lam
 
@@ -83,7 +88,7 @@ class Predictor:
     @classmethod
     def shipped(cls, profile: str) -> Predictor:
         """The predictor shipped for a device profile (`models/weights/`)."""
-        return cls.load(WEIGHTS_DIR / f"cdmpp-{profile}.npz")
+        return cls.load(shipped_path(profile))
 
     def _linear(self, name: str, x: np.ndarray) -> np.ndarray:
         return x @ self.weights[f"{name}.weight"].T + self.weights[f"{name}.bias"]

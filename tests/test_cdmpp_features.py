@@ -140,10 +140,10 @@ def test_shipped_predictor_matches_torch_and_orders_work(tmp_path):
 def test_mobile_learn_bad_files_are_one_line(tmp_path, capsys):
     """A missing file, bytes that are no npz, or a dataset given as the weights: one line
     naming the file, exit 1."""
-    from mobile_opt.models.cdmpp import WEIGHTS_DIR
+    from mobile_opt.models.cdmpp import shipped_path
     from mobile_opt.tools.mobile_learn import main
 
-    weights = str(WEIGHTS_DIR / "cdmpp-pocl.npz")
+    weights = str(shipped_path("pocl"))
     garbage = tmp_path / "garbage.npz"
     garbage.write_text("not a zip")
     for argv, name, why in (

@@ -12,7 +12,7 @@ from mobile_opt.checking.tile_search import Case
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.frontend.single_node import NODE_NAME
 from mobile_opt.models import texture_kernels
-from mobile_opt.models.cdmpp import WEIGHTS_DIR, Predictor
+from mobile_opt.models.cdmpp import Predictor, shipped_path
 from mobile_opt.models.cdmpp_features import compact_ast
 from mobile_opt.models.device_profile import load_profile
 from mobile_opt.tools.mobile_learn import cmd, kmeans_tasks, main, random_tasks
@@ -148,7 +148,7 @@ def test_mobile_learn_adapt_bad_input_is_one_line(tmp_path, capsys):
     """A missing model, or more tasks than the dataset has: one line, exit 1."""
     out = str(tmp_path / "o.npz")
     assert main(["adapt", str(tmp_path / "none.npz"), DATASET, "-o", out]) == 1
-    assert main(["adapt", str(WEIGHTS_DIR / "cdmpp-pocl.npz"), DATASET, "-o", out,
+    assert main(["adapt", str(shipped_path("pocl")), DATASET, "-o", out,
                  "--tasks", "100000"]) == 1
     for line in capsys.readouterr().err.strip().splitlines():
         assert line.startswith("mobile-learn: error: ")

@@ -433,14 +433,21 @@ def fine_tune(arrays: dict[str, np.ndarray], data: dict, candidates: np.ndarray,
     arrays, and the result, whose test MAPE is over the candidates of other tasks.
     """
     rng = np.random.default_rng(settings.seed)
-    chosen = np.isin(data["task"][candidates], tasks)
-    steady = data["spread"][candidates] < STEADY
-    labelled = rng.permutation(candidates[chosen & steady])
+    split = tuned_parts(data, candidates, tasks)
+    labelled = rng.permutation(split["train"])
     cut = max(len(labelled) // 5, 1)
     replay = rng.permutation(source)[:REPLAY] if source is not None else labelled[:0]
     parts = {"train": np.concatenate([labelled[cut:], replay]), "valid": labelled[:cut],
-             "test": candidates[~chosen & steady], "target": candidates}
+             "test": split["test"], "target": candidates}
     return fit(data, parts, settings, label, start=arrays, source=source)
+
+
+def tuned_parts(data: dict, candidates: np.ndarray, tasks: list[int]) -> dict[str, np.ndarray]:
+    """The steady kernels among `candidates` of the chosen `tasks` (train) and of the other
+    tasks (test)."""
+    steady = data["spread"][candidates] < STEADY
+    chosen = np.isin(data["task"][candidates], tasks)
+    return {"train": candidates[chosen & steady], "test": candidates[~chosen & steady]}
 
 
 def train(args: argparse.Namespace) -> int:
@@ -486,7 +493,8 @@ def adapt(args: argparse.Namespace) -> int:
     tuned, result = fine_tune(arrays, data, candidates, tasks, settings, source)
     result = {"model": str(args.model), "dataset": str(args.dataset),
               "device": str(data["device"]), "sampler": args.sampler, "tasks": tasks,
-              "test_mape_before": mape_of(arrays, data, _test_of(data, candidates, tasks)),
+              "test_mape_before": mape_of(arrays, data,
+                                          tuned_parts(data, candidates, tasks)["test"]),
               **result}
     _write(Path(args.out), tuned, result, data, ("sampler", "kernels", "test_mape_before",
                                                   "mape"))
@@ -501,12 +509,6 @@ def _write(out: Path, arrays: dict[str, np.ndarray], result: dict, data: dict,
     out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
     _plot(result["curve"], out.with_suffix(".png"), str(data["device"]).split(" [")[0])
     print(json.dumps({k: result[k] for k in shown}))
-
-
-def _test_of(data: dict, candidates: np.ndarray, tasks: list[int]) -> np.ndarray:
-    """The steady candidates of other tasks than those fine-tuned on."""
-    keep = ~np.isin(data["task"][candidates], tasks) & (data["spread"][candidates] < STEADY)
-    return candidates[keep]
 
 
 def missing_learn() -> int | None:

@@ -37,7 +37,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from mobile_opt.models.device_profile import load_profile, texture_constants
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import texture_kernels
-from mobile_opt.models.cdmpp import Predictor
+from mobile_opt.models.cdmpp import Predictor, shipped_path
 from mobile_opt.transforms.cdmpp_cost import CdmppCost
 from mobile_opt.transforms.prune_configs import (
     CANDIDATES,
@@ -76,7 +76,7 @@ class TextureTilePass(ModulePass):
         except OSError:
             raise DiagnosticException(
                 f"texture-tile: no CDMPP predictor for device '{name}' (models/weights/"
-                f"cdmpp-{name}.npz): train one with mobile-learn train") from None
+                f"{shipped_path(name).name}): train one with mobile-learn train") from None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.cost_model not in COST_MODELS:
