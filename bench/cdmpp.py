@@ -7,8 +7,9 @@ CDMPP against its gradient-boosting baseline (issue 23) on a dataset of
   tasks chosen by Algorithm 1, scored on their other tasks (gradient boosting then trains
   on the same chosen kernels too);
 - with `--adapt-from MODEL DATASET`, cross-device: a predictor trained on another device
-  adapted to this one with ADAPT_TASKS tasks, chosen by KMeans and at random over
-  `--seeds` seeds, each with its CMD curve.
+  adapted to this one with ADAPT_TASKS tasks, chosen by each sampler (`mobile_learn.SAMPLERS`:
+  Algorithm 1 over the kernels' features or the predictor's latents, and at random) over
+  `--seeds` seeds, each with its CMD curve; `--jobs` runs that many fine-tunings at once.
 
 The baseline is scikit-learn's histogram gradient boosting on the pooled compact ASTs
 (`cdmpp_features.pooled`) and the device's features, fitted to log latency; CDMPP is
@@ -21,6 +22,7 @@ predictor's choices (`benchmark_mask`).
     python3 bench/cdmpp.py bench/data/cdmpp-pocl.npz --model models/weights/cdmpp-pocl.npz
     python3 bench/cdmpp.py bench/data/cdmpp-nvidia-h200.npz \
         --adapt-from models/weights/cdmpp-pocl.npz bench/data/cdmpp-pocl.npz
+    bash bench/gpu_cdmpp_adapt.sh          # the cross-device part on the lent machine
 
 Needs the `learn` extra (scikit-learn, scipy, torch). Results: a table,
 `bench/results/cdmpp-<device>.json` and the learning curves beside it (`.png`); with
@@ -53,6 +55,7 @@ from mobile_opt.tools.mobile_learn import (  # noqa: E402
     InputError,
     Settings,
     choose_tasks,
+    features_of,
     fine_tune,
     fit,
     latents_of,
@@ -60,6 +63,7 @@ from mobile_opt.tools.mobile_learn import (  # noqa: E402
     mape_of,
     merged,
     missing_learn,
+    noise_floor,
     predict_of,
     read,
     splits,
@@ -68,11 +72,6 @@ from mobile_opt.tools.mobile_learn import (  # noqa: E402
 
 HOLD_OUT = "light_resnet50,mobilenetv2_small,gpt2_small"
 """The cross-model test set: ResNet-50, MobileNetV2 and a GPT-style decoder block."""
-
-
-def noise_floor(data: dict) -> float:
-    """The median run-to-run spread (median absolute deviation, seconds) over the kernels."""
-    return float(np.median(data["spread"] * data["latency"]))
 
 
 def mape(predicted: np.ndarray, actual: np.ndarray) -> float:
@@ -159,43 +158,82 @@ def cross_model(data: dict, parts: dict[str, np.ndarray], arrays: dict, hold_out
             "cmd": [c["cmd"] for c in result["curve"]]}
 
 
-def cross_device(data: dict, source: dict, arrays: dict, seeds: int, epochs: int) -> dict:
+def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: Settings,
+                 samplers: tuple[str, ...] = SAMPLERS, jobs: int = 1) -> dict:
     """
     A predictor trained on another device (`arrays`, on `source`) adapted to this one:
     ADAPT_TASKS tasks chosen by each sampler, over `seeds` seeds, fine-tuned with CMD
-    towards the source's kernels (`fine_tune`); MAPE on this device's other tasks, and
-    gradient boosting trained on the chosen kernels and all the source's.
+    towards the source's kernels (`fine_tune`, with `settings`); MAPE on this device's other
+    tasks, and gradient boosting trained on the chosen kernels and all the source's. `jobs`
+    runs fine-tunings in that many processes at once.
     """
     both, target = merged(source, data)
     candidates = target[~data["benchmark"]]
     origin = np.flatnonzero(both["spread"][:target[0]] < STEADY)
-    data = both
-    latents = latents_of(arrays, data, candidates)  # the seeds' KMeans share them
-    runs = {s: [] for s in SAMPLERS}
-    for seed in range(seeds):
-        for sampler in SAMPLERS:
-            tasks = choose_tasks(sampler, arrays, data, candidates, ADAPT_TASKS, seed, latents)
-            _, result = fine_tune(arrays, data, candidates, tasks,
-                                  replace(FINE_TUNING, seed=seed, epochs=epochs), origin,
-                                  f"cdmpp adapt {sampler} seed {seed}")
-            sample = tuned_parts(data, candidates, tasks)
-            runs[sampler].append({
-                "seed": seed, "tasks": tasks, "kernels": result["kernels"],
+    points = {  # what each sampler clusters, shared by the seeds
+        s: features_of(both, candidates) if s == "kmeans" else
+        latents_of(arrays, both, candidates) if s == "kmeans-latent" else None
+        for s in samplers}
+    runs = {s: [] for s in samplers}
+    work = [(seed, sampler) for seed in range(seeds) for sampler in samplers]
+
+    def adapt(seed: int, sampler: str) -> dict:
+        tasks = choose_tasks(sampler, arrays, both, candidates, ADAPT_TASKS, seed,
+                             points[sampler])
+        _, result = fine_tune(arrays, both, candidates, tasks,
+                              replace(settings, seed=seed), origin,
+                              f"cdmpp adapt {sampler} seed {seed}")
+        sample = tuned_parts(both, candidates, tasks)
+        return {"seed": seed, "tasks": tasks, "kernels": result["kernels"],
                 "cdmpp_test_mape": result["mape"]["test"],
-                "gbdt_test_mape": gbdt_mape(data, {"train": np.concatenate(
+                "gbdt_test_mape": gbdt_mape(both, {"train": np.concatenate(
                     [sample["train"], origin]), "test": sample["test"]}, seed),
-                "cmd": [c["cmd"] for c in result["curve"]]})
-            print(f"  {sampler:7s} seed {seed}: CDMPP {result['mape']['test']:.3f}  "
-                  f"gradient boosting {runs[sampler][-1]['gbdt_test_mape']:.3f}")
-    kmeans, chance = runs["kmeans"], runs["random"]
-    return {"tasks": ADAPT_TASKS, "seeds": seeds, "epochs": epochs,
-            "test_mape_before": mape_of(arrays, data, candidates[
-                data["spread"][candidates] < STEADY]),
+                "cmd": [c["cmd"] for c in result["curve"]]}
+
+    for (seed, sampler), run in zip(work, in_processes(adapt, work, jobs)):
+        runs[sampler].append(run)
+        print(f"  {sampler:13s} seed {seed}: CDMPP {run['cdmpp_test_mape']:.3f}  "
+              f"gradient boosting {run['gbdt_test_mape']:.3f}")
+    return {"tasks": ADAPT_TASKS, "seeds": seeds, "epochs": settings.epochs,
+            "cmd_weight": settings.cmd_weight,
+            "test_mape_before": mape_of(arrays, both, candidates[
+                both["spread"][candidates] < STEADY]),
             **{f"{s}_mean_test_mape": float(np.mean([r["cdmpp_test_mape"] for r in runs[s]]))
-               for s in SAMPLERS},
-            "kmeans_wins": sum(k["cdmpp_test_mape"] < r["cdmpp_test_mape"]
-                               for k, r in zip(kmeans, chance)),
+               for s in samplers},
+            **{f"{s}_median_test_mape": float(np.median([r["cdmpp_test_mape"]
+                                                         for r in runs[s]]))
+               for s in samplers},
+            **{f"{s}_wins": sum(k["cdmpp_test_mape"] < r["cdmpp_test_mape"]
+                                for k, r in zip(runs[s], runs["random"]))
+               for s in samplers if s != "random" and "random" in samplers},
             "runs": runs}
+
+
+def in_processes(function, work: list[tuple], jobs: int) -> list:
+    """`function(*args)` for each of `work`, in order, in `jobs` forked processes (one torch
+    thread each) when over one; the children inherit what `function` closes over."""
+    if jobs <= 1:
+        return [function(*args) for args in work]
+    import multiprocessing
+
+    global _FORKED
+    _FORKED = function
+    with multiprocessing.get_context("fork").Pool(jobs, initializer=_one_thread) as pool:
+        return pool.starmap(_call_forked, work, chunksize=1)
+
+
+_FORKED = None
+"""The function `in_processes` runs, as the forked children find it."""
+
+
+def _one_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _call_forked(*args):
+    return _FORKED(*args)
 
 
 def main() -> int:
@@ -214,6 +252,12 @@ def main() -> int:
                         help="cross-device: seeds of each sampler")
     parser.add_argument("--adapt-epochs", type=int, default=FINE_TUNING.epochs,
                         help="cross-device: epochs of each fine-tuning")
+    parser.add_argument("--samplers", default=",".join(SAMPLERS),
+                        help=f"cross-device: comma-separated, of {', '.join(SAMPLERS)}")
+    parser.add_argument("--cmd-weight", type=float, default=FINE_TUNING.cmd_weight,
+                        help="cross-device: α of each fine-tuning")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="cross-device: fine-tunings run at once, in processes")
     parser.add_argument("--adapt-only", action="store_true",
                         help="cross-device alone (the results file keeps the other splits "
                              "that it holds, so two processes can share the work)")
@@ -229,6 +273,10 @@ def main() -> int:
         return 1
     if (missing := missing_learn()) is not None:
         return missing
+    if args.jobs > 1:  # forked children must not find an OpenMP pool of the parent's
+        import torch
+
+        torch.set_num_threads(1)
     data["benchmark"] = benchmark_mask(data, args.dataset)
     settings = replace(Settings(), epochs=args.epochs, seed=args.seed)
     out = Path(args.out or BENCH_DIR / "results" /
@@ -257,7 +305,9 @@ def main() -> int:
     if adapt_from:
         model, source = adapt_from
         rows["cross_device"] = {"from": args.adapt_from[1], **cross_device(
-            data, source, model, args.seeds, args.adapt_epochs)}
+            data, source, model, args.seeds, replace(
+            FINE_TUNING, epochs=args.adapt_epochs, cmd_weight=args.cmd_weight),
+            tuple(args.samplers.split(",")), args.jobs)}
     if out.is_file():  # what another process measured of the same dataset, kept
         earlier = json.loads(out.read_text())
         if earlier.get("dataset") == str(args.dataset):
@@ -282,9 +332,10 @@ def main() -> int:
                  f"{row['gbdt_pick_over_best']:.3f}" if "cdmpp_pick_over_best" in row else ""))
     if "cross_device" in rows:
         row = rows["cross_device"]
-        print(f"cross-device from {row['from']}: before {row['test_mape_before']:.3f}; "
-              + "  ".join(f"{s} {row[f'{s}_mean_test_mape']:.3f}" for s in SAMPLERS)
-              + f"  (KMeans better in {row['kmeans_wins']} of {row['seeds']} seeds)")
+        print(f"cross-device from {row['from']}: before {row['test_mape_before']:.3f}; mean "
+              + "  ".join(f"{s} {row[f'{s}_mean_test_mape']:.3f}" for s in row["runs"])
+              + f"; better than random in {row['seeds']} seeds: "
+              + ", ".join(f"{s} {row[f'{s}_wins']}" for s in row["runs"] if f"{s}_wins" in row))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     gaps = ({"cross-model": rows["cross_model_fine_tuned"]["cmd"]}
@@ -292,7 +343,7 @@ def main() -> int:
     if "cross_device" in rows:
         gaps |= {f"cross-device, {sampler} (mean of seeds)": list(np.mean(
             [r["cmd"] for r in rows["cross_device"]["runs"][sampler]], axis=0))
-            for sampler in SAMPLERS}
+            for sampler in rows["cross_device"]["runs"]}
     plot(curves, gaps, out.with_suffix(".png"), device.split(" [")[0])
     return 0
 

@@ -107,6 +107,7 @@ class Dataset:
         self.tasks: list[dict] = []
         self.device_text = device_text
         self.device = device_features(profile)
+        self.cores = profile["compute"]["cores"]
         if path.is_file():
             self._load()
 
@@ -131,7 +132,7 @@ class Dataset:
         return len(self.tasks) - 1
 
     def add(self, task: int, family: str, timing) -> None:
-        ast = compact_ast(timing.kernel, timing.global_size, timing.local_size)
+        ast = compact_ast(timing.kernel, timing.global_size, timing.local_size, self.cores)
         median = statistics.median(timing.seconds)
         spread = statistics.median(abs(t - median) for t in timing.seconds) / median
         self.leaves.append(ast.leaves)

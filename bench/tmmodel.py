@@ -67,6 +67,7 @@ from mobile_opt.frontend.single_node import NODE_NAME  # noqa: E402
 from mobile_opt.models import texture_kernels  # noqa: E402
 from mobile_opt.models.cdmpp import Predictor, shipped_path  # noqa: E402
 from mobile_opt.tools.cli import noting, progress_bar  # noqa: E402
+from mobile_opt.tools.mobile_learn import noise_floor  # noqa: E402
 from mobile_opt.transforms.cdmpp_cost import CdmppCost  # noqa: E402
 from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of  # noqa: E402
 
@@ -271,11 +272,34 @@ def table(rows: list[dict]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)) for line in lines)
 
 
+def device_noise_floor(profile_name: str) -> float | None:
+    """The noise floor (seconds) of the profile's CDMPP dataset, where there is one."""
+    path = BENCH_DIR / "data" / f"cdmpp-{Path(profile_name).stem}.npz"
+    if not path.is_file():
+        return None
+    data = np.load(path, allow_pickle=False)
+    return noise_floor({"spread": data["spread"], "latency": data["latency"]})
+
+
+def above_floor(rows: list[dict], floor: float | None) -> dict:
+    """The picks over the rows whose exhaustive best is above the noise floor (the issue's
+    kernels under it are flagged, `under_noise_floor`, and left out here)."""
+    for r in rows:
+        r["under_noise_floor"] = floor is not None and r["latency_ms"]["exhaustive"] * 1e-3 < floor
+    kept = [r for r in rows if not r["under_noise_floor"]]
+    return {"noise_floor_s": floor, "kernels": len(kept)} | {
+        f"{name}_over_exhaustive_geomean": geomean([r[f"{name}_over_exhaustive"] for r in kept])
+        for name in ("model", "cdmpp") if kept and all(f"{name}_over_exhaustive" in r
+                                                       for r in kept)}
+
+
 def save(rows: list[dict], families: list[str], out: Path, device_text: str,
          device_name: str, profile_name: str, chart: bool = True,
          host: str | None = None, rescored: bool = False) -> dict:
-    """The rows and their summaries (overall, by family) as JSON; a chart beside them."""
-    result = {"all": summary(rows)}
+    """The rows and their summaries (overall, by family, and above the device's noise
+    floor) as JSON; a chart beside them."""
+    result = {"all": summary(rows),
+              "above_noise_floor": above_floor(rows, device_noise_floor(profile_name))}
     for family in families:
         mine = [r for r in rows if r["family"] == family]
         if mine:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mobile_opt.models.cdmpp_features import CompactAST
+from mobile_opt.models.cdmpp_features import LEAF_FIELDS, CompactAST
 
 POOLED = 0
 """The leaf-count key of the layer over pooled encoder outputs."""
@@ -79,6 +79,9 @@ class Predictor:
     def of_arrays(cls, arrays: dict[str, np.ndarray]) -> Predictor:
         """A predictor of the arrays its weights file holds."""
         data = dict(arrays)
+        if data["embed.weight"].shape[1] != len(LEAF_FIELDS):
+            raise ValueError(f"it takes leaves of {data['embed.weight'].shape[1]} fields, "
+                             f"not this version's {len(LEAF_FIELDS)}")
         meta = {k: data.pop(k) for k in ("layers", "heads", "leaf_counts", "boxcox_lambda",
                                          "label_mean", "label_std")}
         return cls(data, int(meta["layers"]), int(meta["heads"]),

@@ -6,8 +6,9 @@ The kernel body is an AST whose inner nodes are its `scf.for` loops and `scf.if`
 branches. A *leaf* is a maximal run of plain ops in one block (between two region ops,
 or a block's end). Each leaf gets one computation vector (`LEAF_FIELDS`): what it
 computes, counted in elements (a float16 FMA is 16), its memory accesses by kind and
-bytes, the loops around it (depth, extents, trip product) and the launch's geometry.
-Counts go through log2(1 + x), so that a vector's entries share one scale.
+bytes, the loops around it (depth, extents, trip product), the launch's geometry and how its
+groups fill the device's cores. Counts go through log2(1 + x), so that a vector's entries
+share one scale.
 
 The *ordering vector* gives each leaf its index in the pre-order serialisation of the
 AST in which each leaf is followed by a marker (Fig. 1(d)), and `positional_encoding`
@@ -45,8 +46,12 @@ LOOP_FIELDS = ("loop_depth", "if_depth", "trip_product", "extent_inner", "extent
 the two innermost extents, and how many loops have bounds known only at run time (their
 extent counts as 1)."""
 
-LAUNCH_FIELDS = ("global_x", "global_y", "work_items", "local_x", "local_y", "work_groups")
-"""The launch's geometry (the same for every leaf of a kernel; local 0: the driver's)."""
+LAUNCH_FIELDS = ("global_x", "global_y", "work_items", "local_x", "local_y", "work_groups",
+                 "core_share", "waves")
+"""The launch's geometry (the same for every leaf of a kernel; local 0: the driver's), and
+how its groups fill the device's cores: the share of cores they occupy, min(groups,
+cores) / cores, and how many rounds of cores they take (a single group leaves all cores
+but one idle, which the group count alone, in log scale, hardly shows)."""
 
 TOTAL_FIELDS = ("total_flops", "total_bytes")
 """The leaf's floating-point elements and buffer bytes over all its iterations and work-items."""
@@ -114,9 +119,10 @@ def positional_encoding(order: Sequence[int], width: int, theta: float = 10000.0
 
 
 def compact_ast(kernel: ocl.KernelOp, global_size: Sequence[int],
-                local_size: Sequence[int] | None = None) -> CompactAST:
-    """The compact AST of `kernel` launched over `global_size` (in `local_size` groups)."""
-    return KernelLeaves.of(kernel).launched(global_size, local_size)
+                local_size: Sequence[int] | None, cores: int) -> CompactAST:
+    """The compact AST of `kernel` launched over `global_size` (in `local_size` groups) on
+    a device of `cores` compute units."""
+    return KernelLeaves.of(kernel).launched(global_size, local_size, cores)
 
 
 @dataclass(frozen=True)
@@ -145,10 +151,11 @@ class KernelLeaves:
             order.append(0)
         return cls(tuple(leaves), tuple(order))
 
-    def launched(self, global_size: Sequence[int],
-                 local_size: Sequence[int] | None = None) -> CompactAST:
-        """The compact AST of a launch over `global_size` (in `local_size` groups)."""
-        launch = _launch_vector(global_size, local_size)
+    def launched(self, global_size: Sequence[int], local_size: Sequence[int] | None,
+                 cores: int) -> CompactAST:
+        """The compact AST of a launch over `global_size` (in `local_size` groups) on a
+        device of `cores` compute units."""
+        launch = _launch_vector(global_size, local_size, cores)
         items = math.prod(global_size)
         return CompactAST(np.stack([_leaf_vector(counts, context, launch, items)
                                     for counts, context in self.leaves]).astype(np.float32),
@@ -249,12 +256,22 @@ def _log(x: float) -> float:
     return math.log2(1.0 + max(x, 0.0))
 
 
-def _launch_vector(global_size: Sequence[int], local_size: Sequence[int] | None) -> list[float]:
+def _launch_vector(global_size: Sequence[int], local_size: Sequence[int] | None,
+                   cores: int) -> list[float]:
     gx, gy = (list(global_size) + [1, 1])[:2]
     lx, ly = (list(local_size) + [1, 1])[:2] if local_size else (0, 0)
     items = math.prod(global_size)
     groups = items / max(1, lx * ly) if local_size else 0
-    return [_log(gx), _log(gy), _log(items), _log(lx), _log(ly), _log(groups)]
+    return [_log(gx), _log(gy), _log(items), _log(lx), _log(ly), _log(groups),
+            *core_filling(groups, cores)]
+
+
+def core_filling(groups: float, cores: int) -> tuple[float, float]:
+    """`core_share` and `waves` of `groups` work groups (0: the driver chooses, taken as
+    filling every core once) on `cores` compute units."""
+    if groups <= 0:
+        return 1.0, 1.0
+    return min(groups, cores) / cores, _log(groups / cores)
 
 
 def _leaf_vector(counts: dict[str, float], context: _Context, launch: list[float],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -61,7 +62,7 @@ def log(x: float):
 def test_leaves_and_their_order():
     """Three leaves around two loops: before, in each loop (pre-order, a marker after
     each leaf), and after; their counts in elements, loops and launch."""
-    ast = compact_ast(_kernel(), [8, 2], [4, 1])
+    ast = compact_ast(_kernel(), [8, 2], [4, 1], 2)
     assert ast.leaves.shape == (4, len(LEAF_FIELDS)) and len(LEAF_FIELDS) % 2 == 0
     # serialised: leaf0 marker loop leaf1 marker loop leaf2 marker leaf3 marker
     assert ast.order.tolist() == [0, 3, 6, 8]
@@ -79,6 +80,15 @@ def test_leaves_and_their_order():
     assert _field(after, "buffer_stores") == log(1)
     for row in ast.leaves:
         assert _field(row, "work_items") == log(16) and _field(row, "work_groups") == log(4)
+        assert _field(row, "core_share") == 1 and _field(row, "waves") == log(2)
+
+
+def test_groups_fill_the_cores():
+    """One group on eight cores fills an eighth of them; 24 groups take three rounds."""
+    one = compact_ast(_kernel(), [8, 2], [8, 2], 8).leaves[0]
+    assert _field(one, "core_share") == pytest.approx(1 / 8) and _field(one, "waves") == log(1 / 8)
+    many = compact_ast(_kernel(), [48, 4], [2, 4], 8).leaves[0]
+    assert _field(many, "core_share") == 1 and _field(many, "waves") == log(3)
 
 
 def test_driver_chosen_group_and_empty_kernel():
@@ -87,8 +97,9 @@ def test_driver_chosen_group_and_empty_kernel():
         ocl.return
       }""").parse_module()
     kernel = next(op for op in module.walk() if isinstance(op, ocl.KernelOp))
-    ast = compact_ast(kernel, [8])
+    ast = compact_ast(kernel, [8], None, 2)
     assert ast.size == 1 and _field(ast.leaves[0], "local_x") == 0
+    assert _field(ast.leaves[0], "core_share") == 1  # the driver's groups: taken as filling
     assert _field(ast.leaves[0], "global_y") == log(1)
 
 
@@ -99,7 +110,7 @@ def test_positional_encoding_is_the_papers_sinusoid():
             angle = position / 100.0 ** (2 * delta / 8)
             assert row[2 * delta] == pytest.approx(math.sin(angle), abs=1e-6)
             assert row[2 * delta + 1] == pytest.approx(math.cos(angle), abs=1e-6)
-    ast = compact_ast(_kernel(), [8, 2])
+    ast = compact_ast(_kernel(), [8, 2], None, 2)
     encoded = ast.encoded()
     assert encoded.shape == ast.leaves.shape
     assert not np.allclose(encoded - ast.leaves, encoded[0] - ast.leaves[0])  # by position
@@ -116,8 +127,6 @@ def test_device_features_tell_devices_apart():
 def test_shipped_predictor_matches_torch_and_orders_work(tmp_path):
     """The shipped PoCL predictor's numpy pass gives torch's labels for the kernels saved
     with it, and predicts a MatMul of 512³ slower than one of 64³."""
-    from pathlib import Path
-
     from mobile_opt.frontend.single_node import save_single_node
     from mobile_opt.models.cdmpp import Predictor
     from harness import lower_for_pocl
@@ -132,7 +141,7 @@ def test_shipped_predictor_matches_torch_and_orders_work(tmp_path):
         kernels = {op.sym_name.data: op for op in module.walk() if isinstance(op, ocl.KernelOp)}
         launch = next(op for op in module.walk() if isinstance(op, ocl.LaunchOp))
         ast = compact_ast(kernels[launch.kernel.root_reference.data],
-                          launch.global_size.get_values())
+                          launch.global_size.get_values(), None, 2)
         seconds.append(predictor.seconds(ast, device))
     assert 0 < seconds[0] < seconds[1] and all(math.isfinite(s) for s in seconds)
 
@@ -146,10 +155,14 @@ def test_mobile_learn_bad_files_are_one_line(tmp_path, capsys):
     weights = str(shipped_path("pocl"))
     garbage = tmp_path / "garbage.npz"
     garbage.write_text("not a zip")
+    older = tmp_path / "older.npz"  # a dataset of another version's leaf fields
+    arrays = dict(np.load(Path(__file__).parents[1] / "bench" / "data" / "cdmpp-pocl.npz"))
+    np.savez(older, **arrays | {"leaf_fields": arrays["leaf_fields"][:-2]})
     for argv, name, why in (
         (["eval", str(tmp_path / "none.npz"), weights], "none.npz", "No such file"),
         (["eval", weights, str(garbage)], "garbage.npz", "CDMPP dataset"),
-        (["eval", weights, weights], "cdmpp-pocl.npz", "no field 'leaf_offsets'"),
+        (["eval", weights, weights], "cdmpp-pocl.npz", "no field 'leaf_fields'"),
+        (["eval", weights, str(older)], "older.npz", "other fields than this version's"),
     ):
         assert main(argv) == 1
         err = capsys.readouterr().err.strip().splitlines()

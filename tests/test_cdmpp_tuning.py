@@ -57,8 +57,8 @@ def test_the_cost_model_sees_the_kernels_that_run(case, tmp_path, pocl_device):
     timed = list(time_kernels(module, NODE_NAME, configs, choose_device("pocl"), repeat=1))
     assert {t.config for t in timed} == set(configs)
     for timing in timed:
-        theirs = compact_ast(timing.kernel, timing.global_size, timing.local_size)
-        mine = [k.launched(g, local) for k, g, local in model.kernels(timing.config)]
+        theirs = compact_ast(timing.kernel, timing.global_size, timing.local_size, model._cores)
+        mine = [k.launched(g, local, model._cores) for k, g, local in model.kernels(timing.config)]
         assert any(np.array_equal(a.leaves, theirs.leaves)
                    and np.array_equal(a.order, theirs.order) for a in mine), timing.config
 
@@ -84,8 +84,8 @@ def test_one_selection_per_layout_lowers_every_build_as_alone(tmp_path):
         build.apply(next(op for op in module.walk() if op.name == node.name))
         for p in lowering_passes("pocl", limits.max_image, True):
             p.apply(Context(allow_unregistered=True), module)
-        alone = [compact_ast(*k) for k in node_kernels(module, model._label)]
-        mine = [k.launched(g, local) for k, g, local in model.kernels(build)]
+        alone = [compact_ast(*k, model._cores) for k in node_kernels(module, model._label)]
+        mine = [k.launched(g, local, model._cores) for k, g, local in model.kernels(build)]
         assert [a.leaves.tolist() for a in alone] == [a.leaves.tolist() for a in mine], build
 
 
@@ -103,6 +103,27 @@ def test_texture_tile_takes_the_least_predicted_latency(tmp_path):
 
     chosen = TileConfig.of(next(op for op in module.walk() if node_name(op) == NODE_NAME))
     assert chosen == min(costs, key=costs.get)
+
+
+@pytest.mark.parametrize("weights", ["not a zip", "older"])
+def test_texture_tile_unreadable_predictor_is_one_diagnostic(weights, tmp_path, monkeypatch):
+    """A shipped weights file that is no npz, or one of another version's leaf fields: one
+    diagnostic naming the file, not a traceback."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from mobile_opt.models import cdmpp
+
+    path = tmp_path / "cdmpp-pocl.npz"
+    if weights == "older":
+        arrays = dict(np.load(shipped_path("pocl")))
+        arrays["embed.weight"] = arrays["embed.weight"][:, :-2]
+        np.savez(path, **arrays)
+    else:
+        path.write_text(weights)
+    monkeypatch.setattr(cdmpp, "WEIGHTS_DIR", tmp_path)
+    module, _ = _node(CASES[1], tmp_path)
+    with pytest.raises(DiagnosticException, match=f"predictor {path} is unreadable"):
+        TextureTilePass(device="pocl", cost_model="cdmpp").apply(None, module)
 
 
 def test_single_node_module_keeps_constants_and_inputs(tmp_path):
@@ -144,6 +165,20 @@ def test_kmeans_takes_one_task_per_cluster_largest_first():
     assert len(set(drawn)) == 3 and set(drawn) <= set(range(12))
 
 
+def test_kmeans_over_features_takes_distinct_tasks_of_the_dataset():
+    """Algorithm 1 over the pooled features of PoCL's dataset: as many distinct tasks as
+    asked, all of them the candidates', the same again for the same seed."""
+    from mobile_opt.tools.mobile_learn import choose_tasks, features_of, load_dataset
+
+    data = load_dataset(Path(DATASET))
+    candidates = np.flatnonzero(np.char.startswith(data["source"], "random:"))[:3000]
+    points = features_of(data, candidates)
+    assert points.shape[0] == len(candidates) and np.isfinite(points).all()
+    chosen = choose_tasks("kmeans", {}, data, candidates, 6, seed=0)
+    assert len(set(chosen)) == 6 and set(chosen) <= set(data["task"][candidates].tolist())
+    assert choose_tasks("kmeans", {}, data, candidates, 6, seed=0, points=points) == chosen
+
+
 def test_mobile_learn_adapt_bad_input_is_one_line(tmp_path, capsys):
     """A missing model, or more tasks than the dataset has: one line, exit 1."""
     out = str(tmp_path / "o.npz")
@@ -173,3 +208,31 @@ def test_bench_cdmpp_bad_input_is_one_line(args, tmp_path):
     assert len(done.stderr.strip().splitlines()) == 1
     assert done.stderr.startswith("bench/cdmpp.py: error: ")
     assert not out.exists()
+
+
+def test_bench_flags_the_kernels_under_the_noise_floor():
+    """bench/tmmodel.py flags the rows whose exhaustive best is under the device dataset's
+    noise floor and summarises the others apart (a device without a dataset: none)."""
+    import sys
+
+    bench = str(Path(DATASET).parents[1])
+    sys.path.insert(0, bench)
+    try:
+        import tmmodel
+    finally:
+        sys.path.remove(bench)
+    from mobile_opt.tools.mobile_learn import load_dataset, noise_floor
+
+    rows = [{"latency_ms": {"exhaustive": ms}, "model_over_exhaustive": model,
+             "cdmpp_over_exhaustive": learned}
+            for ms, model, learned in ((0.001, 3.0, 2.0), (1.0, 1.1, 1.2), (2.0, 1.1, 1.2))]
+    summary = tmmodel.above_floor(rows, 1e-5)
+    assert [r["under_noise_floor"] for r in rows] == [True, False, False]
+    assert summary == {"noise_floor_s": 1e-5, "kernels": 2,
+                       "model_over_exhaustive_geomean": pytest.approx(1.1),
+                       "cdmpp_over_exhaustive_geomean": pytest.approx(1.2)}
+    assert tmmodel.above_floor(rows, None)["kernels"] == 3
+    assert tmmodel.device_noise_floor("pocl") == pytest.approx(
+        noise_floor(load_dataset(Path(DATASET))))
+    assert tmmodel.device_noise_floor("nvidia-h100") is None
+

@@ -106,6 +106,7 @@ class CdmppCost:
 
     def __post_init__(self) -> None:
         self._device = device_features(self.profile)
+        self._cores = self.profile["compute"]["cores"]
         self._alone = single_node_module(self.node)
         self._label = describe_location(self.node.location) or self.node.name
 
@@ -142,7 +143,7 @@ class CdmppCost:
         asts, owner = [], []
         for i, candidate in enumerate(candidates):
             for leaves, global_size, local_size in self.kernels(candidate):
-                asts.append(leaves.launched(global_size, local_size))
+                asts.append(leaves.launched(global_size, local_size, self._cores))
                 owner.append(i)
         total = np.zeros(len(candidates))
         np.add.at(total, owner, self.predictor.seconds_of(asts, self._device))

@@ -26,6 +26,8 @@ which this pass and the lowering then obey.
 
 from __future__ import annotations
 
+import zipfile
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,10 +75,14 @@ class TextureTilePass(ModulePass):
         name = Path(self.device).stem
         try:
             return Predictor.shipped(name)
-        except OSError:
+        except FileNotFoundError:
             raise DiagnosticException(
                 f"texture-tile: no CDMPP predictor for device '{name}' (models/weights/"
                 f"{shipped_path(name).name}): train one with mobile-learn train") from None
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+            raise DiagnosticException(
+                f"texture-tile: the CDMPP predictor {shipped_path(name)} is unreadable "
+                f"({e}): train it again with mobile-learn train") from None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.cost_model not in COST_MODELS:
