@@ -53,7 +53,14 @@ from e2e import import_repo_package  # noqa: E402
 import_repo_package()
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device  # noqa: E402
-from mobile_opt.checking.tile_search import Case, LearnedPick, choose, score  # noqa: E402
+from mobile_opt.checking.tile_search import (  # noqa: E402
+    Case,
+    LearnedPick,
+    above_floor,
+    choose,
+    geomean,
+    score,
+)
 from mobile_opt.models.device_profile import (  # noqa: E402
     ProfileError,
     load_profile,
@@ -151,10 +158,6 @@ def benchmark_specs(profile_name: str, cpu: bool) -> list[dict]:
     if saved.is_file():
         specs += [r["case"] for r in json.loads(saved.read_text())["rows"]]
     return specs
-
-
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
 
 
 RETIMED_FASTEST = 5
@@ -279,18 +282,6 @@ def device_noise_floor(profile_name: str) -> float | None:
         return None
     data = np.load(path, allow_pickle=False)
     return noise_floor({"spread": data["spread"], "latency": data["latency"]})
-
-
-def above_floor(rows: list[dict], floor: float | None) -> dict:
-    """The picks over the rows whose exhaustive best is above the noise floor (the issue's
-    kernels under it are flagged, `under_noise_floor`, and left out here)."""
-    for r in rows:
-        r["under_noise_floor"] = floor is not None and r["latency_ms"]["exhaustive"] * 1e-3 < floor
-    kept = [r for r in rows if not r["under_noise_floor"]]
-    return {"noise_floor_s": floor, "kernels": len(kept)} | {
-        f"{name}_over_exhaustive_geomean": geomean([r[f"{name}_over_exhaustive"] for r in kept])
-        for name in ("model", "cdmpp") if kept and all(f"{name}_over_exhaustive" in r
-                                                       for r in kept)}
 
 
 def save(rows: list[dict], families: list[str], out: Path, device_text: str,

@@ -155,3 +155,20 @@ def score(case: Case, kernel, profile: dict,
                 f"{learned.name}_tuning_seconds": learned.seconds}
         row["latency_ms"][learned.name] = latency[learned.config] * 1e3
     return row
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
+
+
+def above_floor(rows: list[dict], floor: float | None) -> dict:
+    """The picks over the scored rows whose exhaustive best is above a noise floor
+    (seconds; None: none): the issue's kernels under it are flagged in their rows
+    (`under_noise_floor`) and left out here."""
+    for r in rows:
+        r["under_noise_floor"] = floor is not None and r["latency_ms"]["exhaustive"] * 1e-3 < floor
+    kept = [r for r in rows if not r["under_noise_floor"]]
+    return {"noise_floor_s": floor, "kernels": len(kept)} | {
+        f"{name}_over_exhaustive_geomean": geomean([r[f"{name}_over_exhaustive"] for r in kept])
+        for name in ("model", "cdmpp") if kept and all(f"{name}_over_exhaustive" in r
+                                                       for r in kept)}

@@ -260,3 +260,7 @@ def test_bench_scores_and_rescores_blocked_configurations(tmp_path):
     assert done.returncode == 0, done.stderr
     again = json.loads(out.read_text())["rows"][0]
     assert again["model_choice"] == row["model_choice"] and again["top1"]
+    # no H100 dataset, so no noise floor: no row is left out of that summary
+    above = json.loads(out.read_text())["summary"]["above_noise_floor"]
+    assert above["noise_floor_s"] is None and above["kernels"] == 1
+    assert not again["under_noise_floor"]
