@@ -55,10 +55,8 @@ from mobile_opt.tools.mobile_learn import (  # noqa: E402
     InputError,
     Settings,
     choose_tasks,
-    features_of,
     fine_tune,
     fit,
-    latents_of,
     load_dataset,
     mape_of,
     merged,
@@ -66,6 +64,7 @@ from mobile_opt.tools.mobile_learn import (  # noqa: E402
     noise_floor,
     predict_of,
     read,
+    sampler_points,
     splits,
     tuned_parts,
 )
@@ -170,10 +169,8 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
     both, target = merged(source, data)
     candidates = target[~data["benchmark"]]
     origin = np.flatnonzero(both["spread"][:target[0]] < STEADY)
-    points = {  # what each sampler clusters, shared by the seeds
-        s: features_of(both, candidates) if s == "kmeans" else
-        latents_of(arrays, both, candidates) if s == "kmeans-latent" else None
-        for s in samplers}
+    # what each sampler clusters, shared by the seeds
+    points = {s: sampler_points(s, arrays, both, candidates) for s in samplers}
     runs = {s: [] for s in samplers}
     work = [(seed, sampler) for seed in range(seeds) for sampler in samplers]
 
@@ -210,26 +207,21 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
 
 
 def in_processes(function, work: list[tuple], jobs: int) -> list:
-    """`function(*args)` for each of `work`, in order, in `jobs` forked processes (one torch
-    thread each) when over one; the children inherit what `function` closes over."""
+    """`function(*args)` for each of `work`, in order, in `jobs` forked processes when over
+    one; the children inherit what `function` closes over, and the parent's one torch
+    thread (`main`)."""
     if jobs <= 1:
         return [function(*args) for args in work]
     import multiprocessing
 
     global _FORKED
     _FORKED = function
-    with multiprocessing.get_context("fork").Pool(jobs, initializer=_one_thread) as pool:
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
         return pool.starmap(_call_forked, work, chunksize=1)
 
 
 _FORKED = None
 """The function `in_processes` runs, as the forked children find it."""
-
-
-def _one_thread() -> None:
-    import torch
-
-    torch.set_num_threads(1)
 
 
 def _call_forked(*args):
@@ -273,7 +265,7 @@ def main() -> int:
         return 1
     if (missing := missing_learn()) is not None:
         return missing
-    if args.jobs > 1:  # forked children must not find an OpenMP pool of the parent's
+    if args.jobs > 1:  # one thread, before any pool starts: the forked children inherit it
         import torch
 
         torch.set_num_threads(1)

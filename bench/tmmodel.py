@@ -74,7 +74,8 @@ from mobile_opt.frontend.single_node import NODE_NAME  # noqa: E402
 from mobile_opt.models import texture_kernels  # noqa: E402
 from mobile_opt.models.cdmpp import Predictor, shipped_path  # noqa: E402
 from mobile_opt.tools.cli import noting, progress_bar  # noqa: E402
-from mobile_opt.tools.mobile_learn import noise_floor  # noqa: E402
+from mobile_opt.tools.mobile_learn import InputError as UnreadableFile  # noqa: E402
+from mobile_opt.tools.mobile_learn import noise_floor, read  # noqa: E402
 from mobile_opt.transforms.cdmpp_cost import CdmppCost  # noqa: E402
 from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of  # noqa: E402
 
@@ -354,7 +355,8 @@ def main() -> int:
 
 
 class InputError(Exception):
-    """A --rescore file, --profile or --device that cannot be read or found."""
+    """A --rescore file, --profile, --device or shipped predictor that cannot be read or
+    found."""
 
 
 def load_profile_or_fail(name: str) -> dict:
@@ -367,7 +369,12 @@ def load_profile_or_fail(name: str) -> dict:
 def shipped_predictor(profile_name: str, wanted: bool) -> Predictor | None:
     """The CDMPP predictor shipped for the profile, if wanted and there is one."""
     path = shipped_path(Path(profile_name).stem)
-    return Predictor.load(path) if wanted and path.is_file() else None
+    if not (wanted and path.is_file()):
+        return None
+    try:
+        return read(path, "CDMPP predictor", Predictor.load)
+    except UnreadableFile as e:
+        raise InputError(e) from None
 
 
 def load_runs(paths: str) -> list[dict]:

@@ -15,6 +15,7 @@ through a Box-Cox transform and standardised. `Predictor.seconds` inverts both.
 from __future__ import annotations
 
 import math
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,11 @@ BATCH = 256
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 """Shipped predictors, `cdmpp-<device profile>.npz`."""
+
+
+UNREADABLE = (OSError, ValueError, KeyError, zipfile.BadZipFile)
+"""What reading a weights file or dataset (`.npz`) that is none, or of another version,
+raises."""
 
 
 def shipped_path(profile: str) -> Path:

@@ -30,13 +30,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import zipfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
-from mobile_opt.models.cdmpp import POOLED, Predictor, box_cox
+from mobile_opt.models.cdmpp import POOLED, UNREADABLE, Predictor, box_cox
 from mobile_opt.models.cdmpp_features import LEAF_FIELDS, CompactAST, pooled
 from mobile_opt.tools.cli import progress_bar
 
@@ -59,7 +58,7 @@ def read(path: Path, what: str, load):
     """`load(path)`, or one line saying why the file is no `what`."""
     try:
         return load(path)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+    except UNREADABLE as e:
         reason = f"no field {e}" if isinstance(e, KeyError) else str(e).split(". ")[0]
         raise InputError(f"{path}: not a readable {what} ({reason})") from None
 
@@ -411,16 +410,24 @@ def features_of(data: dict, indices: np.ndarray) -> np.ndarray:
     return (x - x.mean(0)) / (x.std(0) + 1e-6)
 
 
+def sampler_points(sampler: str, arrays: dict[str, np.ndarray], data: dict,
+                   candidates: np.ndarray) -> np.ndarray | None:
+    """What a sampler clusters of the kernels `candidates`: their features, their latents
+    under a trained predictor (`arrays`), or nothing (random)."""
+    if sampler == "kmeans":
+        return features_of(data, candidates)
+    return latents_of(arrays, data, candidates) if sampler == "kmeans-latent" else None
+
+
 def choose_tasks(sampler: str, arrays: dict[str, np.ndarray], data: dict,
                  candidates: np.ndarray, count: int, seed: int,
                  points: np.ndarray | None = None) -> list[int]:
-    """`count` tasks among the kernels `candidates`, by Algorithm 1 (over the candidates'
-    features or latents, as `points`, computed here unless given) or at random."""
+    """`count` tasks among the kernels `candidates`, by Algorithm 1 (over what the sampler
+    clusters, `points`, computed here unless given) or at random."""
     if sampler == "random":
         return random_tasks(data["task"][candidates], count, seed)
     if points is None:
-        points = (features_of(data, candidates) if sampler == "kmeans"
-                  else latents_of(arrays, data, candidates))
+        points = sampler_points(sampler, arrays, data, candidates)
     return kmeans_tasks(points, data["task"][candidates], count, seed)
 
 

@@ -26,8 +26,6 @@ which this pass and the lowering then obey.
 
 from __future__ import annotations
 
-import zipfile
-
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +37,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from mobile_opt.models.device_profile import load_profile, texture_constants
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import texture_kernels
-from mobile_opt.models.cdmpp import Predictor, shipped_path
+from mobile_opt.models.cdmpp import UNREADABLE, Predictor, shipped_path
 from mobile_opt.transforms.cdmpp_cost import CdmppCost
 from mobile_opt.transforms.prune_configs import (
     CANDIDATES,
@@ -79,7 +77,7 @@ class TextureTilePass(ModulePass):
             raise DiagnosticException(
                 f"texture-tile: no CDMPP predictor for device '{name}' (models/weights/"
                 f"{shipped_path(name).name}): train one with mobile-learn train") from None
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+        except UNREADABLE as e:
             raise DiagnosticException(
                 f"texture-tile: the CDMPP predictor {shipped_path(name)} is unreadable "
                 f"({e}): train it again with mobile-learn train") from None
