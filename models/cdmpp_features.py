@@ -130,8 +130,10 @@ class KernelLeaves:
     """A kernel's leaves before a launch gives them its geometry: walking the kernel once
     serves every launch of it (the work groups a tuner tries)."""
 
-    leaves: tuple[tuple[dict[str, float], _Context], ...]
-    """Each leaf's op counts and the loops around it."""
+    fixed: tuple[list[float], ...]
+    """Each leaf's fields before the launch's (its counts and loops, `_fixed_fields`)."""
+    work: tuple[tuple[float, float], ...]
+    """Each leaf's floating-point elements and data bytes over its iterations, per work-item."""
     order: tuple[int, ...]
 
     @classmethod
@@ -149,7 +151,8 @@ class KernelLeaves:
         if not leaves:  # an empty kernel: one empty leaf
             leaves.append(({}, _Context()))
             order.append(0)
-        return cls(tuple(leaves), tuple(order))
+        fixed, work = zip(*(_fixed_fields(counts, context) for counts, context in leaves))
+        return cls(fixed, work, tuple(order))
 
     def launched(self, global_size: Sequence[int], local_size: Sequence[int] | None,
                  cores: int) -> CompactAST:
@@ -157,8 +160,9 @@ class KernelLeaves:
         device of `cores` compute units."""
         launch = _launch_vector(global_size, local_size, cores)
         items = math.prod(global_size)
-        return CompactAST(np.stack([_leaf_vector(counts, context, launch, items)
-                                    for counts, context in self.leaves]).astype(np.float32),
+        return CompactAST(np.asarray([[*fixed, *launch, _log(flops * items), _log(data * items)]
+                                      for fixed, (flops, data) in zip(self.fixed, self.work)],
+                                     np.float32),
                           np.asarray(self.order, np.int64))
 
 
@@ -274,20 +278,20 @@ def core_filling(groups: float, cores: int) -> tuple[float, float]:
     return min(groups, cores) / cores, _log(groups / cores)
 
 
-def _leaf_vector(counts: dict[str, float], context: _Context, launch: list[float],
-                 items: int) -> np.ndarray:
+def _fixed_fields(counts: dict[str, float], context: _Context
+                  ) -> tuple[list[float], tuple[float, float]]:
+    """A leaf's fields that no launch changes (its counts and loops), and its floating-point
+    elements and data bytes over its iterations (the totals' per-work-item part)."""
     trips = math.prod(context.extents)
     extents = list(reversed(context.extents)) + [0, 0]
     flops = sum(v for k, v in counts.items() if k in _FLOAT_KINDS) + 2 * counts.get("f_fma", 0)
     data = counts.get("buffer_load_bytes", 0) + counts.get("buffer_store_bytes", 0) + 16 * (
         counts.get("image_reads", 0) + counts.get("image_writes", 0)) + 4 * counts.get(
         "lane_loads", 0)
-    vector = [_log(counts.get(f, 0.0)) for f in ARITH_FIELDS + MEMORY_FIELDS]
-    vector += [len(context.extents), context.ifs, _log(trips), _log(extents[0]),
+    fields = [_log(counts.get(f, 0.0)) for f in ARITH_FIELDS + MEMORY_FIELDS]
+    fields += [len(context.extents), context.ifs, _log(trips), _log(extents[0]),
                _log(extents[1]), context.dynamic]
-    vector += launch
-    vector += [_log(flops * trips * items), _log(data * trips * items)]
-    return np.asarray(vector, np.float32)
+    return fields, (flops * trips, data * trips)
 
 
 DEVICE_FIELDS = (

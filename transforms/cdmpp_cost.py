@@ -2,8 +2,8 @@
 CDMPP as `texture-tile`'s cost model (`cost-model=cdmpp`): a configuration's predicted
 latency is the shipped predictor's (`models/cdmpp.py`) over the compact ASTs of the kernels
 the node compiles to under it. The node is lowered alone, as `mobile-tune` builds it to
-measure (tensors in images; `select-layouts`, `onnx-to-texture`, `texture-to-ocl`, `ace`,
-`cse`), once per thread tile, layout and blocked plan: a work group is only a launch
+measure (tensors in images; `select-layouts`, `onnx-to-texture`, `texture-to-ocl`, `ace`
+with its `cse`), once per thread tile, layout and blocked plan: a work group is only a launch
 parameter, so the configurations that differ in it share the lowering, and each kernel is
 walked once for all its launches. `select-layouts` runs once per streamed layout (and
 blocked or not), what it depends on for a configured op alone.
@@ -18,7 +18,6 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 
 from mobile_opt.dialects import ocl
 from mobile_opt.dialects.onnx.graph import ONNX_NAME
@@ -61,14 +60,15 @@ def single_node_module(node: Operation) -> ModuleOp:
 
 def lowering_passes(profile: str, max_image: tuple[int, int], blocked: bool) -> list:
     """The passes after `texture-tile` of a GPU compile with tensors in images
-    (`pipelines.gpu_pipeline("onnx-to-texture{buffers=false}")`, less the graph passes)."""
+    (`pipelines.gpu_pipeline("onnx-to-texture{buffers=false}")`, less the graph passes and
+    the trailing `cse`: `ace` ends with one, so the second finds nothing, and it took a
+    fifth of the lowering's time)."""
     width, height = max_image
     return [SelectLayoutsPass(target="gpu", solver="gcd2", device=profile,
                               max_image_width=width, max_image_height=height),
             OnnxToTexturePass(max_image_width=width, max_image_height=height, buffers=False,
                               blocked=blocked, remarks=False),
-            TextureToOclPass(), AddressCalculationEliminationPass(),
-            CommonSubexpressionElimination()]
+            TextureToOclPass(), AddressCalculationEliminationPass()]
 
 
 def node_kernels(module: ModuleOp, node: str
