@@ -4,12 +4,13 @@ CDMPP against its gradient-boosting baseline (issue 23) on a dataset of
 - a random 8:1:1 split by kernel;
 - a cross-model split that holds out every kernel of some models (`--hold-out`), scored
   before fine-tuning and after it: `mobile_learn.fine_tune` on FINE_TUNE_TASKS of their
-  tasks chosen by Algorithm 1, scored on their other tasks (gradient boosting then trains
-  on the same chosen kernels too);
+  tasks chosen by Algorithm 1 over tasks (`mobile_learn.SAMPLER`), scored on their other
+  tasks (gradient boosting then trains on the same chosen kernels too);
 - with `--adapt-from MODEL DATASET`, cross-device: a predictor trained on another device
   adapted to this one with ADAPT_TASKS tasks, chosen by each sampler (`mobile_learn.SAMPLERS`:
-  Algorithm 1 over the kernels' features or the predictor's latents, and at random) over
-  `--seeds` seeds, each with its CMD curve; `--jobs` runs that many fine-tunings at once.
+  Algorithm 1 over the kernels' features, the tasks' or the predictor's latents, and at
+  random) over `--seeds` seeds, each with its CMD curve; `--jobs` runs that many
+  fine-tunings at once.
 
 The baseline is scikit-learn's histogram gradient boosting on the pooled compact ASTs
 (`cdmpp_features.pooled`) and the device's features, fitted to log latency; CDMPP is
@@ -50,6 +51,8 @@ from tmmodel import benchmark_specs  # noqa: E402
 from mobile_opt.models.cdmpp_features import pooled  # noqa: E402
 from mobile_opt.tools.mobile_learn import (  # noqa: E402
     FINE_TUNING,
+    NEW_DEVICE_TUNING,
+    SAMPLER,
     SAMPLERS,
     STEADY,
     InputError,
@@ -144,7 +147,7 @@ def cross_model(data: dict, parts: dict[str, np.ndarray], arrays: dict, hold_out
     models (CMD towards the training kernels); MAPE on their other tasks, before and after,
     and gradient boosting given the same kernels."""
     candidates = np.flatnonzero(np.isin(data["source"], hold_out) & ~data["benchmark"])
-    tasks = choose_tasks("kmeans", arrays, data, candidates, FINE_TUNE_TASKS, seed)
+    tasks = choose_tasks(SAMPLER, arrays, data, candidates, FINE_TUNE_TASKS, seed)
     tuned, result = fine_tune(arrays, data, candidates, tasks,
                               replace(FINE_TUNING, seed=seed, lr=CROSS_MODEL_LR),
                               parts["train"], "cdmpp cross-model fine-tune")
@@ -162,7 +165,8 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
     """
     A predictor trained on another device (`arrays`, on `source`) adapted to this one:
     ADAPT_TASKS tasks chosen by each sampler, over `seeds` seeds, fine-tuned with CMD
-    towards the source's kernels (`fine_tune`, with `settings`); MAPE on this device's other
+    towards the source's kernels (`fine_tune`, with `settings`, replaying none of them:
+    `NEW_DEVICE_TUNING`); MAPE on this device's other
     tasks, and gradient boosting trained on the chosen kernels and all the source's. `jobs`
     runs fine-tunings in that many processes at once.
     """
@@ -179,7 +183,7 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
                              points[sampler])
         _, result = fine_tune(arrays, both, candidates, tasks,
                               replace(settings, seed=seed), origin,
-                              f"cdmpp adapt {sampler} seed {seed}")
+                              f"cdmpp adapt {sampler} seed {seed}", replay=0)
         sample = tuned_parts(both, candidates, tasks)
         return {"seed": seed, "tasks": tasks, "kernels": result["kernels"],
                 "cdmpp_test_mape": result["mape"]["test"],
@@ -242,11 +246,11 @@ def main() -> int:
                              "adapted to this one")
     parser.add_argument("--seeds", type=int, default=ADAPT_SEEDS,
                         help="cross-device: seeds of each sampler")
-    parser.add_argument("--adapt-epochs", type=int, default=FINE_TUNING.epochs,
+    parser.add_argument("--adapt-epochs", type=int, default=NEW_DEVICE_TUNING.epochs,
                         help="cross-device: epochs of each fine-tuning")
     parser.add_argument("--samplers", default=",".join(SAMPLERS),
                         help=f"cross-device: comma-separated, of {', '.join(SAMPLERS)}")
-    parser.add_argument("--cmd-weight", type=float, default=FINE_TUNING.cmd_weight,
+    parser.add_argument("--cmd-weight", type=float, default=NEW_DEVICE_TUNING.cmd_weight,
                         help="cross-device: α of each fine-tuning")
     parser.add_argument("--jobs", type=int, default=1,
                         help="cross-device: fine-tunings run at once, in processes")
@@ -298,7 +302,7 @@ def main() -> int:
         model, source = adapt_from
         rows["cross_device"] = {"from": args.adapt_from[1], **cross_device(
             data, source, model, args.seeds, replace(
-            FINE_TUNING, epochs=args.adapt_epochs, cmd_weight=args.cmd_weight),
+            NEW_DEVICE_TUNING, epochs=args.adapt_epochs, cmd_weight=args.cmd_weight),
             tuple(args.samplers.split(",")), args.jobs)}
     if out.is_file():  # what another process measured of the same dataset, kept
         earlier = json.loads(out.read_text())

@@ -166,17 +166,22 @@ def test_kmeans_takes_one_task_per_cluster_largest_first():
 
 
 def test_kmeans_over_features_takes_distinct_tasks_of_the_dataset():
-    """Algorithm 1 over the pooled features of PoCL's dataset: as many distinct tasks as
-    asked, all of them the candidates', the same again for the same seed."""
+    """Algorithm 1 over the pooled features of PoCL's dataset, of kernels or of tasks: as
+    many distinct tasks as asked, all of them the candidates', the same again for the same
+    seed."""
     from mobile_opt.tools.mobile_learn import choose_tasks, features_of, load_dataset
 
     data = load_dataset(Path(DATASET))
     candidates = np.flatnonzero(np.char.startswith(data["source"], "random:"))[:3000]
     points = features_of(data, candidates)
     assert points.shape[0] == len(candidates) and np.isfinite(points).all()
-    chosen = choose_tasks("kmeans", {}, data, candidates, 6, seed=0)
-    assert len(set(chosen)) == 6 and set(chosen) <= set(data["task"][candidates].tolist())
-    assert choose_tasks("kmeans", {}, data, candidates, 6, seed=0, points=points) == chosen
+    for sampler in ("kmeans", "kmeans-task"):
+        chosen = choose_tasks(sampler, {}, data, candidates, 6, seed=0)
+        assert len(set(chosen)) == 6 and set(chosen) <= set(data["task"][candidates].tolist())
+        assert choose_tasks(sampler, {}, data, candidates, 6, seed=0, points=points) == chosen
+    # a task is one point: tasks of many kernels do not take the clusters over
+    by_task = choose_tasks("kmeans-task", {}, data, candidates, 6, seed=0)
+    assert by_task != choose_tasks("kmeans", {}, data, candidates, 6, seed=0)
 
 
 def test_mobile_learn_adapt_bad_input_is_one_line(tmp_path, capsys):
