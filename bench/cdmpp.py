@@ -166,9 +166,9 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
     A predictor trained on another device (`arrays`, on `source`) adapted to this one:
     ADAPT_TASKS tasks chosen by each sampler, over `seeds` seeds, fine-tuned with CMD
     towards the source's kernels (`fine_tune`, with `settings`, replaying none of them:
-    `NEW_DEVICE_TUNING`); MAPE on this device's other
-    tasks, and gradient boosting trained on the chosen kernels and all the source's. `jobs`
-    runs fine-tunings in that many processes at once.
+    `NEW_DEVICE_TUNING`); MAPE on this device's other tasks, and gradient boosting trained
+    on the chosen kernels and all the source's. `jobs` runs fine-tunings in that many
+    processes at once.
     """
     both, target = merged(source, data)
     candidates = target[~data["benchmark"]]

@@ -18,11 +18,11 @@ can be checked against torch where torch is not installed.
 
 `adapt` fine-tunes a trained predictor to a new domain (§5.3): another device's dataset,
 or (`--models`) the kernels of models it never saw. It picks `--tasks` tasks to measure by
-Algorithm 1 (KMeans over the kernels' features; `--sampler kmeans-latent` over the
-predictor's latents, `--sampler random` for the baseline),
-fine-tunes on their kernels with the pre-training objective plus α times the CMD between
-latents of the source dataset's kernels and the new domain's (eq. 7), and scores the new
-domain's other tasks before and after.
+Algorithm 1 (KMeans over the tasks' mean features; `--sampler kmeans` over the kernels'
+own, `kmeans-latent` over the predictor's latents, `random` for the baseline), fine-tunes
+on their kernels (with some of the source's on the same device) with the pre-training
+objective plus α times the CMD between latents of the source dataset's kernels and the
+new domain's (eq. 7), and scores the new domain's other tasks before and after.
 """
 
 from __future__ import annotations
@@ -483,8 +483,8 @@ def fine_tune(arrays: dict[str, np.ndarray], data: dict, candidates: np.ndarray,
     split = tuned_parts(data, candidates, tasks)
     labelled = rng.permutation(split["train"])
     cut = max(len(labelled) // 5, 1)
-    replay = rng.permutation(source)[:replay] if source is not None else labelled[:0]
-    parts = {"train": np.concatenate([labelled[cut:], replay]), "valid": labelled[:cut],
+    kept = rng.permutation(source)[:replay] if source is not None else labelled[:0]
+    parts = {"train": np.concatenate([labelled[cut:], kept]), "valid": labelled[:cut],
              "test": split["test"], "target": candidates}
     return fit(data, parts, settings, label, start=arrays, source=source)
 
