@@ -183,7 +183,7 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
                              points[sampler])
         _, result = fine_tune(arrays, both, candidates, tasks,
                               replace(settings, seed=seed), origin,
-                              f"cdmpp adapt {sampler} seed {seed}", replay=0)
+                              f"cdmpp adapt {sampler} seed {seed}")
         sample = tuned_parts(both, candidates, tasks)
         return {"seed": seed, "tasks": tasks, "kernels": result["kernels"],
                 "cdmpp_test_mape": result["mape"]["test"],

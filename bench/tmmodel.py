@@ -281,17 +281,18 @@ def device_noise_floor(profile_name: str) -> float | None:
     path = BENCH_DIR / "data" / f"cdmpp-{Path(profile_name).stem}.npz"
     if not path.is_file():
         return None
-    data = np.load(path, allow_pickle=False)
-    return noise_floor({"spread": data["spread"], "latency": data["latency"]})
+    try:
+        return read(path, "CDMPP dataset", lambda p: noise_floor(np.load(p, allow_pickle=False)))
+    except UnreadableFile as e:
+        raise InputError(e) from None
 
 
 def save(rows: list[dict], families: list[str], out: Path, device_text: str,
-         device_name: str, profile_name: str, chart: bool = True,
+         device_name: str, profile_name: str, floor: float | None, chart: bool = True,
          host: str | None = None, rescored: bool = False) -> dict:
     """The rows and their summaries (overall, by family, and above the device's noise
-    floor) as JSON; a chart beside them."""
-    result = {"all": summary(rows),
-              "above_noise_floor": above_floor(rows, device_noise_floor(profile_name))}
+    floor `floor`, seconds) as JSON; a chart beside them."""
+    result = {"all": summary(rows), "above_noise_floor": above_floor(rows, floor)}
     for family in families:
         mine = [r for r in rows if r["family"] == family]
         if mine:
@@ -355,8 +356,8 @@ def main() -> int:
 
 
 class InputError(Exception):
-    """A --rescore file, --profile, --device or shipped predictor that cannot be read or
-    found."""
+    """A --rescore file, --profile, --device, shipped predictor or device dataset that
+    cannot be read or found."""
 
 
 def load_profile_or_fail(name: str) -> dict:
@@ -393,6 +394,7 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             profile_name = args.profile or runs[0]["profile"]
             profile = load_profile_or_fail(profile_name)
             predictor = shipped_predictor(profile_name, args.cdmpp)
+            floor = device_noise_floor(profile_name)
             rows = [rescore(r, profile, profile_name, Path(folder), predictor)
                     for run in runs for r in run["rows"] if r["family"] in families]
         else:
@@ -416,6 +418,7 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             per_family = args.cases or DEFAULT_CASES["cpu" if cpu else "gpu"]
             cases = benchmark_cases(families, per_family, cpu, args.seed)
             predictor = shipped_predictor(profile_name, args.cdmpp)
+            floor = device_noise_floor(profile_name)
             bar = progress_bar(len(cases), f"tmmodel on {device.name}", "kernel")
             rows = []
             partial = Path(args.out or BENCH_DIR / "results" / "tmmodel-partial.json")
@@ -426,13 +429,13 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
                 bar.update()
                 # what is measured survives a run cut short
                 save(rows, families, partial.with_suffix(".partial.json"), device_text,
-                     device_name, profile_name, chart=False)
+                     device_name, profile_name, floor, chart=False)
             bar.close()
             partial.with_suffix(".partial.json").unlink(missing_ok=True)
     out = Path(args.out) if args.out else BENCH_DIR / "results" / (
         f"tmmodel-{'pocl' if profile_name == 'pocl' else Path(profile_name).stem}.json")
-    result = save(rows, families, out, device_text, device_name, profile_name, host=host,
-                  rescored=bool(args.rescore))
+    result = save(rows, families, out, device_text, device_name, profile_name, floor,
+                  host=host, rescored=bool(args.rescore))
     print(table(rows))
     print(json.dumps(result, indent=1))
     print(f"wrote {out} and {out.with_suffix('.png')}")

@@ -465,24 +465,25 @@ over 150 epochs (300: 24.2 % on seed 0)."""
 REPLAY = 2000
 """Source kernels a fine-tuning on the same device keeps training on beside the target's
 few, so that a few tasks do not pull the predictor off all it learnt. A new device's
-fine-tuning replays none: another device's latencies are not the ones to keep
-(`NEW_DEVICE_TUNING`)."""
+fine-tuning (two devices' kernels, `merged`) replays none: another device's latencies are
+not the ones to keep (`NEW_DEVICE_TUNING`)."""
 
 
 def fine_tune(arrays: dict[str, np.ndarray], data: dict, candidates: np.ndarray,
               tasks: list[int], settings: Settings, source: np.ndarray | None,
-              label: str = "mobile-learn adapt", replay: int = REPLAY
-              ) -> tuple[dict[str, np.ndarray], dict]:
+              label: str = "mobile-learn adapt") -> tuple[dict[str, np.ndarray], dict]:
     """
     A trained predictor fine-tuned on the kernels of `tasks` among `candidates` (a fifth
-    of them validate) and `replay` kernels of the source domain (`source`, indices into
-    `data`), with the CMD between the source's latents and all candidates': the new
-    arrays, and the result, whose test MAPE is over the candidates of other tasks.
+    of them validate) and, on the same device, REPLAY kernels of the source domain
+    (`source`, indices into `data`), with the CMD between the source's latents and all
+    candidates': the new arrays, and the result, whose test MAPE is over the candidates of
+    other tasks.
     """
     rng = np.random.default_rng(settings.seed)
     split = tuned_parts(data, candidates, tasks)
     labelled = rng.permutation(split["train"])
     cut = max(len(labelled) // 5, 1)
+    replay = 0 if "device_rows" in data else REPLAY
     kept = rng.permutation(source)[:replay] if source is not None else labelled[:0]
     parts = {"train": np.concatenate([labelled[cut:], kept]), "valid": labelled[:cut],
              "test": split["test"], "target": candidates}
@@ -539,8 +540,7 @@ def adapt(args: argparse.Namespace) -> int:
     settings = Settings(**{f.name: getattr(defaults, f.name) if getattr(args, f.name) is None
                            else getattr(args, f.name) for f in fields(Settings)})
     tasks = choose_tasks(args.sampler, arrays, data, candidates, args.tasks, settings.seed)
-    tuned, result = fine_tune(arrays, data, candidates, tasks, settings, source,
-                              replay=0 if args.source else REPLAY)
+    tuned, result = fine_tune(arrays, data, candidates, tasks, settings, source)
     result = {"model": str(args.model), "dataset": str(args.dataset),
               "device": str(data["device"]), "sampler": args.sampler, "tasks": tasks,
               "test_mape_before": mape_of(arrays, data,
