@@ -221,11 +221,13 @@ def test_rows_under_the_noise_floor_are_flagged_and_left_out():
     from mobile_opt.checking.tile_search import above_floor
 
     rows = [{"latency_ms": {"exhaustive": ms}, "model_over_exhaustive": model,
-             "cdmpp_over_exhaustive": learned}
-            for ms, model, learned in ((0.001, 3.0, 2.0), (1.0, 1.1, 1.2), (2.0, 1.1, 1.2))]
+             "cdmpp_over_exhaustive": learned, "search_over_exhaustive": search}
+            for ms, model, learned, search in ((0.001, 3.0, 2.0, 1.5), (1.0, 1.1, 1.2, 1.0),
+                                               (2.0, 1.1, 1.2, 1.0))]
     summary = above_floor(rows, 1e-5)
     assert [r["under_noise_floor"] for r in rows] == [True, False, False]
     assert summary == {"noise_floor_s": 1e-5, "kernels": 2,
                        "model_over_exhaustive_geomean": pytest.approx(1.1),
-                       "cdmpp_over_exhaustive_geomean": pytest.approx(1.2)}
+                       "cdmpp_over_exhaustive_geomean": pytest.approx(1.2),
+                       "search_over_exhaustive_geomean": pytest.approx(1.0)}
     assert above_floor(rows, None)["kernels"] == 3

@@ -248,6 +248,9 @@ def test_bench_scores_the_retimed_latencies():
     row = score(case, kernel, profile, scan, again)
     assert row["retimed"] and row["top1"] and row["model_over_exhaustive"] == 1.0
     assert row["scan_model_over_exhaustive"] == plain["model_over_exhaustive"]
+    # exhaustive search's own choice, scored the same way: the lucky one, 1.8 against 1.5
+    assert plain["search_over_exhaustive"] == 1.0
+    assert row["search_over_exhaustive"] == pytest.approx(1.2)
     assert row["latency_ms"]["base"] == pytest.approx(again[picks.base] * 1e3)
     # a re-timing that misses the model's choice (another model) falls back to the scan
     del again[picks.model]
