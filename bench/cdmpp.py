@@ -10,7 +10,8 @@ CDMPP against its gradient-boosting baseline (issue 23) on a dataset of
   adapted to this one with ADAPT_TASKS tasks, chosen by each sampler (`mobile_learn.SAMPLERS`:
   Algorithm 1 over the kernels' features, the tasks' or the predictor's latents, and at
   random) over `--seeds` seeds, each with its CMD curve; `--jobs` runs that many
-  fine-tunings at once.
+  fine-tunings at once. `--adapt-curve 25,50,100` adds MAPE against how many tasks are
+  measured (`adaptation_curve`), the issue's 50 among them.
 
 The baseline is scikit-learn's histogram gradient boosting on the pooled compact ASTs
 (`cdmpp_features.pooled`) and the device's features, fitted to log latency; CDMPP is
@@ -24,6 +25,8 @@ predictor's choices (`benchmark_mask`).
     python3 bench/cdmpp.py bench/data/cdmpp-nvidia-h200.npz \
         --adapt-from models/weights/cdmpp-pocl.npz bench/data/cdmpp-pocl.npz
     bash bench/gpu_cdmpp_adapt.sh          # the cross-device part on the lent machine
+    python3 bench/cdmpp.py bench/data/cdmpp-nvidia-h200.npz --adapt-from ... \
+        --adapt-only --samplers "" --adapt-curve 25,50,100 --jobs 2   # the curve alone
 
 Needs the `learn` extra (scikit-learn, scipy, torch). Results: a table,
 `bench/results/cdmpp-<device>.json` and the learning curves beside it (`.png`); with
@@ -127,7 +130,10 @@ from 12.1 to 14.2 %, 5e-4 to 12.5 % (α 0.1: 12.3 %)."""
 ADAPT_TASKS = 50
 """Tasks of the new device measured to fine-tune on (cross-device; the issue's bound)."""
 ADAPT_SEEDS = 10
-SPLITS = ("random", "cross_model", "cross_model_fine_tuned", "cross_device")
+CURVE_SEEDS = 3
+"""Seeds of each point of the cross-device curve (`--adapt-curve`)."""
+SPLITS = ("random", "cross_model", "cross_model_fine_tuned", "cross_device",
+          "cross_device_curve")
 """The results' parts; a run that measures some keeps the others a results file holds."""
 
 
@@ -210,6 +216,41 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
             "runs": runs}
 
 
+def adaptation_curve(data: dict, source: dict, arrays: dict, counts: list[int], seeds: int,
+                     settings: Settings, jobs: int = 1) -> dict:
+    """
+    Cross-device MAPE against how many tasks of the new device are measured: for each
+    seed, `counts` tasks by Algorithm 1 over tasks (`SAMPLER`), each fine-tuned as
+    `cross_device` does, and scored on one test set, the tasks that none of the seed's
+    choices holds. Where the issue's bound of ADAPT_TASKS tasks sits on it.
+    """
+    both, target = merged(source, data)
+    candidates = target[~data["benchmark"]]
+    origin = np.flatnonzero(both["spread"][:target[0]] < STEADY)
+    points = sampler_points(SAMPLER, arrays, both, candidates)
+    chosen = {(seed, n): choose_tasks(SAMPLER, arrays, both, candidates, n, seed, points)
+              for seed in range(seeds) for n in counts}
+    work = list(chosen)
+
+    def adapt(seed: int, n: int) -> dict:
+        tuned, result = fine_tune(arrays, both, candidates, chosen[seed, n],
+                                  replace(settings, seed=seed),
+                                  origin, f"cdmpp curve {n} tasks seed {seed}")
+        unseen = sorted(set().union(*(chosen[seed, m] for m in counts)))
+        test = tuned_parts(both, candidates, unseen)["test"]
+        return {"seed": seed, "tasks": n, "kernels": result["kernels"]["train"],
+                "test_kernels": len(test), "cdmpp_test_mape": mape_of(tuned, both, test)}
+
+    runs = in_processes(adapt, work, jobs)
+    for run in runs:
+        print(f"  curve: {run['tasks']:4d} tasks seed {run['seed']}: "
+              f"CDMPP {run['cdmpp_test_mape']:.3f}")
+    return {"sampler": SAMPLER, "seeds": seeds, "epochs": settings.epochs,
+            "mean_test_mape": {str(n): float(np.mean([r["cdmpp_test_mape"] for r in runs
+                                                      if r["tasks"] == n])) for n in counts},
+            "runs": runs}
+
+
 def in_processes(function, work: list[tuple], jobs: int) -> list:
     """`function(*args)` for each of `work`, in order, in `jobs` forked processes when over
     one; the children inherit what `function` closes over, and the parent's one torch
@@ -252,12 +293,22 @@ def main() -> int:
                         help=f"cross-device: comma-separated, of {', '.join(SAMPLERS)}")
     parser.add_argument("--cmd-weight", type=float, default=NEW_DEVICE_TUNING.cmd_weight,
                         help="cross-device: α of each fine-tuning")
+    parser.add_argument("--adapt-curve", metavar="COUNTS",
+                        help="cross-device: also MAPE against the tasks measured, at these "
+                             "comma-separated counts (CURVE_SEEDS seeds each)")
     parser.add_argument("--jobs", type=int, default=1,
                         help="cross-device: fine-tunings run at once, in processes")
     parser.add_argument("--adapt-only", action="store_true",
                         help="cross-device alone (the results file keeps the other splits "
                              "that it holds, so two processes can share the work)")
     args = parser.parse_args()
+    samplers = tuple(s for s in args.samplers.split(",") if s)
+    if unknown := [s for s in samplers if s not in SAMPLERS]:
+        parser.error(f"--samplers: unknown {', '.join(unknown)}")
+    try:
+        counts = sorted({int(n) for n in (args.adapt_curve or "").split(",") if n})
+    except ValueError:
+        parser.error(f"--adapt-curve: not comma-separated counts: {args.adapt_curve}")
     try:
         data = read(args.dataset, "CDMPP dataset", load_dataset)
         adapt_from = args.adapt_from and (
@@ -300,10 +351,14 @@ def main() -> int:
                                                          args.seed)
     if adapt_from:
         model, source = adapt_from
-        rows["cross_device"] = {"from": args.adapt_from[1], **cross_device(
-            data, source, model, args.seeds, replace(
-            NEW_DEVICE_TUNING, epochs=args.adapt_epochs, cmd_weight=args.cmd_weight),
-            tuple(args.samplers.split(",")), args.jobs)}
+        tuning = replace(NEW_DEVICE_TUNING, epochs=args.adapt_epochs,
+                         cmd_weight=args.cmd_weight)
+        if samplers:
+            rows["cross_device"] = {"from": args.adapt_from[1], **cross_device(
+                data, source, model, args.seeds, tuning, samplers, args.jobs)}
+        if counts:
+            rows["cross_device_curve"] = {"from": args.adapt_from[1], **adaptation_curve(
+                data, source, model, counts, CURVE_SEEDS, tuning, args.jobs)}
     if out.is_file():  # what another process measured of the same dataset, kept
         earlier = json.loads(out.read_text())
         if earlier.get("dataset") == str(args.dataset):
@@ -332,6 +387,9 @@ def main() -> int:
               + "  ".join(f"{s} {row[f'{s}_mean_test_mape']:.3f}" for s in row["runs"])
               + f"; better than random in {row['seeds']} seeds: "
               + ", ".join(f"{s} {row[f'{s}_wins']}" for s in row["runs"] if f"{s}_wins" in row))
+    if "cross_device_curve" in rows:
+        print("cross-device by tasks measured, mean test MAPE: " + "  ".join(
+            f"{n} {m:.3f}" for n, m in rows["cross_device_curve"]["mean_test_mape"].items()))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     gaps = ({"cross-model": rows["cross_model_fine_tuned"]["cmd"]}
@@ -340,20 +398,40 @@ def main() -> int:
         gaps |= {f"cross-device, {sampler} (mean of seeds)": list(np.mean(
             [r["cmd"] for r in rows["cross_device"]["runs"][sampler]], axis=0))
             for sampler in rows["cross_device"]["runs"]}
-    plot(curves, gaps, out.with_suffix(".png"), device.split(" [")[0])
+    plot(curves, gaps, out.with_suffix(".png"), device.split(" [")[0],
+         rows.get("cross_device_curve"))
     return 0
 
 
 def plot(curves: dict[str, list[dict]], gaps: dict[str, list[float]], path: Path,
-         device: str) -> None:
+         device: str, tasks_curve: dict | None = None) -> None:
     """Validation MAPE by epoch, one line a split; beside it, each fine-tuning's CMD between
-    source and target latents by epoch."""
+    source and target latents by epoch; and, where measured, cross-device MAPE against the
+    tasks measured (`adaptation_curve`)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(10.4, 3.6), dpi=100, layout="constrained")
+    panels = 3 if tasks_curve else 2
+    figure = Figure(figsize=(5.2 * panels, 3.6), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
-    axes, right = figure.subplots(1, 2)
+    axes, right, *more = figure.subplots(1, panels)
+    if tasks_curve:
+        runs = tasks_curve["runs"]
+        more[0].scatter([r["tasks"] for r in runs], [r["cdmpp_test_mape"] for r in runs],
+                        marker=".", color="0.6", label="a seed")
+        counts = sorted(int(n) for n in tasks_curve["mean_test_mape"])
+        more[0].plot(counts, [tasks_curve["mean_test_mape"][str(n)] for n in counts],
+                     marker="o", label="mean")
+        more[0].axhline(0.15, linestyle=":", color="0.3", label="15 %")
+        more[0].axvline(ADAPT_TASKS, linestyle="--", color="0.3", label=f"{ADAPT_TASKS} tasks")
+        more[0].set_xscale("log", base=2)
+        more[0].set_xticks(counts, [str(n) for n in counts])
+        more[0].minorticks_off()
+        more[0].set_xlabel("tasks measured on the new device")
+        more[0].set_ylabel("test MAPE")
+        more[0].set_title("cross-device, by tasks measured")
+        more[0].grid(True, color="0.9")
+        more[0].legend(fontsize="small")
     for name, curve in curves.items():
         axes.plot([c["epoch"] for c in curve], [c["valid_mape"] for c in curve], label=name)
     axes.set_yscale("log")

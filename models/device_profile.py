@@ -23,11 +23,17 @@ class ProfileError(DiagnosticException):
     """A profile file is missing, malformed, or lacks what a pass needs; one line."""
 
 
-def load_profile(name_or_path: str) -> dict:
-    """A profile by path, or by the name of a shipped one (`pocl`, `adreno740`, ...)."""
+def profile_path(name_or_path: str) -> Path:
+    """Where `load_profile` reads a profile: a path, or a shipped one's by its name."""
     path = Path(name_or_path)
     if not path.suffix and not path.exists():
         path = PROFILE_DIR / f"{name_or_path}.json"
+    return path
+
+
+def load_profile(name_or_path: str) -> dict:
+    """A profile by path, or by the name of a shipped one (`pocl`, `adreno740`, ...)."""
+    path = profile_path(name_or_path)
     if not path.is_file():
         shipped = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.json"))) or "none"
         raise ProfileError(f"{name_or_path}: no such device profile (shipped: {shipped})")

@@ -231,3 +231,20 @@ def test_rows_under_the_noise_floor_are_flagged_and_left_out():
                        "cdmpp_over_exhaustive_geomean": pytest.approx(1.2),
                        "search_over_exhaustive_geomean": pytest.approx(1.0)}
     assert above_floor(rows, None)["kernels"] == 3
+
+
+@pytest.mark.parametrize("args, option", [(["--adapt-curve", "25,many"], "--adapt-curve"),
+                                          (["--samplers", "kmeans,best"], "--samplers")])
+def test_bench_cdmpp_bad_options_are_usage_errors(args, option, tmp_path):
+    """A curve's counts that are not numbers, or a sampler that does not exist: a usage
+    error naming the option (exit 2) before any dataset is read, and no results file."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "r.json"
+    done = subprocess.run(
+        [sys.executable, str(Path(DATASET).parents[2] / "bench" / "cdmpp.py"), DATASET,
+         *args, "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert f"error: {option}:" in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()

@@ -206,3 +206,28 @@ def test_viewable_ops_get_a_view_option(tmp_path, device, monkeypatch):
     selection[view] = nodes[view].labels.index("view")
     problem.realise(selection)
     assert [op.name for op in module.walk() if is_view(op)] == ["onnx.Transpose"]
+
+
+def test_a_profile_is_read_once_and_again_when_it_changes(tmp_path, device):
+    """The selection's cost models are read once per profile file (CDMPP's cost model
+    selects for every candidate layout of every node), and read again when the file
+    changes: a device twice as fast to read from costs the same selection less."""
+    import json
+    import os
+
+    from mobile_opt.models.device_profile import PROFILE_DIR
+
+    module, _ = _prepared(two_readers(tmp_path), device)
+    profile = json.loads((PROFILE_DIR / "pocl.json").read_text())
+    path = tmp_path / "device.json"
+    path.write_text(json.dumps(profile))
+    first = gpu_layout_problem(module, str(path))
+    assert gpu_layout_problem(module, str(path)).problem.cost(first.local()) == \
+        first.problem.cost(first.local())
+    for key in ("texture", "buffer"):
+        profile["bandwidth_gbs"][key] *= 2
+    path.write_text(json.dumps(profile))
+    stamp = path.stat().st_mtime_ns
+    os.utime(path, ns=(stamp + 10**9, stamp + 10**9))  # a changed file, however coarse the clock
+    faster = gpu_layout_problem(module, str(path))
+    assert faster.problem.cost(faster.local()) < first.problem.cost(first.local())

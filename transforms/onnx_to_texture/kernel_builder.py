@@ -141,6 +141,10 @@ class KernelBuilder:
             arg.name_hint = hint
         self._builder = Builder(InsertPoint.at_end(block))
         self.args = [Val(self, a) for a in block.args]
+        self._pure: dict[tuple, Val] = {}
+        self._scopes = [block]
+        """The blocks being built into, outermost first: each one's ops so far dominate
+        the rest."""
 
     def add_arg(self, hint: str, storage_type: Attribute) -> Val:
         """A new kernel argument (the signature is fixed up in `finish`)."""
@@ -168,30 +172,46 @@ class KernelBuilder:
     def at_end(self, block: Block) -> Iterator[None]:
         outer = self._builder
         self._builder = Builder(InsertPoint.at_end(block))
+        self._scopes.append(block)
         try:
             yield
         finally:
+            self._scopes.pop()
             self._builder = outer
 
     # constants ----------------------------------------------------------------------
     def int(self, n: int) -> Val:
-        return self.emit_const(arith.ConstantOp(IntegerAttr(int(n), i32)), int(n))
+        return self.constant("i32", int(n), lambda: arith.ConstantOp(IntegerAttr(int(n), i32)))
 
     def float(self, x: float) -> Val:
-        return self.emit_const(arith.ConstantOp(FloatAttr(float(x), f32)), float(x))
+        return self.constant("f32", float(x), lambda: arith.ConstantOp(FloatAttr(float(x), f32)))
 
     def float4(self, x: float) -> Val:
         if x in (float("inf"), float("-inf")) or x != x:
             # a broadcast scalar: xDSL parses the hex literal of a dense non-finite float
             # (-inf prints as dense<0xff800000>) as an integer, so the IR would not round-trip
-            scalar = self.float(x)
-            return self.emit_const(vector.BroadcastOp(scalar.value, FLOAT4), float(x))
-        attr = DenseIntOrFPElementsAttr.from_list(FLOAT4, [float(x)])
-        return self.emit_const(arith.ConstantOp(attr, FLOAT4), float(x))
+            return self.constant("float4", float(x), lambda: vector.BroadcastOp(
+                self.float(x).value, FLOAT4))
+        return self.constant("float4", float(x), lambda: arith.ConstantOp(
+            DenseIntOrFPElementsAttr.from_list(FLOAT4, [float(x)]), FLOAT4))
 
-    def emit_const(self, op: Operation, value: int | float) -> Val:
+    def constant(self, kind: str, value: int | float, make: Callable[[], Operation]) -> Val:
+        """The constant `value` of `kind` (`pure`)."""
+        return self.pure((kind, repr(value)), make, value)
+
+    def pure(self, key: tuple, make: Callable[[], Operation],
+             value: int | float | None = None) -> Val:
+        """The side-effect-free op that `key` names: the one made already in this block or
+        one around it, else the one `make` makes here. The lowering asks for the same
+        constants and index sums thousands of times, and each copy would cost every later
+        pass until `cse` removed it (as it removes what this reuses)."""
+        for block in reversed(self._scopes):
+            if (found := self._pure.get((block, *key))) is not None:
+                return found
+        op = make()
         self.insert(op)
-        return Val(self, op.results[0], value)
+        made = self._pure[(self._scopes[-1], *key)] = Val(self, op.results[0], value)
+        return made
 
     def like(self, x: Operand, ref: Val) -> Val:
         """`x` as a value of `ref`'s kind (int, float or float4)."""
@@ -231,14 +251,16 @@ class KernelBuilder:
                 return self.int(0)
             if kind == "rem" and b.const == 1:
                 return self.int(0)
-            return self.emit(_INT_OPS[kind](a.value, b.value))
+            return self.pure(("int", kind, a.value, b.value),
+                             lambda: _INT_OPS[kind](a.value, b.value))
         if kind == "rem":
             raise ValueError("no float remainder")
         if kind == "mul" and (b.const == 1.0):
             return a
         if kind == "add" and b.const == 0.0:
             return a
-        return self.emit(_FLOAT_OPS[kind](a.value, b.value))
+        return self.pure(("float", kind, a.value, b.value),
+                         lambda: _FLOAT_OPS[kind](a.value, b.value))
 
     def compare(self, kind: str, a: Operand, b: Operand) -> Val:
         a, b = self._pair(a, b)
@@ -252,7 +274,8 @@ class KernelBuilder:
         return self.emit(arith.CmpfOp(a.value, b.value, _FLOAT_PREDICATES[kind]))
 
     def bool(self, value: bool) -> Val:
-        return self.emit_const(arith.ConstantOp(IntegerAttr(int(value), i1)), int(value))
+        return self.constant("i1", int(value), lambda: arith.ConstantOp(
+            IntegerAttr(int(value), i1)))
 
     def logic(self, op: type[Operation], a: Val, b: Val) -> Val:
         if a.const is not None and b.const is not None:

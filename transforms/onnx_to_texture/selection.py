@@ -31,6 +31,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 from mobile_opt.dialects import onnx
@@ -43,7 +45,7 @@ from mobile_opt.dialects.texture.value_layouts import (
     record_view,
     recorded_layout,
 )
-from mobile_opt.models.device_profile import load_profile, texture_constants
+from mobile_opt.models.device_profile import load_profile, profile_path, texture_constants
 from mobile_opt.models.pbqp import PBQPProblem, add_shared_transform
 from mobile_opt.models.texture_costs import BandwidthModel, StreamKernel
 from mobile_opt.models.texture_kernels import TMModel
@@ -176,9 +178,18 @@ def _insert_relayout(value: SSAValue, layout: Layout) -> RelayoutOp:
 def gpu_layout_problem(module: ModuleOp, profile: str = "pocl",
                        limits: tuple[int, int] = DEFAULT_LIMITS) -> GpuLayoutProblem:
     """The selection problem of every graph of `module`, costed with the device `profile`."""
-    loaded = load_profile(profile)
-    return _Builder(module, BandwidthModel.of(loaded), TMModel(texture_constants(loaded)),
-                    limits).build()
+    path = profile_path(profile)
+    if not path.is_file():
+        load_profile(profile)  # its error, naming the profile as given
+    return _Builder(module, *_cost_models(path, path.stat().st_mtime_ns), limits).build()
+
+
+@lru_cache(maxsize=8)
+def _cost_models(path: Path, stamp: int) -> tuple[BandwidthModel, TMModel]:
+    """The kernel cost models of a profile file as it stands at `stamp`, read once: CDMPP's
+    cost model selects layouts for each candidate layout of each node."""
+    loaded = load_profile(str(path))
+    return BandwidthModel.of(loaded), TMModel(texture_constants(loaded))
 
 
 class _Builder:
