@@ -236,8 +236,8 @@ def adaptation_curve(data: dict, source: dict, arrays: dict, counts: list[int], 
         tuned, result = fine_tune(arrays, both, candidates, chosen[seed, n],
                                   replace(settings, seed=seed),
                                   origin, f"cdmpp curve {n} tasks seed {seed}")
-        unseen = sorted(set().union(*(chosen[seed, m] for m in counts)))
-        test = tuned_parts(both, candidates, unseen)["test"]
+        any_chosen = sorted(set().union(*(chosen[seed, m] for m in counts)))
+        test = tuned_parts(both, candidates, any_chosen)["test"]
         return {"seed": seed, "tasks": n, "kernels": result["kernels"]["train"],
                 "test_kernels": len(test), "cdmpp_test_mape": mape_of(tuned, both, test)}
 
@@ -309,6 +309,8 @@ def main() -> int:
         counts = sorted({int(n) for n in (args.adapt_curve or "").split(",") if n})
     except ValueError:
         parser.error(f"--adapt-curve: not comma-separated counts: {args.adapt_curve}")
+    if counts and not args.adapt_from:
+        parser.error("--adapt-curve: a curve across devices needs --adapt-from")
     try:
         data = read(args.dataset, "CDMPP dataset", load_dataset)
         adapt_from = args.adapt_from and (

@@ -234,10 +234,12 @@ def test_rows_under_the_noise_floor_are_flagged_and_left_out():
 
 
 @pytest.mark.parametrize("args, option", [(["--adapt-curve", "25,many"], "--adapt-curve"),
+                                          (["--adapt-curve", "25,50"], "--adapt-curve"),
                                           (["--samplers", "kmeans,best"], "--samplers")])
 def test_bench_cdmpp_bad_options_are_usage_errors(args, option, tmp_path):
-    """A curve's counts that are not numbers, or a sampler that does not exist: a usage
-    error naming the option (exit 2) before any dataset is read, and no results file."""
+    """A curve's counts that are not numbers, a curve with no device to adapt from, or a
+    sampler that does not exist: a usage error naming the option (exit 2) before any
+    dataset is read, and no results file."""
     import subprocess
     import sys
 
