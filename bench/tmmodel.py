@@ -330,6 +330,7 @@ def write_chart(rows: list[dict], title: str, path: Path) -> None:
     axes.set_title(title)
     axes.set_xlabel("kernel (by family)")
     axes.set_ylabel("latency / exhaustive best")
+    axes.set_yscale("log")  # Base's ratios run to 25, the models' to 2
     axes.grid(True, color="0.9")
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
     figure.savefig(path)
