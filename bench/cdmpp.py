@@ -166,6 +166,14 @@ def cross_model(data: dict, parts: dict[str, np.ndarray], arrays: dict, hold_out
             "cmd": [c["cmd"] for c in result["curve"]]}
 
 
+def new_device(data: dict, source: dict) -> tuple[dict, np.ndarray, np.ndarray]:
+    """The two devices' kernels merged (`merged`), this device's candidates to measure (all
+    but the benchmark's), and the source's steady kernels (the CMD's other domain)."""
+    both, target = merged(source, data)
+    return (both, target[~data["benchmark"]],
+            np.flatnonzero(both["spread"][:target[0]] < STEADY))
+
+
 def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: Settings,
                  samplers: tuple[str, ...] = SAMPLERS, jobs: int = 1) -> dict:
     """
@@ -176,9 +184,7 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
     on the chosen kernels and all the source's. `jobs` runs fine-tunings in that many
     processes at once.
     """
-    both, target = merged(source, data)
-    candidates = target[~data["benchmark"]]
-    origin = np.flatnonzero(both["spread"][:target[0]] < STEADY)
+    both, candidates, origin = new_device(data, source)
     # what each sampler clusters, shared by the seeds
     points = {s: sampler_points(s, arrays, both, candidates) for s in samplers}
     runs = {s: [] for s in samplers}
@@ -224,20 +230,20 @@ def adaptation_curve(data: dict, source: dict, arrays: dict, counts: list[int], 
     `cross_device` does, and scored on one test set, the tasks that none of the seed's
     choices holds. Where the issue's bound of ADAPT_TASKS tasks sits on it.
     """
-    both, target = merged(source, data)
-    candidates = target[~data["benchmark"]]
-    origin = np.flatnonzero(both["spread"][:target[0]] < STEADY)
+    both, candidates, origin = new_device(data, source)
     points = sampler_points(SAMPLER, arrays, both, candidates)
     chosen = {(seed, n): choose_tasks(SAMPLER, arrays, both, candidates, n, seed, points)
               for seed in range(seeds) for n in counts}
+    # each seed's test set: the tasks none of its choices holds
+    tests = {seed: tuned_parts(both, candidates, sorted(set().union(
+        *(chosen[seed, n] for n in counts))))["test"] for seed in range(seeds)}
     work = list(chosen)
 
     def adapt(seed: int, n: int) -> dict:
         tuned, result = fine_tune(arrays, both, candidates, chosen[seed, n],
                                   replace(settings, seed=seed),
                                   origin, f"cdmpp curve {n} tasks seed {seed}")
-        any_chosen = sorted(set().union(*(chosen[seed, m] for m in counts)))
-        test = tuned_parts(both, candidates, any_chosen)["test"]
+        test = tests[seed]
         return {"seed": seed, "tasks": n, "kernels": result["kernels"]["train"],
                 "test_kernels": len(test), "cdmpp_test_mape": mape_of(tuned, both, test)}
 
