@@ -287,6 +287,11 @@ def main() -> int:
     parser.add_argument("--epochs", type=int, default=Settings.epochs)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model", type=Path, help="save the random split's weights here")
+    parser.add_argument("--task-weight", type=float, default=Settings.task_weight,
+                        help="the within-task term's weight (`Settings.task_weight`)")
+    parser.add_argument("--random-only", action="store_true",
+                        help="train the random split alone (the results file keeps the "
+                             "other splits that it holds)")
     parser.add_argument("--out")
     parser.add_argument("--adapt-from", nargs=2, metavar=("MODEL", "DATASET"),
                         help="cross-device: a predictor trained on another device's dataset, "
@@ -315,6 +320,8 @@ def main() -> int:
         counts = sorted({int(n) for n in (args.adapt_curve or "").split(",") if n})
     except ValueError:
         parser.error(f"--adapt-curve: not comma-separated counts: {args.adapt_curve}")
+    if args.random_only and args.adapt_only:
+        parser.error("--random-only: --adapt-only leaves the random split out")
     if counts and not args.adapt_from:
         parser.error("--adapt-curve: a curve across devices needs --adapt-from")
     try:
@@ -333,12 +340,14 @@ def main() -> int:
 
         torch.set_num_threads(1)
     data["benchmark"] = benchmark_mask(data, args.dataset)
-    settings = replace(Settings(), epochs=args.epochs, seed=args.seed)
+    settings = replace(Settings(), epochs=args.epochs, seed=args.seed,
+                       task_weight=args.task_weight)
     out = Path(args.out or BENCH_DIR / "results" /
                f"cdmpp-{args.dataset.stem.removeprefix('cdmpp-')}.json")
     rows, curves = {}, {}
     for name, hold_out in (() if args.adapt_only else (
-            ("random", []), ("cross_model", args.hold_out.split(",")))):
+            ("random", []), ("cross_model", args.hold_out.split(",")))[:1 if args.random_only
+                                                                        else 2]):
         parts = splits(data, hold_out, args.seed, exclude=data["benchmark"])
         arrays, trained = fit(data, parts, settings, f"cdmpp {name}")
         gbdt = gbdt_predict(data, parts, args.seed)
@@ -350,7 +359,7 @@ def main() -> int:
                       "gbdt_pick_over_best": pick_over_best(data, parts["test"], gbdt),
                       "cdmpp_valid_mape": trained["mape"]["valid"],
                       "cdmpp_train_mape": trained["mape"]["train"],
-                      "best_epoch": trained["best_epoch"]}
+                      "best_epoch": trained["best_epoch"], "task_weight": settings.task_weight}
         curves[name] = trained["curve"]
         if name == "random" and args.model:
             np.savez_compressed(args.model, **arrays)

@@ -352,7 +352,11 @@ def main() -> int:
     parser.add_argument("--out", help="JSON path (default bench/results/tmmodel-<device>.json)")
     parser.add_argument("--no-cdmpp", dest="cdmpp", action="store_false",
                         help="leave out the CDMPP predictor shipped for the profile")
+    parser.add_argument("--predictor", type=Path,
+                        help="score this CDMPP predictor (.npz) instead of the shipped one")
     args = parser.parse_args()
+    if args.predictor and not args.cdmpp:
+        parser.error("--predictor: CDMPP is left out (--no-cdmpp)")
     families = [f for f in args.families.split(",") if f]
     unknown = [f for f in families if f not in FAMILIES]
     if unknown or not families:
@@ -376,11 +380,16 @@ def load_profile_or_fail(name: str) -> dict:
         raise InputError(e) from None
 
 
-def shipped_predictor(profile_name: str, wanted: bool) -> Predictor | None:
-    """The CDMPP predictor shipped for the profile, if wanted and there is one."""
-    path = shipped_path(Path(profile_name).stem)
-    if not (wanted and path.is_file()):
+def shipped_predictor(profile_name: str, wanted: bool, path: Path | None = None
+                      ) -> Predictor | None:
+    """The CDMPP predictor at `path`, or else the one shipped for the profile, if wanted
+    and there is one."""
+    if not wanted:
         return None
+    if path is None:
+        path = shipped_path(Path(profile_name).stem)
+        if not path.is_file():
+            return None
     try:
         return read(path, "CDMPP predictor", Predictor.load)
     except UnreadableFile as e:
@@ -402,7 +411,7 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             host = runs[0]["host"]
             profile_name = args.profile or runs[0]["profile"]
             profile = load_profile_or_fail(profile_name)
-            predictor = shipped_predictor(profile_name, args.cdmpp)
+            predictor = shipped_predictor(profile_name, args.cdmpp, args.predictor)
             floor = device_noise_floor(profile_name)
             rows = [rescore(r, profile, profile_name, Path(folder), predictor)
                     for run in runs for r in run["rows"] if r["family"] in families]
@@ -426,7 +435,7 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             cpu = "CPU" in device.kind
             per_family = args.cases or DEFAULT_CASES["cpu" if cpu else "gpu"]
             cases = benchmark_cases(families, per_family, cpu, args.seed)
-            predictor = shipped_predictor(profile_name, args.cdmpp)
+            predictor = shipped_predictor(profile_name, args.cdmpp, args.predictor)
             floor = device_noise_floor(profile_name)
             bar = progress_bar(len(cases), f"tmmodel on {device.name}", "kernel")
             rows = []

@@ -1,5 +1,5 @@
-"""CDMPP as texture-tile's cost model, and the pieces of its fine-tuning that need no torch:
-CMD and the KMeans task sampler (Algorithm 1)."""
+"""CDMPP as texture-tile's cost model, and the pieces of its training and fine-tuning that
+need no torch: the within-task term, CMD and the KMeans task sampler (Algorithm 1)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,13 @@ from mobile_opt.models import texture_kernels
 from mobile_opt.models.cdmpp import Predictor, shipped_path
 from mobile_opt.models.cdmpp_features import compact_ast
 from mobile_opt.models.device_profile import load_profile
-from mobile_opt.tools.mobile_learn import cmd, kmeans_tasks, main, random_tasks
+from mobile_opt.tools.mobile_learn import (
+    cmd,
+    kmeans_tasks,
+    main,
+    random_tasks,
+    within_task_error,
+)
 from mobile_opt.tools.tuning import node_name
 from mobile_opt.transforms.cdmpp_cost import CdmppCost, single_node_module
 from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of
@@ -136,6 +142,16 @@ def test_single_node_module_keeps_constants_and_inputs(tmp_path):
     assert [a.type for a in function.body.block.args] == [node.operands[0].type]
 
 
+def test_within_task_error_sees_the_order_not_the_scale():
+    """A prediction off by one factor over the whole task costs nothing (tuning compares
+    within it); one that swaps two configurations does."""
+    actual = np.log([2.0, 3.0, 5.0])
+    assert within_task_error(actual + 0.7, actual) == pytest.approx(0)
+    swapped = within_task_error(np.log([3.0, 2.0, 5.0]), actual)
+    assert swapped == pytest.approx(2 * np.log(1.5) ** 2 / 3)
+    assert within_task_error(actual * 2, actual) > 0  # spread stretched
+
+
 def test_cmd_is_zero_alike_and_grows_with_the_shift():
     rng = np.random.default_rng(0)
     a = np.tanh(rng.standard_normal((4000, 6)) * 0.3)
@@ -235,11 +251,12 @@ def test_rows_under_the_noise_floor_are_flagged_and_left_out():
 
 @pytest.mark.parametrize("args, option", [(["--adapt-curve", "25,many"], "--adapt-curve"),
                                           (["--adapt-curve", "25,50"], "--adapt-curve"),
-                                          (["--samplers", "kmeans,best"], "--samplers")])
+                                          (["--samplers", "kmeans,best"], "--samplers"),
+                                          (["--random-only", "--adapt-only"], "--random-only")])
 def test_bench_cdmpp_bad_options_are_usage_errors(args, option, tmp_path):
-    """A curve's counts that are not numbers, a curve with no device to adapt from, or a
-    sampler that does not exist: a usage error naming the option (exit 2) before any
-    dataset is read, and no results file."""
+    """A curve's counts that are not numbers, a curve with no device to adapt from, a
+    sampler that does not exist, or two parts each alone: a usage error naming the option
+    (exit 2) before any dataset is read, and no results file."""
     import subprocess
     import sys
 

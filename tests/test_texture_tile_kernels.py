@@ -220,6 +220,8 @@ def _bench(script: str, *args: str) -> subprocess.CompletedProcess:
     (["--rescore", "/nonexistent/run.json"], "No such file or directory"),
     (["--profile", "nonesuch", "--families", "softmax"], "nonesuch: no such device profile"),
     (["--device", "nonesuch"], "no OpenCL device matches 'nonesuch'"),
+    (["--rescore", str(REPO / "bench" / "results" / "tmmodel-pocl.json"), "--predictor",
+      "/nonexistent/p.npz"], "/nonexistent/p.npz: not a readable CDMPP predictor"),
 ])
 def test_bench_bad_input_is_one_line(args, message):
     done = _bench("tmmodel", *args)
