@@ -175,40 +175,54 @@ def new_device(data: dict, source: dict) -> tuple[dict, np.ndarray, np.ndarray]:
 
 
 def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: Settings,
-                 samplers: tuple[str, ...] = SAMPLERS, jobs: int = 1) -> dict:
+                 samplers: tuple[str, ...] = SAMPLERS, jobs: int = 1, members: int = 1) -> dict:
     """
     A predictor trained on another device (`arrays`, on `source`) adapted to this one:
     ADAPT_TASKS tasks chosen by each sampler, over `seeds` seeds, fine-tuned with CMD
     towards the source's kernels (`fine_tune`, with `settings`, replaying none of them:
-    `NEW_DEVICE_TUNING`); MAPE on this device's other tasks, and gradient boosting trained
-    on the chosen kernels and all the source's. `jobs` runs fine-tunings in that many
-    processes at once.
+    `NEW_DEVICE_TUNING`), `members` times from seeds seed·members + i, their latencies'
+    geometric mean (`Ensemble`) predicting; MAPE on this device's other tasks, and gradient
+    boosting trained on the chosen kernels and all the source's. `jobs` runs fine-tunings in
+    that many processes at once.
     """
     both, candidates, origin = new_device(data, source)
     # what each sampler clusters, shared by the seeds
     points = {s: sampler_points(s, arrays, both, candidates) for s in samplers}
+    chosen = {(seed, s): choose_tasks(s, arrays, both, candidates, ADAPT_TASKS, seed, points[s])
+              for seed in range(seeds) for s in samplers}
+    tests = {key: tuned_parts(both, candidates, tasks)["test"] for key, tasks in chosen.items()}
+    work = [(seed, sampler, i) for seed in range(seeds) for sampler in samplers
+            for i in range(members)]
+
+    def adapt(seed: int, sampler: str, member: int) -> dict:
+        tuned, result = fine_tune(arrays, both, candidates, chosen[seed, sampler],
+                                  replace(settings, seed=seed * members + member), origin,
+                                  f"cdmpp adapt {sampler} seed {seed}.{member}")
+        run = {"predicted": predict_of(tuned, both, tests[seed, sampler]),
+               "kernels": result["kernels"], "cmd": [c["cmd"] for c in result["curve"]]}
+        if member == 0:  # the baseline, once a seed, in the same process
+            sample = tuned_parts(both, candidates, chosen[seed, sampler])
+            run["gbdt_test_mape"] = gbdt_mape(both, {"train": np.concatenate(
+                [sample["train"], origin]), "test": sample["test"]}, seed)
+        return run
+
+    done = dict(zip(work, in_processes(adapt, work, jobs)))
     runs = {s: [] for s in samplers}
-    work = [(seed, sampler) for seed in range(seeds) for sampler in samplers]
-
-    def adapt(seed: int, sampler: str) -> dict:
-        tasks = choose_tasks(sampler, arrays, both, candidates, ADAPT_TASKS, seed,
-                             points[sampler])
-        _, result = fine_tune(arrays, both, candidates, tasks,
-                              replace(settings, seed=seed), origin,
-                              f"cdmpp adapt {sampler} seed {seed}")
-        sample = tuned_parts(both, candidates, tasks)
-        return {"seed": seed, "tasks": tasks, "kernels": result["kernels"],
-                "cdmpp_test_mape": result["mape"]["test"],
-                "gbdt_test_mape": gbdt_mape(both, {"train": np.concatenate(
-                    [sample["train"], origin]), "test": sample["test"]}, seed),
-                "cmd": [c["cmd"] for c in result["curve"]]}
-
-    for (seed, sampler), run in zip(work, in_processes(adapt, work, jobs)):
+    for seed, sampler in chosen:
+        tuned = [done[seed, sampler, i] for i in range(members)]
+        test = tests[seed, sampler]
+        predicted = np.exp(np.mean([np.log(t["predicted"]) for t in tuned], 0))
+        run = {"seed": seed, "tasks": chosen[seed, sampler], "kernels": tuned[0]["kernels"],
+               "cdmpp_test_mape": mape(predicted, both["latency"][test]),
+               "gbdt_test_mape": tuned[0]["gbdt_test_mape"], "cmd": tuned[0]["cmd"]}
+        if members > 1:
+            run["member_test_mape"] = [mape(t["predicted"], both["latency"][test])
+                                       for t in tuned]
         runs[sampler].append(run)
         print(f"  {sampler:13s} seed {seed}: CDMPP {run['cdmpp_test_mape']:.3f}  "
               f"gradient boosting {run['gbdt_test_mape']:.3f}")
-    return {"tasks": ADAPT_TASKS, "seeds": seeds, "epochs": settings.epochs,
-            "cmd_weight": settings.cmd_weight,
+    return {"tasks": ADAPT_TASKS, "seeds": seeds, "members": members,
+            "epochs": settings.epochs, "cmd_weight": settings.cmd_weight,
             "test_mape_before": mape_of(arrays, both, candidates[
                 both["spread"][candidates] < STEADY]),
             **{f"{s}_mean_test_mape": float(np.mean([r["cdmpp_test_mape"] for r in runs[s]]))
@@ -302,6 +316,9 @@ def main() -> int:
                         help="cross-device: epochs of each fine-tuning")
     parser.add_argument("--samplers", default=",".join(SAMPLERS),
                         help=f"cross-device: comma-separated, of {', '.join(SAMPLERS)}")
+    parser.add_argument("--members", type=int, default=1,
+                        help="cross-device: fine-tunings of each seed's tasks, from seeds "
+                             "seed·members + i, whose latencies' geometric mean predicts")
     parser.add_argument("--cmd-weight", type=float, default=NEW_DEVICE_TUNING.cmd_weight,
                         help="cross-device: α of each fine-tuning")
     parser.add_argument("--adapt-curve", metavar="COUNTS",
@@ -320,6 +337,8 @@ def main() -> int:
         counts = sorted({int(n) for n in (args.adapt_curve or "").split(",") if n})
     except ValueError:
         parser.error(f"--adapt-curve: not comma-separated counts: {args.adapt_curve}")
+    if args.members < 1:
+        parser.error(f"--members: not a positive count: {args.members}")
     if args.random_only and args.adapt_only:
         parser.error("--random-only: --adapt-only leaves the random split out")
     if counts and not args.adapt_from:
@@ -372,7 +391,7 @@ def main() -> int:
                          cmd_weight=args.cmd_weight)
         if samplers:
             rows["cross_device"] = {"from": args.adapt_from[1], **cross_device(
-                data, source, model, args.seeds, tuning, samplers, args.jobs)}
+                data, source, model, args.seeds, tuning, samplers, args.jobs, args.members)}
         if counts:
             rows["cross_device_curve"] = {"from": args.adapt_from[1], **adaptation_curve(
                 data, source, model, counts, CURVE_SEEDS, tuning, args.jobs)}

@@ -10,6 +10,10 @@ takes the encoder's outputs, flattened, to the embedding z_x (a leaf count train
 saw takes the layer over the outputs' mean and maximum instead); an MLP takes the device's
 features to z_v; the decoder takes z_x ⊙ z_v to the label, the latency in microseconds
 through a Box-Cox transform and standardised. `Predictor.seconds` inverts both.
+
+A weights file may hold an `Ensemble` instead: several predictors fine-tuned alike from
+different seeds (`mobile-learn adapt --members`), which predict the geometric mean of
+their latencies.
 """
 
 from __future__ import annotations
@@ -36,6 +40,18 @@ WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 UNREADABLE = (OSError, ValueError, KeyError, zipfile.BadZipFile)
 """What reading a weights file or dataset (`.npz`) that is none, or of another version,
 raises."""
+
+
+MEMBERS = "members"
+"""The key of an ensemble's member count in its weights file; member i's arrays are keyed
+`member<i>.<name>`."""
+
+
+def ensemble_arrays(members: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """One weights file's arrays for predictors' arrays (`Predictor.load` reads it as an
+    `Ensemble`)."""
+    return {MEMBERS: np.asarray(len(members))} | {
+        f"member{i}.{k}": v for i, arrays in enumerate(members) for k, v in arrays.items()}
 
 
 def shipped_path(profile: str) -> Path:
@@ -78,12 +94,20 @@ class Predictor:
     label_std: float
 
     @classmethod
-    def load(cls, path: Path | str) -> Predictor:
+    def load(cls, path: Path | str) -> Predictor | Ensemble:
         return cls.of_arrays(dict(np.load(path, allow_pickle=False)))
 
     @classmethod
-    def of_arrays(cls, arrays: dict[str, np.ndarray]) -> Predictor:
-        """A predictor of the arrays its weights file holds."""
+    def of_arrays(cls, arrays: dict[str, np.ndarray]) -> Predictor | Ensemble:
+        """A predictor (or an ensemble of them) of the arrays its weights file holds."""
+        if MEMBERS in arrays:
+            count = int(arrays[MEMBERS])
+            if count < 1:
+                raise ValueError("an ensemble of no predictors")
+            return Ensemble([cls.of_arrays({k.removeprefix(f"member{i}."): v
+                                            for k, v in arrays.items()
+                                            if k.startswith(f"member{i}.")})
+                             for i in range(count)])
         data = dict(arrays)
         if data["embed.weight"].shape[1] != len(LEAF_FIELDS):
             raise ValueError(f"it takes leaves of {data['embed.weight'].shape[1]} fields, "
@@ -95,7 +119,7 @@ class Predictor:
                    float(meta["label_mean"]), float(meta["label_std"]))
 
     @classmethod
-    def shipped(cls, profile: str) -> Predictor:
+    def shipped(cls, profile: str) -> Predictor | Ensemble:
         """The predictor shipped for a device profile (`models/weights/`)."""
         return cls.load(shipped_path(profile))
 
@@ -165,3 +189,20 @@ class Predictor:
                 labels[part] = self.labels(np.stack([asts[i].encoded() for i in part]), device)
         return inverse_box_cox(labels * self.label_std + self.label_mean,
                                self.boxcox_lambda) * 1e-6
+
+
+@dataclass
+class Ensemble:
+    """Predictors trained alike from different seeds: the geometric mean of their latencies
+    (their errors partly cancel; one seed's choice of configurations is partly luck)."""
+
+    members: list[Predictor]
+
+    def check(self) -> float:
+        return max(m.check() for m in self.members)
+
+    def seconds(self, ast: CompactAST, device: np.ndarray) -> float:
+        return float(self.seconds_of([ast], device)[0])
+
+    def seconds_of(self, asts: list[CompactAST], device: np.ndarray) -> np.ndarray:
+        return np.exp(np.mean([np.log(m.seconds_of(asts, device)) for m in self.members], 0))

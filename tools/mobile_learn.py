@@ -31,12 +31,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
 
-from mobile_opt.models.cdmpp import POOLED, UNREADABLE, Predictor, box_cox
+from mobile_opt.models.cdmpp import MEMBERS, POOLED, UNREADABLE, Predictor, box_cox, ensemble_arrays
 from mobile_opt.models.cdmpp_features import LEAF_FIELDS, CompactAST, pooled
 from mobile_opt.tools.cli import progress_bar
 
@@ -558,6 +558,10 @@ def adapt(args: argparse.Namespace) -> int:
     if (missing := missing_learn()) is not None:
         return missing
     arrays = read(args.model, "CDMPP predictor", lambda p: dict(np.load(p, allow_pickle=False)))
+    if MEMBERS in arrays:
+        print(f"mobile-learn: error: {args.model}: an ensemble; adapt one trained predictor",
+              file=sys.stderr)
+        return 1
     data = read(args.dataset, "CDMPP dataset", load_dataset)
     models = [m for m in args.models.split(",") if m]
     new = np.isin(data["source"], models) if models else np.ones(len(data["latency"]), bool)
@@ -576,7 +580,15 @@ def adapt(args: argparse.Namespace) -> int:
     settings = Settings(**{f.name: getattr(defaults, f.name) if getattr(args, f.name) is None
                            else getattr(args, f.name) for f in fields(Settings)})
     tasks = choose_tasks(args.sampler, arrays, data, candidates, args.tasks, settings.seed)
-    tuned, result = fine_tune(arrays, data, candidates, tasks, settings, source)
+    members = [fine_tune(arrays, data, candidates, tasks, replace(settings, seed=settings.seed + i),
+                         source, f"mobile-learn adapt member {i + 1}/{args.members}")
+               for i in range(args.members)]
+    tuned, result = members[0]
+    if len(members) > 1:  # the ensemble's errors; the first member's curve
+        tuned = ensemble_arrays([m for m, _ in members])
+        test = tuned_parts(data, candidates, tasks)["test"]
+        result = result | {"mape": {"test": mape_of(tuned, data, test)},
+                           "member_mape": [r["mape"] for _, r in members]}
     result = {"model": str(args.model), "dataset": str(args.dataset),
               "device": str(data["device"]), "sampler": args.sampler, "tasks": tasks,
               "test_mape_before": mape_of(arrays, data,
@@ -595,6 +607,13 @@ def _write(out: Path, arrays: dict[str, np.ndarray], result: dict, data: dict,
     out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
     _plot(result["curve"], out.with_suffix(".png"), str(data["device"]).split(" [")[0])
     print(json.dumps({k: result[k] for k in shown}))
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive count: {text}")
+    return value
 
 
 def missing_learn() -> int | None:
@@ -664,6 +683,9 @@ def main(argv: list[str] | None = None) -> int:
                    "are the new domain, the dataset's others the source")
     p.add_argument("--tasks", type=int, default=50, help="tasks to fine-tune on")
     p.add_argument("--sampler", choices=SAMPLERS, default=SAMPLER)
+    p.add_argument("--members", type=_positive, default=1,
+                   help="fine-tune this many from seeds seed, seed+1, ... and write them as "
+                   "one ensemble (their latencies' geometric mean)")
     for f in fields(Settings):  # unset: FINE_TUNING's, or NEW_DEVICE_TUNING's with --source
         p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=None)
     p.set_defaults(func=adapt)
