@@ -10,8 +10,9 @@ CDMPP against its gradient-boosting baseline (issue 23) on a dataset of
   adapted to this one with ADAPT_TASKS tasks, chosen by each sampler (`mobile_learn.SAMPLERS`:
   Algorithm 1 over the kernels' features, the tasks' or the predictor's latents, and at
   random) over `--seeds` seeds, each with its CMD curve; `--jobs` runs that many
-  fine-tunings at once. `--adapt-curve 25,50,100` adds MAPE against how many tasks are
-  measured (`adaptation_curve`), the issue's 50 among them.
+  fine-tunings at once; `--members 3` fine-tunes each seed's tasks three times and predicts
+  by the ensemble (`models/cdmpp.Ensemble`). `--adapt-curve 25,50,100` adds MAPE against
+  how many tasks are measured (`adaptation_curve`), the issue's 50 among them.
 
 The baseline is scikit-learn's histogram gradient boosting on the pooled compact ASTs
 (`cdmpp_features.pooled`) and the device's features, fitted to log latency; CDMPP is
@@ -435,55 +436,71 @@ def main() -> int:
             [r["cmd"] for r in rows["cross_device"]["runs"][sampler]], axis=0))
             for sampler in rows["cross_device"]["runs"]}
     plot(curves, gaps, out.with_suffix(".png"), device.split(" [")[0],
-         rows.get("cross_device_curve"))
+         rows.get("cross_device_curve"), rows.get("cross_device"))
     return 0
 
 
 def plot(curves: dict[str, list[dict]], gaps: dict[str, list[float]], path: Path,
-         device: str, tasks_curve: dict | None = None) -> None:
-    """Validation MAPE by epoch, one line a split; beside it, each fine-tuning's CMD between
-    source and target latents by epoch; and, where measured, cross-device MAPE against the
-    tasks measured (`adaptation_curve`)."""
+         device: str, tasks_curve: dict | None = None, cross: dict | None = None) -> None:
+    """What was measured, a panel each: validation MAPE by epoch, one line a split; each
+    fine-tuning's CMD between source and target latents by epoch; cross-device MAPE against
+    the tasks measured (`adaptation_curve`); and an ensemble's cross-device MAPE beside its
+    members', by seed."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    panels = 3 if tasks_curve else 2
-    figure = Figure(figsize=(5.2 * panels, 3.6), dpi=100, layout="constrained")
+    members = cross is not None and cross.get("members", 1) > 1
+    panels = [bool(curves), bool(gaps), bool(tasks_curve), members]
+    figure = Figure(figsize=(5.2 * max(sum(panels), 1), 3.6), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
-    axes, right, *more = figure.subplots(1, panels)
+    axes = iter(figure.subplots(1, max(sum(panels), 1), squeeze=False)[0])
+    if curves:
+        a = next(axes)
+        for name, curve in curves.items():
+            a.plot([c["epoch"] for c in curve], [c["valid_mape"] for c in curve], label=name)
+        a.set_yscale("log")
+        _finish(a, "epoch", "validation MAPE", f"CDMPP on {device}")
+    if gaps:
+        a = next(axes)
+        for name, gap in gaps.items():
+            a.plot(range(1, len(gap) + 1), gap, label=name)
+        a.set_yscale("log")
+        _finish(a, "fine-tuning epoch", "CMD, source to target latents", "fine-tuning")
     if tasks_curve:
+        a = next(axes)
         runs = tasks_curve["runs"]
-        more[0].scatter([r["tasks"] for r in runs], [r["cdmpp_test_mape"] for r in runs],
-                        marker=".", color="0.6", label="a seed")
+        a.scatter([r["tasks"] for r in runs], [r["cdmpp_test_mape"] for r in runs],
+                  marker=".", color="0.6", label="a seed")
         counts = sorted(int(n) for n in tasks_curve["mean_test_mape"])
-        more[0].plot(counts, [tasks_curve["mean_test_mape"][str(n)] for n in counts],
-                     marker="o", label="mean")
-        more[0].axhline(0.15, linestyle=":", color="0.3", label="15 %")
-        more[0].axvline(ADAPT_TASKS, linestyle="--", color="0.3", label=f"{ADAPT_TASKS} tasks")
-        more[0].set_xscale("log", base=2)
-        more[0].set_xticks(counts, [str(n) for n in counts])
-        more[0].minorticks_off()
-        more[0].set_xlabel("tasks measured on the new device")
-        more[0].set_ylabel("test MAPE")
-        more[0].set_title("cross-device, by tasks measured")
-        more[0].grid(True, color="0.9")
-        more[0].legend(fontsize="small")
-    for name, curve in curves.items():
-        axes.plot([c["epoch"] for c in curve], [c["valid_mape"] for c in curve], label=name)
-    axes.set_yscale("log")
-    axes.set_xlabel("epoch")
-    axes.set_ylabel("validation MAPE")
-    axes.set_title(f"CDMPP on {device}")
-    for name, gap in gaps.items():
-        right.plot(range(1, len(gap) + 1), gap, label=name)
-    right.set_yscale("log")
-    right.set_xlabel("fine-tuning epoch")
-    right.set_ylabel("CMD, source to target latents")
-    right.set_title("fine-tuning")
-    for a in (axes, right):
-        a.grid(True, color="0.9")
-        a.legend(fontsize="small")
+        a.plot(counts, [tasks_curve["mean_test_mape"][str(n)] for n in counts],
+               marker="o", label="mean")
+        a.axhline(0.15, linestyle=":", color="0.3", label="15 %")
+        a.axvline(ADAPT_TASKS, linestyle="--", color="0.3", label=f"{ADAPT_TASKS} tasks")
+        a.set_xscale("log", base=2)
+        a.set_xticks(counts, [str(n) for n in counts])
+        a.minorticks_off()
+        _finish(a, "tasks measured on the new device", "test MAPE",
+                "cross-device, by tasks measured")
+    if members:
+        a = next(axes)
+        for sampler, runs in cross["runs"].items():
+            seeds = [r["seed"] for r in runs]
+            a.scatter([s for r in runs for s in [r["seed"]] * len(r["member_test_mape"])],
+                      [m for r in runs for m in r["member_test_mape"]], marker=".",
+                      color="0.6", label=f"{sampler}: a member")
+            a.plot(seeds, [r["cdmpp_test_mape"] for r in runs], marker="o",
+                   label=f"{sampler}: the ensemble of {cross['members']}")
+        a.axhline(0.15, linestyle=":", color="0.3", label="15 %")
+        _finish(a, "seed", "test MAPE", f"cross-device, {cross['tasks']} tasks")
     figure.savefig(path)
+
+
+def _finish(axes, xlabel: str, ylabel: str, title: str) -> None:
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
+    axes.grid(True, color="0.9")
+    axes.legend(fontsize="small")
 
 
 if __name__ == "__main__":

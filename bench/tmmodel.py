@@ -75,7 +75,7 @@ from mobile_opt.dialects.texture.tiling import GemmBlock, GemmPlan, TileConfig  
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.frontend.single_node import NODE_NAME  # noqa: E402
 from mobile_opt.models import texture_kernels  # noqa: E402
-from mobile_opt.models.cdmpp import Predictor, shipped_path  # noqa: E402
+from mobile_opt.models.cdmpp import Ensemble, Predictor, shipped_path  # noqa: E402
 from mobile_opt.tools.cli import noting, progress_bar  # noqa: E402
 from mobile_opt.tools.mobile_learn import InputError as UnreadableFile  # noqa: E402
 from mobile_opt.tools.mobile_learn import noise_floor, read  # noqa: E402
@@ -169,7 +169,7 @@ RETIMED_FASTEST = 5
 RETIME_ROUNDS = 10
 
 
-def learned_pick(predictor: Predictor | None, node, profile: dict, profile_name: str,
+def learned_pick(predictor: Predictor | Ensemble | None, node, profile: dict, profile_name: str,
                  kept: list[TileConfig]) -> LearnedPick | None:
     """CDMPP's choice among the pruned configurations, as `texture-tile{cost-model=cdmpp}`
     makes it, and what making it took (lowering each candidate and predicting)."""
@@ -183,7 +183,7 @@ def learned_pick(predictor: Predictor | None, node, profile: dict, profile_name:
 
 
 def run_case(case: Case, device, profile: dict, profile_name: str, folder: Path, note,
-             predictor: Predictor | None = None) -> dict:
+             predictor: Predictor | Ensemble | None = None) -> dict:
     """
     Every configuration of the case's kernel measured (the scan); then the models'
     choices, the ablation's picks and the scan's fastest few timed again, interleaved;
@@ -210,7 +210,7 @@ def run_case(case: Case, device, profile: dict, profile_name: str, folder: Path,
 
 
 def rescore(row: dict, profile: dict, profile_name: str, folder: Path,
-            predictor: Predictor | None = None) -> dict:
+            predictor: Predictor | Ensemble | None = None) -> dict:
     """A row of an earlier run scored again (another profile or model), its times kept
     (a learned model's choice that the run did not re-time is scored on the scan's)."""
     case = Case.of_spec(row["family"], row["case"])
@@ -381,7 +381,7 @@ def load_profile_or_fail(name: str) -> dict:
 
 
 def shipped_predictor(profile_name: str, wanted: bool, path: Path | None = None
-                      ) -> Predictor | None:
+                      ) -> Predictor | Ensemble | None:
     """The CDMPP predictor at `path`, or else the one shipped for the profile, if wanted
     and there is one."""
     if not wanted:

@@ -12,7 +12,7 @@ from mobile_opt.checking.tile_search import Case
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.frontend.single_node import NODE_NAME
 from mobile_opt.models import texture_kernels
-from mobile_opt.models.cdmpp import Predictor, shipped_path
+from mobile_opt.models.cdmpp import MEMBERS, Ensemble, Predictor, ensemble_arrays, shipped_path
 from mobile_opt.models.cdmpp_features import compact_ast
 from mobile_opt.models.device_profile import load_profile
 from mobile_opt.tools.mobile_learn import (
@@ -201,14 +201,44 @@ def test_kmeans_over_features_takes_distinct_tasks_of_the_dataset():
 
 
 def test_mobile_learn_adapt_bad_input_is_one_line(tmp_path, capsys):
-    """A missing model, or more tasks than the dataset has: one line, exit 1."""
+    """A missing model, more tasks than the dataset has, or an ensemble to fine-tune: one
+    line naming the file, exit 1, before torch is needed."""
     out = str(tmp_path / "o.npz")
-    assert main(["adapt", str(tmp_path / "none.npz"), DATASET, "-o", out]) == 1
-    assert main(["adapt", str(shipped_path("pocl")), DATASET, "-o", out,
-                 "--tasks", "100000"]) == 1
-    for line in capsys.readouterr().err.strip().splitlines():
-        assert line.startswith("mobile-learn: error: ")
+    ensemble = tmp_path / "ensemble.npz"
+    pocl = dict(np.load(shipped_path("pocl")))
+    np.savez(ensemble, **ensemble_arrays([pocl, pocl]))
+    for argv, name, why in (
+        ([str(tmp_path / "none.npz"), DATASET], "none.npz", "No such file"),
+        ([str(shipped_path("pocl")), DATASET, "--tasks", "100000"], "cdmpp-pocl.npz",
+         "--tasks must be"),
+        ([str(ensemble), DATASET], "ensemble.npz", "an ensemble"),
+    ):
+        assert main(["adapt", *argv, "-o", out]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("mobile-learn: error: ")
+        assert name in err[0] and why in err[0]
     assert not (tmp_path / "o.npz").exists()
+
+
+def test_an_ensemble_predicts_its_members_geometric_mean(tmp_path):
+    """An ensemble's weights file (two shipped predictors as members) loads as an
+    `Ensemble`, which checks against torch as its members do and predicts the geometric
+    mean of their latencies; one of no members is unreadable."""
+    from mobile_opt.tools.mobile_learn import load_dataset
+
+    arrays = [dict(np.load(shipped_path(p))) for p in ("pocl", "nvidia-h200")]
+    path = tmp_path / "ensemble.npz"
+    np.savez(path, **ensemble_arrays(arrays))
+    ensemble = Predictor.load(path)
+    assert isinstance(ensemble, Ensemble) and len(ensemble.members) == 2
+    assert ensemble.check() < 1e-4
+    data = load_dataset(Path(DATASET))
+    asts, device = data["asts"][:40], data["device_features"]
+    alone = [Predictor.of_arrays(a).seconds_of(asts, device) for a in arrays]
+    assert not np.allclose(alone[0], alone[1])
+    assert np.allclose(ensemble.seconds_of(asts, device), np.sqrt(alone[0] * alone[1]))
+    with pytest.raises(ValueError, match="no predictors"):
+        Predictor.of_arrays({MEMBERS: np.asarray(0)})
 
 
 @pytest.mark.parametrize("args", [["{tmp}/none.npz"],
@@ -252,7 +282,8 @@ def test_rows_under_the_noise_floor_are_flagged_and_left_out():
 @pytest.mark.parametrize("args, option", [(["--adapt-curve", "25,many"], "--adapt-curve"),
                                           (["--adapt-curve", "25,50"], "--adapt-curve"),
                                           (["--samplers", "kmeans,best"], "--samplers"),
-                                          (["--random-only", "--adapt-only"], "--random-only")])
+                                          (["--random-only", "--adapt-only"], "--random-only"),
+                                          (["--members", "0"], "--members")])
 def test_bench_cdmpp_bad_options_are_usage_errors(args, option, tmp_path):
     """A curve's counts that are not numbers, a curve with no device to adapt from, a
     sampler that does not exist, or two parts each alone: a usage error naming the option

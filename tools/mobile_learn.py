@@ -24,6 +24,8 @@ own, `kmeans-latent` over the predictor's latents, `random` for the baseline), f
 on their kernels (with some of the source's on the same device) with the pre-training
 objective plus α times the CMD between latents of the source dataset's kernels and the
 new domain's (eq. 7), and scores the new domain's other tasks before and after.
+`--members K` fine-tunes K times, from seeds seed, seed + 1, ..., and writes the K as one
+ensemble (`models/cdmpp.Ensemble`: the geometric mean of their latencies).
 """
 
 from __future__ import annotations
@@ -555,8 +557,6 @@ def train(args: argparse.Namespace) -> int:
 
 def adapt(args: argparse.Namespace) -> int:
     """`mobile-learn adapt`: a trained predictor fine-tuned to a new device or new models."""
-    if (missing := missing_learn()) is not None:
-        return missing
     arrays = read(args.model, "CDMPP predictor", lambda p: dict(np.load(p, allow_pickle=False)))
     if MEMBERS in arrays:
         print(f"mobile-learn: error: {args.model}: an ensemble; adapt one trained predictor",
@@ -576,6 +576,8 @@ def adapt(args: argparse.Namespace) -> int:
         print(f"mobile-learn: error: {args.dataset}: --tasks must be 1..{count - 1} "
               f"(it has {count} tasks to choose from)", file=sys.stderr)
         return 1
+    if (missing := missing_learn()) is not None:  # the inputs are checked first, without it
+        return missing
     defaults = NEW_DEVICE_TUNING if args.source else FINE_TUNING
     settings = Settings(**{f.name: getattr(defaults, f.name) if getattr(args, f.name) is None
                            else getattr(args, f.name) for f in fields(Settings)})

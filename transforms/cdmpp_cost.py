@@ -22,7 +22,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from mobile_opt.dialects import ocl
 from mobile_opt.dialects.onnx.graph import ONNX_NAME
 from mobile_opt.dialects.texture.tiling import TileConfig
-from mobile_opt.models.cdmpp import Predictor
+from mobile_opt.models.cdmpp import Ensemble, Predictor
 from mobile_opt.models.cdmpp_features import KernelLeaves, device_features
 from mobile_opt.reference.interpreter import describe_location
 from mobile_opt.transforms.ace import AddressCalculationEliminationPass
@@ -92,7 +92,7 @@ def node_kernels(module: ModuleOp, node: str
 class CdmppCost:
     """CDMPP's latency (seconds) of one node's configurations, as a `CostModel` of them."""
 
-    predictor: Predictor
+    predictor: Predictor | Ensemble
     profile: dict
     profile_name: str
     node: Operation

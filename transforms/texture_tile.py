@@ -37,7 +37,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from mobile_opt.models.device_profile import load_profile, texture_constants
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.models import texture_kernels
-from mobile_opt.models.cdmpp import UNREADABLE, Predictor, shipped_path
+from mobile_opt.models.cdmpp import UNREADABLE, Ensemble, Predictor, shipped_path
 from mobile_opt.transforms.cdmpp_cost import CdmppCost
 from mobile_opt.transforms.prune_configs import (
     CANDIDATES,
@@ -68,7 +68,7 @@ class TextureTilePass(ModulePass):
     """The blocked product's plans are candidates beside the one-pixel kernels'
     (`onnx-to-texture{blocked=true}` with tensors in images)."""
 
-    def _predictor(self) -> Predictor:
+    def _predictor(self) -> Predictor | Ensemble:
         """The predictor shipped for the device profile (by its name or file's stem)."""
         name = Path(self.device).stem
         try:
