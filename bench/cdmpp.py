@@ -222,19 +222,31 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
         runs[sampler].append(run)
         print(f"  {sampler:13s} seed {seed}: CDMPP {run['cdmpp_test_mape']:.3f}  "
               f"gradient boosting {run['gbdt_test_mape']:.3f}")
-    return {"tasks": ADAPT_TASKS, "seeds": seeds, "members": members,
-            "epochs": settings.epochs, "cmd_weight": settings.cmd_weight,
-            "test_mape_before": mape_of(arrays, both, candidates[
-                both["spread"][candidates] < STEADY]),
-            **{f"{s}_mean_test_mape": float(np.mean([r["cdmpp_test_mape"] for r in runs[s]]))
-               for s in samplers},
-            **{f"{s}_median_test_mape": float(np.median([r["cdmpp_test_mape"]
-                                                         for r in runs[s]]))
-               for s in samplers},
-            **{f"{s}_wins": sum(k["cdmpp_test_mape"] < r["cdmpp_test_mape"]
-                                for k, r in zip(runs[s], runs["random"]))
-               for s in samplers if s != "random" and "random" in samplers},
-            "runs": runs}
+    return sampler_summary({"tasks": ADAPT_TASKS, "seeds": seeds, "members": members,
+                            "epochs": settings.epochs, "cmd_weight": settings.cmd_weight,
+                            "test_mape_before": mape_of(arrays, both, candidates[
+                                both["spread"][candidates] < STEADY]), "runs": runs})
+
+
+SAMPLER_RUN = ("from", "tasks", "seeds", "members", "epochs", "cmd_weight")
+"""What cross-device runs of several samplers share, to be compared (`sampler_summary`)."""
+
+
+def sampler_summary(row: dict, earlier: dict | None = None) -> dict:
+    """A cross-device row with its summaries over its samplers' runs: mean and median test
+    MAPE, and each sampler's wins over random seed by seed. The runs of other samplers in
+    `earlier` (another process's row, the same in SAMPLER_RUN) join them first."""
+    runs = dict(row["runs"])
+    if earlier and all(earlier.get(k, 1 if k == "members" else None) == row[k]
+                       for k in SAMPLER_RUN):
+        runs = {s: r for s, r in earlier["runs"].items() if s not in runs} | runs
+    mapes = {s: [r["cdmpp_test_mape"] for r in runs[s]] for s in runs}
+    return {k: v for k, v in row.items() if k != "runs"} | {
+        **{f"{s}_mean_test_mape": float(np.mean(m)) for s, m in mapes.items()},
+        **{f"{s}_median_test_mape": float(np.median(m)) for s, m in mapes.items()},
+        **{f"{s}_wins": sum(a < b for a, b in zip(m, mapes["random"]))
+           for s, m in mapes.items() if s != "random" and "random" in mapes},
+        "runs": runs}
 
 
 def adaptation_curve(data: dict, source: dict, arrays: dict, counts: list[int], seeds: int,
@@ -399,6 +411,9 @@ def main() -> int:
     if out.is_file():  # what another process measured of the same dataset, kept
         earlier = json.loads(out.read_text())
         if earlier.get("dataset") == str(args.dataset):
+            if "cross_device" in rows and "cross_device" in earlier:  # other samplers' runs
+                rows["cross_device"] = sampler_summary(rows["cross_device"],
+                                                       earlier["cross_device"])
             rows = {k: earlier[k] for k in SPLITS if k in earlier} | rows
             curves = curves or earlier.get("curves", {})
     device = str(data["device"])
