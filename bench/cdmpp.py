@@ -52,6 +52,7 @@ import_repo_package()
 
 from tmmodel import benchmark_specs  # noqa: E402
 
+from mobile_opt.models.cdmpp import Ensemble  # noqa: E402
 from mobile_opt.models.cdmpp_features import pooled  # noqa: E402
 from mobile_opt.tools.mobile_learn import (  # noqa: E402
     FINE_TUNING,
@@ -191,7 +192,7 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
     points = {s: sampler_points(s, arrays, both, candidates) for s in samplers}
     chosen = {(seed, s): choose_tasks(s, arrays, both, candidates, ADAPT_TASKS, seed, points[s])
               for seed in range(seeds) for s in samplers}
-    tests = {key: tuned_parts(both, candidates, tasks)["test"] for key, tasks in chosen.items()}
+    samples = {key: tuned_parts(both, candidates, tasks) for key, tasks in chosen.items()}
     work = [(seed, sampler, i) for seed in range(seeds) for sampler in samplers
             for i in range(members)]
 
@@ -199,10 +200,10 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
         tuned, result = fine_tune(arrays, both, candidates, chosen[seed, sampler],
                                   replace(settings, seed=seed * members + member), origin,
                                   f"cdmpp adapt {sampler} seed {seed}.{member}")
-        run = {"predicted": predict_of(tuned, both, tests[seed, sampler]),
+        sample = samples[seed, sampler]
+        run = {"predicted": predict_of(tuned, both, sample["test"]),
                "kernels": result["kernels"], "cmd": [c["cmd"] for c in result["curve"]]}
         if member == 0:  # the baseline, once a seed, in the same process
-            sample = tuned_parts(both, candidates, chosen[seed, sampler])
             run["gbdt_test_mape"] = gbdt_mape(both, {"train": np.concatenate(
                 [sample["train"], origin]), "test": sample["test"]}, seed)
         return run
@@ -211,8 +212,8 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
     runs = {s: [] for s in samplers}
     for seed, sampler in chosen:
         tuned = [done[seed, sampler, i] for i in range(members)]
-        test = tests[seed, sampler]
-        predicted = np.exp(np.mean([np.log(t["predicted"]) for t in tuned], 0))
+        test = samples[seed, sampler]["test"]
+        predicted = Ensemble.combine([t["predicted"] for t in tuned])
         run = {"seed": seed, "tasks": chosen[seed, sampler], "kernels": tuned[0]["kernels"],
                "cdmpp_test_mape": mape(predicted, both["latency"][test]),
                "gbdt_test_mape": tuned[0]["gbdt_test_mape"], "cmd": tuned[0]["cmd"]}

@@ -205,4 +205,9 @@ class Ensemble:
         return float(self.seconds_of([ast], device)[0])
 
     def seconds_of(self, asts: list[CompactAST], device: np.ndarray) -> np.ndarray:
-        return np.exp(np.mean([np.log(m.seconds_of(asts, device)) for m in self.members], 0))
+        return self.combine([m.seconds_of(asts, device) for m in self.members])
+
+    @staticmethod
+    def combine(latencies: list[np.ndarray]) -> np.ndarray:
+        """The ensemble's latencies of its members' (one array a member)."""
+        return np.exp(np.mean(np.log(latencies), 0))
