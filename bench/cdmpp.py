@@ -12,7 +12,9 @@ CDMPP against its gradient-boosting baseline (issue 23) on a dataset of
   random) over `--seeds` seeds, each with its CMD curve; `--jobs` runs that many
   fine-tunings at once; `--members 3` fine-tunes each seed's tasks three times and predicts
   by the ensemble (`models/cdmpp.Ensemble`). `--adapt-curve 25,50,100` adds MAPE against
-  how many tasks are measured (`adaptation_curve`), the issue's 50 among them.
+  how many tasks are measured (`adaptation_curve`), the issue's 50 among them. `--denser`
+  adds another run's configurations of the chosen tasks to their training kernels
+  (`mobile_learn.with_denser`; `bench/cdmpp_data.py --denser`).
 
 The baseline is scikit-learn's histogram gradient boosting on the pooled compact ASTs
 (`cdmpp_features.pooled`) and the device's features, fitted to log latency; CDMPP is
@@ -75,6 +77,7 @@ from mobile_opt.tools.mobile_learn import (  # noqa: E402
     sampler_points,
     splits,
     tuned_parts,
+    with_denser,
 )
 
 HOLD_OUT = "light_resnet50,mobilenetv2_small,gpt2_small"
@@ -185,19 +188,26 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
     `NEW_DEVICE_TUNING`), `members` times from seeds seed·members + i, their latencies'
     geometric mean (`Ensemble`) predicting; MAPE on this device's other tasks, and gradient
     boosting trained on the chosen kernels and all the source's. `jobs` runs fine-tunings in
-    that many processes at once.
+    that many processes at once. Kernels marked `denser` (`with_denser`) join the training
+    kernels of the tasks chosen; the choice and the test sets are the dataset's own.
     """
     both, candidates, origin = new_device(data, source)
+    extra = np.zeros(len(both["latency"]), bool)
+    if "denser" in data:
+        extra[len(extra) - len(data["denser"]):] = data["denser"]
+    own = candidates[~extra[candidates]]
     # what each sampler clusters, shared by the seeds
-    points = {s: sampler_points(s, arrays, both, candidates) for s in samplers}
-    chosen = {(seed, s): choose_tasks(s, arrays, both, candidates, ADAPT_TASKS, seed, points[s])
+    points = {s: sampler_points(s, arrays, both, own) for s in samplers}
+    chosen = {(seed, s): choose_tasks(s, arrays, both, own, ADAPT_TASKS, seed, points[s])
               for seed in range(seeds) for s in samplers}
-    samples = {key: tuned_parts(both, candidates, tasks) for key, tasks in chosen.items()}
+    measured = {key: candidates[~extra[candidates] | np.isin(both["task"][candidates], tasks)]
+                for key, tasks in chosen.items()}
+    samples = {key: tuned_parts(both, measured[key], tasks) for key, tasks in chosen.items()}
     work = [(seed, sampler, i) for seed in range(seeds) for sampler in samplers
             for i in range(members)]
 
     def adapt(seed: int, sampler: str, member: int) -> dict:
-        tuned, result = fine_tune(arrays, both, candidates, chosen[seed, sampler],
+        tuned, result = fine_tune(arrays, both, measured[seed, sampler], chosen[seed, sampler],
                                   replace(settings, seed=seed * members + member), origin,
                                   f"cdmpp adapt {sampler} seed {seed}.{member}")
         sample = samples[seed, sampler]
@@ -224,12 +234,13 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
         print(f"  {sampler:13s} seed {seed}: CDMPP {run['cdmpp_test_mape']:.3f}  "
               f"gradient boosting {run['gbdt_test_mape']:.3f}")
     return sampler_summary({"tasks": ADAPT_TASKS, "seeds": seeds, "members": members,
+                            "denser_kernels": int(extra.sum()),
                             "epochs": settings.epochs, "cmd_weight": settings.cmd_weight,
-                            "test_mape_before": mape_of(arrays, both, candidates[
-                                both["spread"][candidates] < STEADY]), "runs": runs})
+                            "test_mape_before": mape_of(arrays, both, own[
+                                both["spread"][own] < STEADY]), "runs": runs})
 
 
-SAMPLER_RUN = ("from", "tasks", "seeds", "members", "epochs", "cmd_weight")
+SAMPLER_RUN = ("from", "tasks", "seeds", "members", "epochs", "cmd_weight", "denser_kernels")
 """What cross-device runs of several samplers share, to be compared (`sampler_summary`)."""
 
 
@@ -238,7 +249,7 @@ def sampler_summary(row: dict, earlier: dict | None = None) -> dict:
     MAPE, and each sampler's wins over random seed by seed. The runs of other samplers in
     `earlier` (another process's row, the same in SAMPLER_RUN) join them first."""
     runs = dict(row["runs"])
-    if earlier and all(earlier.get(k, 1 if k == "members" else None) == row[k]
+    if earlier and all(earlier.get(k, {"members": 1, "denser_kernels": 0}.get(k)) == row[k]
                        for k in SAMPLER_RUN):
         runs = {s: r for s, r in earlier["runs"].items() if s not in runs} | runs
     mapes = {s: [r["cdmpp_test_mape"] for r in runs[s]] for s in runs}
@@ -324,6 +335,10 @@ def main() -> int:
     parser.add_argument("--adapt-from", nargs=2, metavar=("MODEL", "DATASET"),
                         help="cross-device: a predictor trained on another device's dataset, "
                              "adapted to this one")
+    parser.add_argument("--denser", type=Path, metavar="DATASET",
+                        help="cross-device: more configurations of the dataset's tasks "
+                             "(`bench/cdmpp_data.py --denser`), which train where a run "
+                             "chooses their task")
     parser.add_argument("--seeds", type=int, default=ADAPT_SEEDS,
                         help="cross-device: seeds of each sampler")
     parser.add_argument("--adapt-epochs", type=int, default=NEW_DEVICE_TUNING.epochs,
@@ -355,6 +370,8 @@ def main() -> int:
         parser.error(f"--members: not a positive count: {args.members}")
     if args.random_only and args.adapt_only:
         parser.error("--random-only: --adapt-only leaves the random split out")
+    if args.denser and not args.adapt_from:
+        parser.error("--denser: more configurations across devices need --adapt-from")
     if counts and not args.adapt_from:
         parser.error("--adapt-curve: a curve across devices needs --adapt-from")
     try:
@@ -363,6 +380,9 @@ def main() -> int:
             read(Path(args.adapt_from[0]), "CDMPP predictor",
                  lambda p: dict(np.load(p, allow_pickle=False))),
             read(Path(args.adapt_from[1]), "CDMPP dataset", load_dataset))
+        data["benchmark"] = benchmark_mask(data, args.dataset)
+        denser = args.denser and with_denser(
+            data, read(args.denser, "CDMPP dataset", load_dataset), args.denser)
     except InputError as e:
         print(f"bench/cdmpp.py: error: {e}", file=sys.stderr)
         return 1
@@ -372,7 +392,6 @@ def main() -> int:
         import torch
 
         torch.set_num_threads(1)
-    data["benchmark"] = benchmark_mask(data, args.dataset)
     settings = replace(Settings(), epochs=args.epochs, seed=args.seed,
                        task_weight=args.task_weight)
     out = Path(args.out or BENCH_DIR / "results" /
@@ -404,8 +423,9 @@ def main() -> int:
         tuning = replace(NEW_DEVICE_TUNING, epochs=args.adapt_epochs,
                          cmd_weight=args.cmd_weight)
         if samplers:
-            rows["cross_device"] = {"from": args.adapt_from[1], **cross_device(
-                data, source, model, args.seeds, tuning, samplers, args.jobs, args.members)}
+            rows["cross_device"] = {"from": args.adapt_from[1], "denser": args.denser and str(
+                args.denser), **cross_device(
+                denser or data, source, model, args.seeds, tuning, samplers, args.jobs, args.members)}
         if counts:
             rows["cross_device_curve"] = {"from": args.adapt_from[1], **adaptation_curve(
                 data, source, model, counts, CURVE_SEEDS, tuning, args.jobs)}

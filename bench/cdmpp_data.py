@@ -21,6 +21,11 @@ configuration and kernel name; the task specs and the device's features beside t
 A run appends to the file it finds (its tasks are skipped) and takes the tasks in a
 random order, so a long collection can be done in parts and a part is a fair sample.
 
+`--denser DATASET` times more configurations of that dataset's tasks (of `--task-list`)
+into another file, up to `--configs` each with the ones it has, and `--recheck` of those
+again, so that the two runs can be compared (`bench/gpu_cdmpp_denser.sh`: the tasks that
+the cross-device runs choose, whose new kernels only train there).
+
     python3 bench/cdmpp_data.py --device pocl --random 20 --minutes 30
     python3 bench/cdmpp_data.py --device gpu --models light_resnet50,vit_tiny
 """
@@ -178,10 +183,12 @@ def sampled(space: list, configs: int, rng: np.random.Generator) -> list:
 
 def collect(case: Case, source: str, device, limits: HardwareLimits, dataset: Dataset,
             folder: Path, repeat: int, configs: int, rng: np.random.Generator, note,
-            task: int | None = None) -> int:
+            task: int | None = None, known: set[str] | None = None, recheck: int = 0) -> int:
     """
     A task's configurations (`sampled`) timed into `dataset`; the samples added. With
-    `task`, a task the dataset has: only its blocked plans it lacks are timed.
+    `task`, a task the dataset has: only its blocked plans it lacks are timed. With `known`,
+    the configurations another dataset has of the task: as many others as make `configs`
+    in all, and `recheck` of the known ones again (what the two runs measure apart).
     """
     module = import_onnx(str(case.save(folder)))
     node = next(o for o in module.walk() if node_name(o) == NODE_NAME)
@@ -189,7 +196,16 @@ def collect(case: Case, source: str, device, limits: HardwareLimits, dataset: Da
     if kernel is None:
         return 0
     space = list(texture_kernels.candidates(kernel, limits.max_group))
-    if task is None:
+    if known is not None:
+        task = dataset.add_task(source, case)
+        fresh = [c for c in space if c.describe() not in known]
+        again = [c for c in space if c.describe() in known]
+        def some(part: list, count: int) -> list:
+            return [part[i] for i in rng.choice(len(part), max(min(count, len(part)), 0), False)]
+
+        picked = {c.describe() for c in some(fresh, configs - len(known)) + some(again, recheck)}
+        space = [c for c in space if c.describe() in picked]  # in order: tiles share builds
+    elif task is None:
         task = dataset.add_task(source, case)
         space = sampled(space, configs, rng)
     else:
@@ -200,6 +216,32 @@ def collect(case: Case, source: str, device, limits: HardwareLimits, dataset: Da
         if all(math.isfinite(t) and t > 0 for t in timing.seconds):
             dataset.add(task, kernel.family, timing)
     return len(dataset) - before
+
+
+def denser_tasks(path: Path, task_list: Path | None, out: Path,
+                 profile: dict) -> list[tuple[str, Case, set[str]]]:
+    """The tasks of another dataset of this device (those `task_list` names, or all) to
+    time more configurations of, into `out`: each with the configurations it has."""
+    if path.resolve() == out.resolve():
+        raise ValueError(f"--denser: {path}: name another --out")
+    try:
+        base = np.load(path, allow_pickle=False)
+        specs, task, config = json.loads(str(base["tasks"])), base["task"], base["config"]
+        features = base["device_features"]
+    except (OSError, ValueError, KeyError) as e:
+        raise ValueError(f"{path}: not a readable dataset ({str(e).split('. ')[0]})") from None
+    try:
+        wanted = json.loads(task_list.read_text()) if task_list else list(range(len(specs)))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{task_list}: not a readable task list ({str(e).split('. ')[0]})"
+                         ) from None
+    if not np.allclose(features, device_features(profile)):
+        raise ValueError(f"{path}: measured on a device of another profile")
+    if not isinstance(wanted, list) or any(not isinstance(i, int) or not 0 <= i < len(specs)
+                                           for i in wanted):
+        raise ValueError(f"{task_list}: not a list of task indices of {path}")
+    return [(specs[i]["source"], Case.of_spec("", specs[i]), set(config[task == i].tolist()))
+            for i in wanted]
 
 
 def main() -> int:
@@ -219,6 +261,14 @@ def main() -> int:
     parser.add_argument("--top-up", action="store_true",
                         help="time only the blocked plans the dataset's tasks lack (a run "
                              "before plans were always sampled took them by chance)")
+    parser.add_argument("--denser", type=Path, metavar="DATASET",
+                        help="more configurations of another dataset's tasks, up to --configs "
+                             "each (with theirs), into --out, and --recheck of theirs again")
+    parser.add_argument("--task-list", type=Path,
+                        help="with --denser: a JSON list of its task indices (default all)")
+    parser.add_argument("--recheck", type=int, default=4,
+                        help="with --denser: configurations of each task that it has, "
+                             "timed again")
     parser.add_argument("--out", help="default bench/data/cdmpp-<device>.npz")
     args = parser.parse_args()
     try:
@@ -234,28 +284,40 @@ def main() -> int:
     profile = load_profile(profile_name)
     limits = HardwareLimits.of(profile)
     out = Path(args.out or BENCH_DIR / "data" / f"cdmpp-{profile_name}.npz")
+    denser = None
+    if args.denser:
+        try:
+            denser = denser_tasks(args.denser, args.task_list, out, profile)
+        except ValueError as e:
+            print(f"bench/cdmpp_data.py: error: {e}", file=sys.stderr)
+            return 1
     dataset = Dataset(out, device.describe(), profile)
     cpu = "CPU" in device.kind
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        tasks = [(c.family, c) for name in filter(None, args.models.split(","))
-                 for c in model_cases(name, folder)]
-        tasks += [(f"random:{c.family}", c) for f in FAMILIES
-                  for c in sample_cases(f, args.random * (3 if f == "matmul" else 1), cpu, rng)]
-        # none of bench/tmmodel.py's kernels, which score the learned model's choices
-        held_out = benchmark_specs(profile_name, cpu)
-        # in random order, so that a run cut short by --minutes is a fair sample
-        tasks = [tasks[i] for i in rng.permutation(len(tasks))
-                 if not dataset.has(*tasks[i]) and tasks[i][1].spec() not in held_out]
-        if args.top_up:
-            tasks = [(t["source"], Case.of_spec("", t)) for t in dataset.tasks]
+        if denser is not None:
+            tasks = [(source, case, {"known": known, "recheck": args.recheck})
+                     for source, case, known in denser if not dataset.has(source, case)]
+        elif args.top_up:
+            tasks = [(t["source"], Case.of_spec("", t), {"task": index})
+                     for index, t in enumerate(dataset.tasks)]
+        else:
+            tasks = [(c.family, c) for name in filter(None, args.models.split(","))
+                     for c in model_cases(name, folder)]
+            tasks += [(f"random:{c.family}", c) for f in FAMILIES for c in
+                      sample_cases(f, args.random * (3 if f == "matmul" else 1), cpu, rng)]
+            # none of bench/tmmodel.py's kernels, which score the learned model's choices
+            held_out = benchmark_specs(profile_name, cpu)
+            # in random order, so that a run cut short by --minutes is a fair sample
+            tasks = [(*tasks[i], {}) for i in rng.permutation(len(tasks))
+                     if not dataset.has(*tasks[i]) and tasks[i][1].spec() not in held_out]
         bar = progress_bar(len(tasks), f"cdmpp data on {device.name}", "task")
-        for index, (source, case) in enumerate(tasks):
+        for source, case, how in tasks:
             bar.set_postfix_str(f"{source} {case.op} {case.inputs[0]}")
             collect(case, source, device, limits, dataset, folder, args.repeat, args.configs,
-                    rng, noting(bar), index if args.top_up else None)
+                    rng, noting(bar), **how)
             dataset.save()
             bar.update()
             if args.minutes and time.perf_counter() - started > 60 * args.minutes:

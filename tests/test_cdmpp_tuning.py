@@ -3,6 +3,9 @@ need no torch: the within-task term, CMD and the KMeans task sampler (Algorithm 
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,10 +19,13 @@ from mobile_opt.models.cdmpp import MEMBERS, Ensemble, Predictor, ensemble_array
 from mobile_opt.models.cdmpp_features import compact_ast
 from mobile_opt.models.device_profile import load_profile
 from mobile_opt.tools.mobile_learn import (
+    InputError,
     cmd,
     kmeans_tasks,
+    load_dataset,
     main,
     random_tasks,
+    with_denser,
     within_task_error,
 )
 from mobile_opt.tools.tuning import node_name
@@ -27,7 +33,9 @@ from mobile_opt.transforms.cdmpp_cost import CdmppCost, single_node_module
 from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of
 from mobile_opt.transforms.texture_tile import TextureTilePass
 
-DATASET = str(Path(__file__).resolve().parents[1] / "bench" / "data" / "cdmpp-pocl.npz")
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+DATASET = str(BENCH / "data" / "cdmpp-pocl.npz")
+H200_DENSER = str(BENCH / "data" / "cdmpp-nvidia-h200-denser.npz")
 
 CASES = [
     Case("conv", "Conv", ((1, 16, 20, 20), (32, 16, 3, 3), (32,)), (("pads", (1, 1, 1, 1)),)),
@@ -241,14 +249,13 @@ def test_an_ensemble_predicts_its_members_geometric_mean(tmp_path):
         Predictor.of_arrays({MEMBERS: np.asarray(0)})
 
 
-@pytest.mark.parametrize("args", [["{tmp}/none.npz"],
-                                  [DATASET, "--adapt-from", "{tmp}/bad.npz", DATASET]])
+@pytest.mark.parametrize("args", [
+    ["{tmp}/none.npz"], [DATASET, "--adapt-from", "{tmp}/bad.npz", DATASET],
+    [DATASET, "--adapt-from", str(shipped_path("pocl")), DATASET, "--denser", "{tmp}/bad.npz"],
+    [DATASET, "--adapt-from", str(shipped_path("pocl")), DATASET, "--denser", H200_DENSER]])
 def test_bench_cdmpp_bad_input_is_one_line(args, tmp_path):
     """bench/cdmpp.py with a dataset or predictor it cannot read: one line, exit 1, and no
     results file (it reads its inputs before it trains, so torch is not needed here)."""
-    import subprocess
-    import sys
-
     (tmp_path / "bad.npz").write_text("not a zip")
     out = tmp_path / "r.json"
     done = subprocess.run(
@@ -283,14 +290,12 @@ def test_rows_under_the_noise_floor_are_flagged_and_left_out():
                                           (["--adapt-curve", "25,50"], "--adapt-curve"),
                                           (["--samplers", "kmeans,best"], "--samplers"),
                                           (["--random-only", "--adapt-only"], "--random-only"),
-                                          (["--members", "0"], "--members")])
+                                          (["--members", "0"], "--members"),
+                                          (["--denser", DATASET], "--denser")])
 def test_bench_cdmpp_bad_options_are_usage_errors(args, option, tmp_path):
     """A curve's counts that are not numbers, a curve with no device to adapt from, a
     sampler that does not exist, or two parts each alone: a usage error naming the option
     (exit 2) before any dataset is read, and no results file."""
-    import subprocess
-    import sys
-
     out = tmp_path / "r.json"
     done = subprocess.run(
         [sys.executable, str(Path(DATASET).parents[2] / "bench" / "cdmpp.py"), DATASET,
@@ -298,3 +303,64 @@ def test_bench_cdmpp_bad_options_are_usage_errors(args, option, tmp_path):
     assert done.returncode == 2
     assert f"error: {option}:" in done.stderr and "Traceback" not in done.stderr
     assert not out.exists()
+
+
+def test_denser_kernels_join_their_tasks_less_the_rechecked():
+    """Another run's configurations of a dataset's tasks (`bench/cdmpp_data.py --denser`)
+    join it after its own kernels, on its task indices, marked `denser`; the configurations
+    it has (that run's rechecks) are left out. A task it lacks, or another device: one line."""
+    data = load_dataset(Path(DATASET))
+    data["benchmark"] = np.zeros(len(data["latency"]), bool)
+    specs = json.loads(str(data["tasks"]))
+    # tasks 13 and 6 again: rows 0 and 3 rechecked, the others new configurations
+    rows = [*np.flatnonzero(data["task"] == 13)[:3], *np.flatnonzero(data["task"] == 6)[:2]]
+    config = data["config"][rows].copy()
+    config[[1, 2, 4]] = ["new a", "new b", "new c"]
+    denser = {"tasks": np.asarray(json.dumps([specs[13], specs[6]])),
+              "task": np.asarray([0, 0, 0, 1, 1]), "config": config,
+              "device_features": data["device_features"],
+              "asts": [data["asts"][i] for i in rows],
+              **{k: data[k][rows] for k in ("latency", "spread", "source", "family")}}
+    more = with_denser(data, denser, Path("d.npz"))
+    n = len(data["latency"])
+    assert len(more["latency"]) == len(more["asts"]) == n + 3
+    assert more["denser"].tolist() == [False] * n + [True] * 3
+    assert more["task"][n:].tolist() == [13, 13, 6]
+    assert more["config"][n:].tolist() == ["new a", "new b", "new c"]
+    assert more["asts"][n] is data["asts"][rows[1]] and not more["benchmark"][n:].any()
+    lacking = denser | {"tasks": np.asarray(json.dumps([specs[13], {"op": "Relu"}]))}
+    with pytest.raises(InputError, match="d.npz: configurations of a task that the dataset"):
+        with_denser(data, lacking, Path("d.npz"))
+    with pytest.raises(InputError, match="d.npz: measured on another device"):
+        with_denser(data, denser | {"device_features": data["device_features"] + 1},
+                    Path("d.npz"))
+
+
+def test_cdmpp_data_denser_times_configurations_a_task_lacks(tmp_path, pocl_device):
+    """bench/cdmpp_data.py --denser: a listed task of the dataset gets configurations it
+    lacks, up to --configs with its own, and --recheck of its own again. Bad input is one
+    line, exit 1, and no file."""
+    listed, out = tmp_path / "tasks.json", tmp_path / "more.npz"
+    listed.write_text("[13]")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(BENCH / "cdmpp_data.py"), "--device", "pocl",
+                               "--denser", DATASET, "--task-list", str(listed), *args],
+                              capture_output=True, text=True)
+
+    done = run("--configs", "36", "--recheck", "2", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    base, more = np.load(DATASET), np.load(out)
+    known = set(base["config"][base["task"] == 13].tolist())
+    configs = set(more["config"].tolist())
+    assert len(configs - known) == 36 - len(known) and len(configs & known) == 2
+    assert json.loads(str(more["tasks"])) == [json.loads(str(base["tasks"]))[13]]
+    (tmp_path / "bad.json").write_text("[13, 100000]")
+    for args, says in ((["--out", DATASET], "name another --out"),
+                       (["--task-list", str(tmp_path / "bad.json")], "not a list of task"),
+                       (["--task-list", str(tmp_path / "none.json")], "not a readable task"),
+                       (["--denser", H200_DENSER], "measured on a device of another profile")):
+        done = run(*args if "--out" in args else [*args, "--out", str(tmp_path / "no.npz")])
+        assert done.returncode == 1 and says in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "no.npz").exists()

@@ -233,6 +233,34 @@ def merged(source: dict, target: dict) -> tuple[dict, np.ndarray]:
     return data, first + np.arange(len(target["latency"]))
 
 
+def with_denser(data: dict, denser: dict, path: Path) -> dict:
+    """
+    The dataset with another run's kernels of its tasks (`bench/cdmpp_data.py --denser`)
+    after its own, less the configurations it has (that run's rechecks), marked `denser`:
+    more configurations of tasks that a cross-device run chooses, which only train. `path`
+    names the other run's file in errors.
+    """
+    if not np.allclose(data["device_features"], denser["device_features"]):
+        raise InputError(f"{path}: measured on another device than the dataset")
+    index = {json.dumps(t, sort_keys=True): i
+             for i, t in enumerate(json.loads(str(data["tasks"])))}
+    try:
+        task = np.asarray([index[json.dumps(t, sort_keys=True)]
+                           for t in json.loads(str(denser["tasks"]))])[denser["task"]]
+    except KeyError:
+        raise InputError(f"{path}: configurations of a task that the dataset lacks") from None
+    known = set(zip(data["task"].tolist(), data["config"].tolist()))
+    new = np.asarray([(t, c) not in known for t, c in zip(task.tolist(),
+                                                           denser["config"].tolist())], bool)
+    out = {k: np.concatenate([data[k], denser[k][new]])
+           for k in ("latency", "spread", "source", "family", "config")}
+    return data | out | {
+        "task": np.concatenate([data["task"], task[new]]),
+        "asts": data["asts"] + [a for a, n in zip(denser["asts"], new) if n],
+        "benchmark": np.concatenate([data["benchmark"], np.zeros(new.sum(), bool)]),
+        "denser": np.arange(len(data["latency"]) + new.sum()) >= len(data["latency"])}
+
+
 def kmeans_tasks(points: np.ndarray, task: np.ndarray, count: int, seed: int) -> list[int]:
     """
     Algorithm 1: `count` tasks to measure on a new domain. KMeans splits the kernels'
