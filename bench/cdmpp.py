@@ -423,9 +423,10 @@ def main() -> int:
         tuning = replace(NEW_DEVICE_TUNING, epochs=args.adapt_epochs,
                          cmd_weight=args.cmd_weight)
         if samplers:
-            rows["cross_device"] = {"from": args.adapt_from[1], "denser": args.denser and str(
-                args.denser), **cross_device(
-                denser or data, source, model, args.seeds, tuning, samplers, args.jobs, args.members)}
+            rows["cross_device"] = {
+                "from": args.adapt_from[1], "denser": args.denser and str(args.denser),
+                **cross_device(denser or data, source, model, args.seeds, tuning, samplers,
+                               args.jobs, args.members)}
         if counts:
             rows["cross_device_curve"] = {"from": args.adapt_from[1], **adaptation_curve(
                 data, source, model, counts, CURVE_SEEDS, tuning, args.jobs)}
