@@ -215,6 +215,10 @@ def within_task_error(predicted, actual):
     return (((predicted - predicted.mean()) - (actual - actual.mean())) ** 2).mean()
 
 
+KERNEL_COLUMNS = ("latency", "spread", "source", "family", "config")
+"""A dataset's per-kernel columns that joining two datasets carries over as they are."""
+
+
 def merged(source: dict, target: dict) -> tuple[dict, np.ndarray]:
     """
     Two devices' datasets as one, the source's kernels first, each kernel with its
@@ -222,8 +226,7 @@ def merged(source: dict, target: dict) -> tuple[dict, np.ndarray]:
     of the target's kernels.
     """
     first = len(source["latency"])
-    data = {k: np.concatenate([source[k], target[k]])
-            for k in ("latency", "spread", "source", "family", "config")}
+    data = {k: np.concatenate([source[k], target[k]]) for k in KERNEL_COLUMNS}
     data["task"] = np.concatenate([source["task"], target["task"] + source["task"].max() + 1])
     data["asts"] = source["asts"] + target["asts"]
     data["device_rows"] = np.concatenate([
@@ -252,8 +255,7 @@ def with_denser(data: dict, denser: dict, path: Path) -> dict:
     known = set(zip(data["task"].tolist(), data["config"].tolist()))
     new = np.asarray([(t, c) not in known for t, c in zip(task.tolist(),
                                                            denser["config"].tolist())], bool)
-    out = {k: np.concatenate([data[k], denser[k][new]])
-           for k in ("latency", "spread", "source", "family", "config")}
+    out = {k: np.concatenate([data[k], denser[k][new]]) for k in KERNEL_COLUMNS}
     return data | out | {
         "task": np.concatenate([data["task"], task[new]]),
         "asts": data["asts"] + [a for a, n in zip(denser["asts"], new) if n],
