@@ -26,7 +26,8 @@ lowered, built and timed on the device (`tools/tuning.py`), and:
   (`benchmark_specs`).
 - (g) exhaustive search's own choice (the scan's best) scored as the models' are, over
   the re-timing's best (`search_over_exhaustive`): what a model that predicted the scan
-  exactly would read, so the floor that the device's run-to-run noise sets on (a).
+  exactly would read. How the run's choices read in a later run, exhaustive search's
+  best among them, is `bench/tmmodel_recheck.py`'s.
 
     python3 bench/tmmodel.py --device pocl          # 6-13 minutes on two cores
     python3 bench/tmmodel.py --device gpu --cases 4  # bench/gpu_tmmodel.sh on the GPU
@@ -217,7 +218,7 @@ def rescore(row: dict, profile: dict, profile_name: str, folder: Path,
     node = next(o for o in import_onnx(str(case.save(folder))).walk()
                 if node_name(o) == NODE_NAME)
     kernel = kernel_of(node, HardwareLimits.of(profile).max_image)
-    configs = {_config(c): c for c in row["configs"]}
+    configs = {saved_config(c): c for c in row["configs"]}
     measured = {config: (c["ms"] * 1e-3 if c["ms"] is not None else math.inf,
                          c["measuring_seconds"]) for config, c in configs.items()}
     retimed = {config: c["retimed_ms"] * 1e-3 for config, c in configs.items()
@@ -227,7 +228,7 @@ def rescore(row: dict, profile: dict, profile_name: str, folder: Path,
     return score(case, kernel, profile, measured, retimed, learned)
 
 
-def _config(saved: dict) -> TileConfig:
+def saved_config(saved: dict) -> TileConfig:
     """A configuration as `score` saved it."""
     if saved.get("block"):
         return TileConfig.blocked(GemmPlan(GemmBlock(*saved["block"]), saved["split"] or 1))

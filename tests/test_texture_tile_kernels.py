@@ -313,3 +313,78 @@ def test_bench_scores_a_learned_pick_beside_tmmodel():
     assert not row["retimed"]
     assert row["cdmpp_over_exhaustive"] == pytest.approx(scan[other][0] / min(
         scan[c][0] for c in picks.kept))
+
+
+def _saved_run(tmp_path, kernels: tuple[str, ...], **change) -> Path:
+    """PoCL's saved bench/tmmodel.py run cut to `kernels` (and its fields `change`d)."""
+    import json
+
+    run = json.loads((REPO / "bench" / "results" / "tmmodel-pocl.json").read_text())
+    run["rows"] = [r for r in run["rows"] if r["kernel"] in kernels]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run | change))
+    return path
+
+
+def test_recheck_times_a_saved_runs_choices_again(pocl_device, tmp_path):
+    """bench/tmmodel_recheck.py builds and re-times every configuration a saved run
+    re-timed, in each pass, and scores each pick over the best, then (the run's own
+    ratio) and now; the summary joins the passes."""
+    import json
+    import statistics
+
+    saved = _saved_run(tmp_path, ("MatMul 16x16x16", "LayerNormalization 64x64"))
+    out = tmp_path / "recheck.json"
+    done = _bench("tmmodel_recheck", str(saved), "--passes", "2", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    then = {r["kernel"]: r for r in json.loads(saved.read_text())["rows"]}
+    moved, cdmpp, against = [], [], []
+    for one in result["passes"]:
+        assert [r["kernel"] for r in one["rows"]] == list(then)
+        for row in one["rows"]:
+            run = then[row["kernel"]]
+            retimed = {c["config"]: c["retimed_ms"] for c in run["configs"] if c["retimed_ms"]}
+            assert {c["config"]: c["then_ms"] for c in row["configs"]} == retimed
+            now = {c["config"]: c["now_ms"] for c in row["configs"]}
+            assert all(math.isfinite(t) and t > 0 for t in now.values())
+            picks = row["picks"]
+            assert picks["exhaustive"] == min(retimed, key=retimed.get)
+            assert (picks["tmmodel"], picks["cdmpp"]) == (run["model_choice"],
+                                                          run["cdmpp_choice"])
+            assert row["then_over_best"]["cdmpp"] == pytest.approx(run["cdmpp_over_exhaustive"])
+            for pick, config in picks.items():
+                assert row["now_over_best"][pick] == pytest.approx(now[config] / min(now.values()))
+            moved += [abs(math.log(now[c] / retimed[c])) for c in now]
+        cdmpp.append(statistics.geometric_mean(r["now_over_best"]["cdmpp"] for r in one["rows"]))
+        against.append(statistics.geometric_mean(
+            r["now_over_best"]["cdmpp"] / r["now_over_best"]["exhaustive"] for r in one["rows"]))
+    summary = result["summary"]
+    assert summary["passes"] == 2 and summary["configurations"] * 2 == len(moved)
+    assert summary["run_to_run_spread"] == pytest.approx(statistics.median(moved))
+    assert summary["all"]["exhaustive_then_geomean"] == 1.0
+    assert summary["all"]["cdmpp_now_geomean"] == pytest.approx(statistics.mean(cdmpp))
+    assert summary["all"]["cdmpp_now_geomean_range"] == pytest.approx(sorted(cdmpp))
+    assert summary["all"]["cdmpp_over_exhaustive_now_geomean"] == pytest.approx(
+        statistics.mean(against))
+    assert summary["best_in_next_pass_geomean"] >= 1.0
+    assert out.with_suffix(".png").is_file()
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"profile": "nvidia-h200"}, "measured on a device of profile nvidia-h200, not "),
+    ({"rescored": True}, "a rescored run, whose times are another run's"),
+])
+def test_recheck_of_another_devices_run_is_one_line(pocl_device, tmp_path, change, message):
+    saved = _saved_run(tmp_path, ("MatMul 16x16x16",), **change)
+    out = tmp_path / "recheck.json"
+    done = _bench("tmmodel_recheck", str(saved), "--out", str(out))
+    assert done.returncode == 1 and not out.exists()
+    assert done.stderr.count("\n") == 1 and message in done.stderr
+    assert done.stderr.startswith("bench/tmmodel_recheck.py: error: ")
+
+
+def test_recheck_of_no_run_is_one_line(tmp_path):
+    done = _bench("tmmodel_recheck", str(tmp_path / "none.json"), "--device", "nonesuch")
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert "No such file or directory" in done.stderr
