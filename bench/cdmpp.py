@@ -11,7 +11,8 @@ CDMPP against its gradient-boosting baseline (issue 23) on a dataset of
   Algorithm 1 over the kernels' features, the tasks' or the predictor's latents, and at
   random) over `--seeds` seeds, each with its CMD curve; `--jobs` runs that many
   fine-tunings at once; `--members 3` fine-tunes each seed's tasks three times and predicts
-  by the ensemble (`models/cdmpp.Ensemble`). `--adapt-curve 25,50,100` adds MAPE against
+  by the ensemble (`models/cdmpp.Ensemble`), scoring the ensembles of its first 1, 2, ...
+  members too. `--adapt-curve 25,50,100` adds MAPE against
   how many tasks are measured (`adaptation_curve`), the issue's 50 among them. `--denser`
   adds another run's configurations of the chosen tasks to their training kernels
   (`mobile_learn.with_denser`; `bench/cdmpp_data.py --denser`).
@@ -230,6 +231,10 @@ def cross_device(data: dict, source: dict, arrays: dict, seeds: int, settings: S
         if members > 1:
             run["member_test_mape"] = [mape(t["predicted"], both["latency"][test])
                                        for t in tuned]
+            # the ensembles of its first 1, 2, ... members: what each added member bought
+            run["ensemble_test_mape"] = [
+                mape(Ensemble.combine([t["predicted"] for t in tuned[:k]]),
+                     both["latency"][test]) for k in range(1, members + 1)]
         runs[sampler].append(run)
         print(f"  {sampler:13s} seed {seed}: CDMPP {run['cdmpp_test_mape']:.3f}  "
               f"gradient boosting {run['gbdt_test_mape']:.3f}")
@@ -256,6 +261,9 @@ def sampler_summary(row: dict, earlier: dict | None = None) -> dict:
     return {k: v for k, v in row.items() if k != "runs"} | {
         **{f"{s}_mean_test_mape": float(np.mean(m)) for s, m in mapes.items()},
         **{f"{s}_median_test_mape": float(np.median(m)) for s, m in mapes.items()},
+        **{f"{s}_mean_test_mape_by_members": np.mean(
+            [r["ensemble_test_mape"] for r in runs[s]], 0).tolist()
+           for s in runs if all("ensemble_test_mape" in r for r in runs[s])},
         **{f"{s}_wins": sum(a < b for a, b in zip(m, mapes["random"]))
            for s, m in mapes.items() if s != "random" and "random" in mapes},
         "runs": runs}
@@ -482,12 +490,14 @@ def plot(curves: dict[str, list[dict]], gaps: dict[str, list[float]], path: Path
     """What was measured, a panel each: validation MAPE by epoch, one line a split; each
     fine-tuning's CMD between source and target latents by epoch; cross-device MAPE against
     the tasks measured (`adaptation_curve`); and an ensemble's cross-device MAPE beside its
-    members', by seed."""
+    members', by seed, and its mean over seeds against how many members it has."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     members = cross is not None and cross.get("members", 1) > 1
-    panels = [bool(curves), bool(gaps), bool(tasks_curve), members]
+    sizes = {s: cross[f"{s}_mean_test_mape_by_members"] for s in cross["runs"]
+             if f"{s}_mean_test_mape_by_members" in cross} if members else {}
+    panels = [bool(curves), bool(gaps), bool(tasks_curve), members, bool(sizes)]
     figure = Figure(figsize=(5.2 * max(sum(panels), 1), 3.6), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     axes = iter(figure.subplots(1, max(sum(panels), 1), squeeze=False)[0])
@@ -529,6 +539,14 @@ def plot(curves: dict[str, list[dict]], gaps: dict[str, list[float]], path: Path
                    label=f"{sampler}: the ensemble of {cross['members']}")
         a.axhline(0.15, linestyle=":", color="0.3", label="15 %")
         _finish(a, "seed", "test MAPE", f"cross-device, {cross['tasks']} tasks")
+    if sizes:
+        a = next(axes)
+        for sampler, by_size in sizes.items():
+            a.plot(range(1, len(by_size) + 1), by_size, marker="o", label=sampler)
+        a.axhline(0.15, linestyle=":", color="0.3", label="15 %")
+        a.set_xticks(range(1, cross["members"] + 1))
+        _finish(a, "fine-tunings in the ensemble", f"mean test MAPE, {cross['seeds']} seeds",
+                "cross-device, by ensemble size")
     figure.savefig(path)
 
 
