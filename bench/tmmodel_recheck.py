@@ -208,13 +208,16 @@ def run(args: argparse.Namespace) -> int:
     if profile != saved["profile"]:
         raise InputError(f"{args.results}: measured on a device of profile "
                          f"{saved['profile']}, not {device.describe()}")
-    bar = progress_bar(args.passes * len(saved["rows"]), f"recheck on {device.name}",
-                       "kernel")
+    # a row whose choices the run did not re-time (an older run's) has nothing to compare
+    kept = [r for r in saved["rows"] if r.get("retimed")]
+    if not kept:
+        raise InputError(f"{args.results}: no row of it was re-timed")
+    bar = progress_bar(args.passes * len(kept), f"recheck on {device.name}", "kernel")
     passes = []
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(args.passes):
             rows = []
-            for row in saved["rows"]:
+            for row in kept:
                 bar.set_postfix_str(row["kernel"])
                 rows.append(recheck(row, device, Path(folder), noting(bar)))
                 bar.update()
@@ -222,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
     bar.close()
     result = {"device": device.describe(), "profile": profile, "host": platform.node(),
               "then": args.results, "then_host": saved["host"], "then_device": saved["device"],
+              "not_retimed_then": len(saved["rows"]) - len(kept),
               "summary": summary(passes), "passes": passes}
     out = Path(args.out or BENCH_DIR / "results" / f"tmmodel-{profile}-recheck.json")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -333,12 +333,17 @@ def test_recheck_times_a_saved_runs_choices_again(pocl_device, tmp_path):
     import json
     import statistics
 
-    saved = _saved_run(tmp_path, ("MatMul 16x16x16", "LayerNormalization 64x64"))
+    saved = _saved_run(tmp_path, ("MatMul 16x16x16", "Softmax 256x64",
+                                  "LayerNormalization 64x64"))
+    run = json.loads(saved.read_text())
+    run["rows"][-1]["retimed"] = False  # an older run's row: left out
+    saved.write_text(json.dumps(run))
     out = tmp_path / "recheck.json"
     done = _bench("tmmodel_recheck", str(saved), "--passes", "2", "--out", str(out))
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
-    then = {r["kernel"]: r for r in json.loads(saved.read_text())["rows"]}
+    assert result["not_retimed_then"] == 1
+    then = {r["kernel"]: r for r in run["rows"][:-1]}
     moved, cdmpp, against = [], [], []
     for one in result["passes"]:
         assert [r["kernel"] for r in one["rows"]] == list(then)
@@ -374,6 +379,7 @@ def test_recheck_times_a_saved_runs_choices_again(pocl_device, tmp_path):
 @pytest.mark.parametrize("change, message", [
     ({"profile": "nvidia-h200"}, "measured on a device of profile nvidia-h200, not "),
     ({"rescored": True}, "a rescored run, whose times are another run's"),
+    ({"rows": []}, "no row of it was re-timed"),
 ])
 def test_recheck_of_another_devices_run_is_one_line(pocl_device, tmp_path, change, message):
     saved = _saved_run(tmp_path, ("MatMul 16x16x16",), **change)
