@@ -85,10 +85,11 @@ def recheck(row: dict, device, folder: Path, note) -> dict:
               if math.isfinite(m.seconds)}
     then_ms = {c["config"]: c["retimed_ms"] for c in saved if c["config"] in now_ms}
     picks = picks_of(row, then_ms)
+    best_then, best_now = min(then_ms.values()), min(now_ms.values())
     return {"family": row["family"], "kernel": row["kernel"],
-            "exhaustive_ms": min(then_ms.values()), "picks": picks,
-            "then_over_best": {k: then_ms[c] / min(then_ms.values()) for k, c in picks.items()},
-            "now_over_best": {k: now_ms[c] / min(now_ms.values()) for k, c in picks.items()},
+            "exhaustive_ms": best_then, "picks": picks,
+            "then_over_best": {k: then_ms[c] / best_then for k, c in picks.items()},
+            "now_over_best": {k: now_ms[c] / best_now for k, c in picks.items()},
             "configs": [{"config": c, "then_ms": then_ms[c], "now_ms": now_ms[c]}
                         for c in then_ms]}
 
@@ -113,9 +114,13 @@ def geomeans(rows: list[dict]) -> dict:
 def moved(rows: list[dict], over_best: bool = False) -> list[float]:
     """How far each configuration's time moved from then to now (log), alone or over its
     kernel's best."""
-    return [math.log(c["now_ms"] / c["then_ms"]) - (math.log(
-        min(x["now_ms"] for x in r["configs"]) / r["exhaustive_ms"]) if over_best else 0)
-            for r in rows for c in r["configs"]]
+    logs = []
+    for r in rows:
+        # how far the kernel's best itself moved, once a row
+        shift = math.log(min(c["now_ms"] for c in r["configs"]) / r["exhaustive_ms"])
+        logs += [math.log(c["now_ms"] / c["then_ms"]) - (shift if over_best else 0.0)
+                 for c in r["configs"]]
+    return logs
 
 
 def summary(passes: list[dict]) -> dict:
@@ -134,7 +139,7 @@ def summary(passes: list[dict]) -> dict:
     rows = [r for p in passes for r in p["rows"]]
     joined["run_to_run_spread"] = float(np.median(np.abs(moved(rows))))
     joined["run_to_run_spread_over_best"] = float(np.median(np.abs(moved(rows, True))))
-    joined["configurations"] = len(moved(passes[0]["rows"]))
+    joined["configurations"] = sum(len(r["configs"]) for r in passes[0]["rows"])
     repeats = []
     for before, after in zip(passes, passes[1:]):
         for a, b in zip(before["rows"], after["rows"]):

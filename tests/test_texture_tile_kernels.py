@@ -348,16 +348,16 @@ def test_recheck_times_a_saved_runs_choices_again(pocl_device, tmp_path):
     for one in result["passes"]:
         assert [r["kernel"] for r in one["rows"]] == list(then)
         for row in one["rows"]:
-            run = then[row["kernel"]]
-            retimed = {c["config"]: c["retimed_ms"] for c in run["configs"] if c["retimed_ms"]}
+            earlier = then[row["kernel"]]
+            retimed = {c["config"]: c["retimed_ms"] for c in earlier["configs"] if c["retimed_ms"]}
             assert {c["config"]: c["then_ms"] for c in row["configs"]} == retimed
             now = {c["config"]: c["now_ms"] for c in row["configs"]}
             assert all(math.isfinite(t) and t > 0 for t in now.values())
             picks = row["picks"]
             assert picks["exhaustive"] == min(retimed, key=retimed.get)
-            assert (picks["tmmodel"], picks["cdmpp"]) == (run["model_choice"],
-                                                          run["cdmpp_choice"])
-            assert row["then_over_best"]["cdmpp"] == pytest.approx(run["cdmpp_over_exhaustive"])
+            assert (picks["tmmodel"], picks["cdmpp"]) == (earlier["model_choice"],
+                                                          earlier["cdmpp_choice"])
+            assert row["then_over_best"]["cdmpp"] == pytest.approx(earlier["cdmpp_over_exhaustive"])
             for pick, config in picks.items():
                 assert row["now_over_best"][pick] == pytest.approx(now[config] / min(now.values()))
             moved += [abs(math.log(now[c] / retimed[c])) for c in now]
