@@ -390,7 +390,16 @@ def test_recheck_of_another_devices_run_is_one_line(pocl_device, tmp_path, chang
     assert done.stderr.startswith("bench/tmmodel_recheck.py: error: ")
 
 
-def test_recheck_of_no_run_is_one_line(tmp_path):
-    done = _bench("tmmodel_recheck", str(tmp_path / "none.json"), "--device", "nonesuch")
+@pytest.mark.parametrize("text, message", [
+    (None, "No such file or directory"),
+    ("{", "Expecting property name"),
+    ("[]", "not a bench/tmmodel.py run"),
+    ('{"rows": []}', "not a bench/tmmodel.py run"),
+])
+def test_recheck_of_no_run_is_one_line(tmp_path, text, message):
+    path = tmp_path / "run.json"
+    if text is not None:
+        path.write_text(text)
+    done = _bench("tmmodel_recheck", str(path), "--device", "nonesuch")
     assert done.returncode == 1 and done.stderr.count("\n") == 1
-    assert "No such file or directory" in done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
