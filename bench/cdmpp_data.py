@@ -27,6 +27,7 @@ again, so that the two runs can be compared (`bench/gpu_cdmpp_denser.sh`: the ta
 the cross-device runs choose, whose new kernels only train there).
 
     python3 bench/cdmpp_data.py --device pocl --random 20 --minutes 30
+    python3 bench/cdmpp_data.py --device pocl --models '' --families matmul --random 42
     python3 bench/cdmpp_data.py --device gpu --models light_resnet50,vit_tiny
 """
 
@@ -252,6 +253,8 @@ def main() -> int:
                         help="benchmark models whose nodes are tasks ('' for none)")
     parser.add_argument("--random", type=int, default=4,
                         help="random tasks per family of TMModel's (MatMul three times)")
+    parser.add_argument("--families", default=",".join(FAMILIES),
+                        help="the families that --random draws from")
     parser.add_argument("--repeat", type=int, default=5, help="runs per kernel after a warm-up")
     parser.add_argument("--configs", type=int, default=32,
                         help="configurations per task at most (a random sample of its space)")
@@ -271,6 +274,10 @@ def main() -> int:
                              "timed again")
     parser.add_argument("--out", help="default bench/data/cdmpp-<device>.npz")
     args = parser.parse_args()
+    families = [f for f in args.families.split(",") if f]
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        parser.error(f"--families: unknown {', '.join(unknown)}")
     try:
         device = choose_device(args.device)
     except DeviceError as e:

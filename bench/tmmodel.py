@@ -23,7 +23,9 @@ lowered, built and timed on the device (`tools/tuning.py`), and:
 - (f) the same (a)-(c) for CDMPP's choice (`texture-tile{cost-model=cdmpp}`, the predictor
   shipped for the profile, `cdmpp_...` fields), whose tuning time is lowering each
   candidate and predicting. No kernel of this benchmark trains that predictor
-  (`benchmark_specs`).
+  (`benchmark_specs`). `--beside PREDICTOR` scores another predictor's choices in the same
+  run, re-timed with the rest (`cdmpp_beside_...` fields): two predictors compared side by
+  side.
 - (g) exhaustive search's own choice (the scan's best) scored as the models' are, over
   the re-timing's best (`search_over_exhaustive`): what a model that predicted the scan
   exactly would read. How the run's choices read in a later run, exhaustive search's
@@ -58,6 +60,7 @@ import_repo_package()
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device  # noqa: E402
 from mobile_opt.checking.tile_search import (  # noqa: E402
+    LEARNED,
     Case,
     LearnedPick,
     above_floor,
@@ -170,21 +173,23 @@ RETIMED_FASTEST = 5
 RETIME_ROUNDS = 10
 
 
-def learned_pick(predictor: Predictor | Ensemble | None, node, profile: dict, profile_name: str,
-                 kept: list[TileConfig]) -> LearnedPick | None:
-    """CDMPP's choice among the pruned configurations, as `texture-tile{cost-model=cdmpp}`
-    makes it, and what making it took (lowering each candidate and predicting)."""
-    if predictor is None:
-        return None
-    start = time.perf_counter()
-    model = CdmppCost(predictor, profile, profile_name, node, True,
-                      HardwareLimits.of(profile).max_image)
-    config = model.choose(kept)
-    return LearnedPick("cdmpp", config, time.perf_counter() - start)
+def learned_picks(predictors: dict[str, Predictor | Ensemble], node, profile: dict,
+                  profile_name: str, kept: list[TileConfig]) -> tuple[LearnedPick, ...]:
+    """Each predictor's choice among the pruned configurations, as
+    `texture-tile{cost-model=cdmpp}` makes it, and what making it took (lowering each
+    candidate and predicting)."""
+    picks = []
+    for name, predictor in predictors.items():
+        start = time.perf_counter()
+        model = CdmppCost(predictor, profile, profile_name, node, True,
+                          HardwareLimits.of(profile).max_image)
+        config = model.choose(kept)
+        picks.append(LearnedPick(name, config, time.perf_counter() - start))
+    return tuple(picks)
 
 
 def run_case(case: Case, device, profile: dict, profile_name: str, folder: Path, note,
-             predictor: Predictor | Ensemble | None = None) -> dict:
+             predictors: dict[str, Predictor | Ensemble]) -> dict:
     """
     Every configuration of the case's kernel measured (the scan); then the models'
     choices, the ablation's picks and the scan's fastest few timed again, interleaved;
@@ -200,10 +205,10 @@ def run_case(case: Case, device, profile: dict, profile_name: str, folder: Path,
     measured = {m.config: (m.seconds, m.cost_seconds)
                 for m in measure(module, NODE_NAME, space, device, progress=note)}
     picked = choose(kernel, profile, {c: m[0] for c, m in measured.items()})
-    learned = learned_pick(predictor, node, profile, profile_name, picked.kept)
+    learned = learned_picks(predictors, node, profile, profile_name, picked.kept)
     fastest = sorted(picked.kept, key=lambda c: measured[c][0])[:RETIMED_FASTEST]
     again = list(dict.fromkeys([picked.model, picked.base, picked.tile_only,
-                                *([learned.config] if learned else []), *fastest]))
+                                *(p.config for p in learned), *fastest]))
     again = [c for c in again if math.isfinite(measured[c][0])]
     retimed = {m.config: m.seconds for m in retime(module, NODE_NAME, again, device,
                                                    RETIME_ROUNDS, progress=note)}
@@ -211,7 +216,7 @@ def run_case(case: Case, device, profile: dict, profile_name: str, folder: Path,
 
 
 def rescore(row: dict, profile: dict, profile_name: str, folder: Path,
-            predictor: Predictor | Ensemble | None = None) -> dict:
+            predictors: dict[str, Predictor | Ensemble]) -> dict:
     """A row of an earlier run scored again (another profile or model), its times kept
     (a learned model's choice that the run did not re-time is scored on the scan's)."""
     case = Case.of_spec(row["family"], row["case"])
@@ -224,7 +229,7 @@ def rescore(row: dict, profile: dict, profile_name: str, folder: Path,
     retimed = {config: c["retimed_ms"] * 1e-3 for config, c in configs.items()
                if c.get("retimed_ms") is not None}
     kept = choose(kernel, profile, {c: m[0] for c, m in measured.items()}).kept
-    learned = learned_pick(predictor, node, profile, profile_name, kept)
+    learned = learned_picks(predictors, node, profile, profile_name, kept)
     return score(case, kernel, profile, measured, retimed, learned)
 
 
@@ -251,8 +256,8 @@ def _pick_summary(rows: list[dict], name: str, prefix: str = "") -> dict:
 
 
 def summary(rows: list[dict]) -> dict:
-    learned = (_pick_summary(rows, "cdmpp", "cdmpp_")
-               if all("cdmpp_choice" in r for r in rows) else {})
+    learned = {k: v for name in LEARNED if all(f"{name}_choice" in r for r in rows)
+               for k, v in _pick_summary(rows, name, f"{name}_").items()}
     return learned | {
         "kernels": len(rows), **_pick_summary(rows, "model"),
         "retimed_fraction": sum(r["retimed"] for r in rows) / len(rows),
@@ -322,7 +327,7 @@ def write_chart(rows: list[dict], title: str, path: Path) -> None:
     figure = Figure(figsize=(7.2, 4.4), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    for pick in ("base", "tmm_t", "tmm", "cdmpp"):
+    for pick in ("base", "tmm_t", "tmm", *LEARNED):
         if all(pick in r["latency_ms"] for r in rows):
             axes.plot([r["latency_ms"][pick] / r["latency_ms"]["exhaustive"] for r in rows],
                       marker=".", label=pick)
@@ -355,9 +360,14 @@ def main() -> int:
                         help="leave out the CDMPP predictor shipped for the profile")
     parser.add_argument("--predictor", type=Path,
                         help="score this CDMPP predictor (.npz) instead of the shipped one")
+    parser.add_argument("--beside", type=Path, metavar="PREDICTOR",
+                        help="also score this CDMPP predictor (.npz), its choices re-timed "
+                             "in the same run (`cdmpp_beside_...` fields)")
     args = parser.parse_args()
     if args.predictor and not args.cdmpp:
         parser.error("--predictor: CDMPP is left out (--no-cdmpp)")
+    if args.beside and not args.cdmpp:
+        parser.error("--beside: CDMPP is left out (--no-cdmpp)")
     families = [f for f in args.families.split(",") if f]
     unknown = [f for f in families if f not in FAMILIES]
     if unknown or not families:
@@ -397,6 +407,14 @@ def shipped_predictor(profile_name: str, wanted: bool, path: Path | None = None
         raise InputError(e) from None
 
 
+def learned_predictors(profile_name: str, args: argparse.Namespace
+                       ) -> dict[str, Predictor | Ensemble]:
+    """The CDMPP predictors a run scores, by the name their fields take (`LEARNED`)."""
+    predictor = shipped_predictor(profile_name, args.cdmpp, args.predictor)
+    beside = args.beside and shipped_predictor(profile_name, True, args.beside)
+    return {name: p for name, p in zip(LEARNED, (predictor, beside)) if p is not None}
+
+
 def load_runs(paths: str) -> list[dict]:
     try:
         return [json.loads(Path(p).read_text()) for p in paths.split(",")]
@@ -412,9 +430,9 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             host = runs[0]["host"]
             profile_name = args.profile or runs[0]["profile"]
             profile = load_profile_or_fail(profile_name)
-            predictor = shipped_predictor(profile_name, args.cdmpp, args.predictor)
+            predictors = learned_predictors(profile_name, args)
             floor = device_noise_floor(profile_name)
-            rows = [rescore(r, profile, profile_name, Path(folder), predictor)
+            rows = [rescore(r, profile, profile_name, Path(folder), predictors)
                     for run in runs for r in run["rows"] if r["family"] in families]
         else:
             # exhaustive search's time is a first tune's, compiling every candidate: PoCL's
@@ -436,7 +454,7 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             cpu = "CPU" in device.kind
             per_family = args.cases or DEFAULT_CASES["cpu" if cpu else "gpu"]
             cases = benchmark_cases(families, per_family, cpu, args.seed)
-            predictor = shipped_predictor(profile_name, args.cdmpp, args.predictor)
+            predictors = learned_predictors(profile_name, args)
             floor = device_noise_floor(profile_name)
             bar = progress_bar(len(cases), f"tmmodel on {device.name}", "kernel")
             rows = []
@@ -444,7 +462,7 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             for case in cases:
                 bar.set_postfix_str(f"{case.family} {case.inputs[0]}")
                 rows.append(run_case(case, device, profile, profile_name, Path(folder),
-                                     noting(bar), predictor))
+                                     noting(bar), predictors))
                 bar.update()
                 # what is measured survives a run cut short
                 save(rows, families, partial.with_suffix(".partial.json"), device_text,

@@ -11,7 +11,8 @@ scored over the best of them as measured now, beside the run's own ratio:
   configuration earns in a later run: a compiler tunes once and runs later, maybe on
   another unit of the same device;
 - `search`: the scan's fastest (exhaustive search's own choice);
-- `tmmodel` and `cdmpp`: the models' choices.
+- `tmmodel` and `cdmpp`: the models' choices (and `cdmpp_beside`, a second predictor's,
+  where the run scored one).
 
 A pick over exhaustive search's, both timed now (`..._over_exhaustive_now_geomean`),
 compares two choices where neither was made: in the run itself, exhaustive search is
@@ -51,13 +52,13 @@ from tmmodel import (  # noqa: E402
 )
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device  # noqa: E402
-from mobile_opt.checking.tile_search import Case, geomean  # noqa: E402
+from mobile_opt.checking.tile_search import LEARNED, Case, geomean  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.models.device_profile import profile_for_device  # noqa: E402
 from mobile_opt.tools.cli import noting, progress_bar  # noqa: E402
 from mobile_opt.tools.tuning import retime  # noqa: E402
 
-PICKS = ("exhaustive", "search", "tmmodel", "cdmpp")
+PICKS = ("exhaustive", "search", "tmmodel", *LEARNED)
 TARGET = 1.05
 """The issue's tuning target, over exhaustive search's best."""
 LAUNCH_BOUND = 10e-6
@@ -69,7 +70,8 @@ def picks_of(row: dict, then_ms: dict[str, float]) -> dict[str, str]:
     scan = {c["config"]: c["ms"] for c in row["configs"] if c["config"] in then_ms}
     picks = {"exhaustive": min(then_ms, key=then_ms.__getitem__),
              "search": min(scan, key=scan.__getitem__),
-             "tmmodel": row["model_choice"], "cdmpp": row.get("cdmpp_choice")}
+             "tmmodel": row["model_choice"],
+             **{name: row.get(f"{name}_choice") for name in LEARNED}}
     return {k: v for k, v in picks.items() if v in then_ms}
 
 

@@ -89,6 +89,11 @@ def choose(kernel, profile: dict, latency: dict[TileConfig, float]) -> Picks:
                  tile_only=best_with_tile(model.tile, model.plan))
 
 
+LEARNED = ("cdmpp", "cdmpp_beside")
+"""The names a learned model's choice is scored under: CDMPP's predictor, and another
+scored beside it in the same run (`bench/tmmodel.py --beside`)."""
+
+
 @dataclass(frozen=True)
 class LearnedPick:
     """A learned cost model's choice over the pruned space, and what choosing took."""
@@ -101,20 +106,20 @@ class LearnedPick:
 def score(case: Case, kernel, profile: dict,
           measured: dict[TileConfig, tuple[float, float]],
           retimed: dict[TileConfig, float] | None = None,
-          learned: LearnedPick | None = None) -> dict:
+          learned: tuple[LearnedPick, ...] = ()) -> dict:
     """
     The model's choice and the measured searches' over one kernel's space, from each
     configuration's (latency, what measuring it took) in the scan. Where the re-timing
     covers the model's choice (`retimed`), the exhaustive best is the least re-timed
     configuration and every latency reported is a re-timed one: the scan's least time
-    favours a configuration measured in a quiet moment. A `learned` model's choice is
+    favours a configuration measured in a quiet moment. Each `learned` model's choice is
     scored beside TMModel's (`<name>_...` fields).
     """
     space = list(measured)
     scan = {c: measured[c][0] for c in space}
     picks = choose(kernel, profile, scan)
     retimed = retimed or {}
-    scored = (picks.model, picks.base, picks.tile_only) + ((learned.config,) if learned else ())
+    scored = (picks.model, picks.base, picks.tile_only) + tuple(p.config for p in learned)
     use_retimed = all(c in retimed for c in scored)
     latency = {**scan, **retimed} if use_retimed else scan
     best = min(retimed, key=retimed.get) if use_retimed else picks.best_kept
@@ -147,14 +152,13 @@ def score(case: Case, kernel, profile: dict,
                      if math.isfinite(picks.predicted.get(c, 0.0)) else None} for c in space],
     }
     row["search_over_exhaustive"] = search_over_exhaustive(row)
-    if learned is not None:
-        row |= {f"{learned.name}_choice": learned.config.describe(),
-                f"{learned.name}_top1": learned.config == best,
-                f"{learned.name}_over_exhaustive": latency[learned.config] / latency[best],
-                f"scan_{learned.name}_over_exhaustive": scan[learned.config]
-                / scan[picks.best_kept],
-                f"{learned.name}_tuning_seconds": learned.seconds}
-        row["latency_ms"][learned.name] = latency[learned.config] * 1e3
+    for pick in learned:
+        row |= {f"{pick.name}_choice": pick.config.describe(),
+                f"{pick.name}_top1": pick.config == best,
+                f"{pick.name}_over_exhaustive": latency[pick.config] / latency[best],
+                f"scan_{pick.name}_over_exhaustive": scan[pick.config] / scan[picks.best_kept],
+                f"{pick.name}_tuning_seconds": pick.seconds}
+        row["latency_ms"][pick.name] = latency[pick.config] * 1e3
     return row
 
 
@@ -183,5 +187,5 @@ def above_floor(rows: list[dict], floor: float | None) -> dict:
     kept = [r for r in rows if not r["under_noise_floor"]]
     return {"noise_floor_s": floor, "kernels": len(kept)} | {
         f"{name}_over_exhaustive_geomean": geomean([r[f"{name}_over_exhaustive"] for r in kept])
-        for name in ("model", "cdmpp", "search") if kept and all(f"{name}_over_exhaustive" in r
-                                                       for r in kept)}
+        for name in ("model", *LEARNED, "search")
+        if kept and all(f"{name}_over_exhaustive" in r for r in kept)}

@@ -25,6 +25,7 @@ from mobile_opt.tools.mobile_learn import (
     load_dataset,
     main,
     random_tasks,
+    splits_with_denser,
     with_denser,
     within_task_error,
 )
@@ -290,8 +291,7 @@ def test_rows_under_the_noise_floor_are_flagged_and_left_out():
                                           (["--adapt-curve", "25,50"], "--adapt-curve"),
                                           (["--samplers", "kmeans,best"], "--samplers"),
                                           (["--random-only", "--adapt-only"], "--random-only"),
-                                          (["--members", "0"], "--members"),
-                                          (["--denser", DATASET], "--denser")])
+                                          (["--members", "0"], "--members")])
 def test_bench_cdmpp_bad_options_are_usage_errors(args, option, tmp_path):
     """A curve's counts that are not numbers, a curve with no device to adapt from, a
     sampler that does not exist, or two parts each alone: a usage error naming the option
@@ -305,35 +305,62 @@ def test_bench_cdmpp_bad_options_are_usage_errors(args, option, tmp_path):
     assert not out.exists()
 
 
-def test_denser_kernels_join_their_tasks_less_the_rechecked():
-    """Another run's configurations of a dataset's tasks (`bench/cdmpp_data.py --denser`)
-    join it after its own kernels, on its task indices, marked `denser`; the configurations
-    it has (that run's rechecks) are left out. A task it lacks, or another device: one line."""
-    data = load_dataset(Path(DATASET))
-    data["benchmark"] = np.zeros(len(data["latency"]), bool)
+def _denser(data: dict) -> dict:
+    """Another run of tasks 13 and 6 of the dataset: rows 0 and 3 rechecked, three new
+    configurations (two of task 13, one of task 6)."""
     specs = json.loads(str(data["tasks"]))
-    # tasks 13 and 6 again: rows 0 and 3 rechecked, the others new configurations
     rows = [*np.flatnonzero(data["task"] == 13)[:3], *np.flatnonzero(data["task"] == 6)[:2]]
     config = data["config"][rows].copy()
     config[[1, 2, 4]] = ["new a", "new b", "new c"]
-    denser = {"tasks": np.asarray(json.dumps([specs[13], specs[6]])),
-              "task": np.asarray([0, 0, 0, 1, 1]), "config": config,
-              "device_features": data["device_features"],
-              "asts": [data["asts"][i] for i in rows],
-              **{k: data[k][rows] for k in ("latency", "spread", "source", "family")}}
+    return {"tasks": np.asarray(json.dumps([specs[13], specs[6]])),
+            "task": np.asarray([0, 0, 0, 1, 1]), "config": config,
+            "device_features": data["device_features"],
+            "asts": [data["asts"][i] for i in rows],
+            **{k: data[k][rows] for k in ("latency", "spread", "source", "family")}}
+
+
+def test_denser_kernels_join_their_tasks_less_the_rechecked():
+    """Another run's configurations of a dataset's tasks (`bench/cdmpp_data.py --denser`)
+    join it after its own kernels, on its task indices, marked `denser`; the configurations
+    it has (that run's rechecks) are left out, and the new kernels of a task the benchmark
+    holds out are held out too. A task it lacks, or another device: one line."""
+    data = load_dataset(Path(DATASET))
+    data["benchmark"] = data["task"] == 6
+    denser = _denser(data)
     more = with_denser(data, denser, Path("d.npz"))
     n = len(data["latency"])
     assert len(more["latency"]) == len(more["asts"]) == n + 3
     assert more["denser"].tolist() == [False] * n + [True] * 3
     assert more["task"][n:].tolist() == [13, 13, 6]
     assert more["config"][n:].tolist() == ["new a", "new b", "new c"]
-    assert more["asts"][n] is data["asts"][rows[1]] and not more["benchmark"][n:].any()
-    lacking = denser | {"tasks": np.asarray(json.dumps([specs[13], {"op": "Relu"}]))}
+    assert more["asts"][n] is denser["asts"][1]
+    assert more["benchmark"][n:].tolist() == [False, False, True]
+    lacking = denser | {"tasks": np.asarray(json.dumps([json.loads(str(denser["tasks"]))[0],
+                                                        {"op": "Relu"}]))}
     with pytest.raises(InputError, match="d.npz: configurations of a task that the dataset"):
         with_denser(data, lacking, Path("d.npz"))
     with pytest.raises(InputError, match="d.npz: measured on another device"):
         with_denser(data, denser | {"device_features": data["device_features"] + 1},
                     Path("d.npz"))
+
+
+def test_denser_kernels_only_train_and_leave_the_split_as_it_was():
+    """A split with another run's kernels (`bench/cdmpp.py --denser`) has the same
+    validation and test kernels as without them; its training kernels gain the new steady
+    ones, less those the benchmark or the split holds out."""
+    data = load_dataset(Path(DATASET))
+    data["benchmark"] = data["task"] == 6
+    denser = _denser(data)
+    denser["spread"] = np.asarray([0.01, 0.01, 0.5, 0.01, 0.01])  # "new b" unsteady
+    more = with_denser(data, denser, Path("d.npz"))
+    n = len(data["latency"])
+    for hold_out, added in (([], [n]), ([str(data["source"][data["task"] == 13][0])], [])):
+        same, parts = splits_with_denser(data, None, hold_out, 0)
+        merged, with_more = splits_with_denser(data, more, hold_out, 0)
+        assert same is data and merged is more
+        for part in ("valid", "test"):
+            assert with_more[part].tolist() == parts[part].tolist()
+        assert with_more["train"].tolist() == parts["train"].tolist() + added
 
 
 def test_cdmpp_data_denser_times_configurations_a_task_lacks(tmp_path, pocl_device):
@@ -364,3 +391,23 @@ def test_cdmpp_data_denser_times_configurations_a_task_lacks(tmp_path, pocl_devi
         assert done.returncode == 1 and says in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "no.npz").exists()
+
+
+def test_cdmpp_data_families_draws_random_tasks_of_those_alone(tmp_path, pocl_device):
+    """bench/cdmpp_data.py --families: the random tasks come from those families alone; an
+    unknown family is a usage error naming the option, and no file."""
+    out = tmp_path / "some.npz"
+
+    def run(families: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(BENCH / "cdmpp_data.py"), "--device", "pocl",
+                               "--models", "", "--families", families, "--random", "2",
+                               "--configs", "2", "--out", str(out)],
+                              capture_output=True, text=True)
+
+    done = run("softmax,relu")
+    assert done.returncode == 2 and "error: --families: unknown relu" in done.stderr
+    assert not out.exists()
+    done = run("softmax")
+    assert done.returncode == 0, done.stderr
+    data = np.load(out)
+    assert set(data["source"].tolist()) == {"random:softmax"} and len(data["latency"]) > 0

@@ -291,7 +291,8 @@ def test_side_by_side_benches_name_a_missing_device_in_one_line(bench):
 
 def test_bench_scores_a_learned_pick_beside_tmmodel():
     """A learned model's choice is scored like TMModel's: on the re-timed latencies where
-    the re-timing covers it, on the scan's otherwise, with its own tuning time."""
+    the re-timing covers it, on the scan's otherwise, with its own tuning time; a second
+    one beside it under its own name."""
     from mobile_opt.checking.tile_search import LearnedPick
     from mobile_opt.models.device_profile import load_profile
     from mobile_opt.models.texture_kernels import MatMulKernel
@@ -301,18 +302,54 @@ def test_bench_scores_a_learned_pick_beside_tmmodel():
     space = list(texture_kernels.candidates(kernel, 1024))
     scan = {c: (2.0 + i / len(space), 0.1) for i, c in enumerate(space)}
     picks = choose(kernel, profile, {c: t for c, (t, _) in scan.items()})
-    other = next(c for c in picks.kept if c not in (picks.model, picks.base, picks.tile_only))
-    learned = LearnedPick("cdmpp", other, 0.25)
-    again = {picks.model: 1.5, picks.base: 1.6, picks.tile_only: 1.5, other: 1.2}
+    other, another = [c for c in picks.kept
+                      if c not in (picks.model, picks.base, picks.tile_only)][:2]
+    learned = (LearnedPick("cdmpp", other, 0.25), LearnedPick("cdmpp_beside", another, 0.5))
+    again = {picks.model: 1.5, picks.base: 1.6, picks.tile_only: 1.5, other: 1.2, another: 1.8}
     row = score(case, kernel, profile, scan, again, learned)
     assert row["retimed"] and row["cdmpp_top1"] and not row["top1"]
     assert row["cdmpp_over_exhaustive"] == 1.0 and row["model_over_exhaustive"] == 1.25
     assert row["cdmpp_tuning_seconds"] == 0.25 and row["latency_ms"]["cdmpp"] == 1200.0
+    assert not row["cdmpp_beside_top1"] and row["cdmpp_beside_choice"] == another.describe()
+    assert row["cdmpp_beside_over_exhaustive"] == pytest.approx(1.8 / 1.2)
+    assert row["cdmpp_beside_tuning_seconds"] == 0.5
     del again[other]
-    row = score(case, kernel, profile, scan, again, learned)
+    row = score(case, kernel, profile, scan, again, learned[:1])
     assert not row["retimed"]
     assert row["cdmpp_over_exhaustive"] == pytest.approx(scan[other][0] / min(
         scan[c][0] for c in picks.kept))
+
+
+def test_bench_rescores_a_predictor_beside_the_shipped_one(tmp_path):
+    """bench/tmmodel.py --beside: a second predictor's choices scored in the same run as
+    the shipped one's, under `cdmpp_beside_...`. The shipped one beside itself chooses
+    alike; another predictor is scored apart."""
+    import json
+
+    from mobile_opt.models.cdmpp import shipped_path
+
+    run = _saved_run(tmp_path, ("MatMul 256x128x64", "Softmax 256x64"))
+    out = tmp_path / "again.json"
+    for beside in (shipped_path("pocl"), shipped_path("nvidia-h200")):
+        done = _bench("tmmodel", "--rescore", str(run), "--beside", str(beside),
+                      "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        saved = json.loads(out.read_text())
+        summary = saved["summary"]["all"]
+        for row in saved["rows"]:
+            ratio = row["latency_ms"]["cdmpp_beside"] / row["latency_ms"]["exhaustive"]
+            assert row["cdmpp_beside_over_exhaustive"] == pytest.approx(ratio)
+        choices = [(r["cdmpp_choice"], r["cdmpp_beside_choice"]) for r in saved["rows"]]
+        if beside == shipped_path("pocl"):
+            assert all(a == b for a, b in choices)
+            assert summary["cdmpp_beside_over_exhaustive_geomean"] == pytest.approx(
+                summary["cdmpp_over_exhaustive_geomean"])
+        else:
+            assert any(a != b for a, b in choices)
+        assert "cdmpp_beside_over_exhaustive_geomean" in saved["summary"]["above_noise_floor"]
+    done = _bench("tmmodel", "--rescore", str(run), "--no-cdmpp", "--beside",
+                  str(shipped_path("pocl")))
+    assert done.returncode == 2 and "error: --beside: CDMPP is left out" in done.stderr
 
 
 def _saved_run(tmp_path, kernels: tuple[str, ...], **change) -> Path:

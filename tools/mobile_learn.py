@@ -256,11 +256,26 @@ def with_denser(data: dict, denser: dict, path: Path) -> dict:
     new = np.asarray([(t, c) not in known for t, c in zip(task.tolist(),
                                                            denser["config"].tolist())], bool)
     out = {k: np.concatenate([data[k], denser[k][new]]) for k in KERNEL_COLUMNS}
+    held = np.unique(data["task"][data["benchmark"]])  # a held-out task's new kernels stay out
     return data | out | {
         "task": np.concatenate([data["task"], task[new]]),
         "asts": data["asts"] + [a for a, n in zip(denser["asts"], new) if n],
-        "benchmark": np.concatenate([data["benchmark"], np.zeros(new.sum(), bool)]),
+        "benchmark": np.concatenate([data["benchmark"], np.isin(task[new], held)]),
         "denser": np.arange(len(data["latency"]) + new.sum()) >= len(data["latency"])}
+
+
+def splits_with_denser(data: dict, denser: dict | None, hold_out: list[str], seed: int
+                       ) -> tuple[dict, dict[str, np.ndarray]]:
+    """The dataset a split trains on and its parts (`splits`, less the benchmark's kernels).
+    With `denser` (`with_denser` of the dataset), that one: its new kernels come after the
+    dataset's, so the parts are the same, and those of tasks not held out join the
+    training kernels."""
+    parts = splits(data, hold_out, seed, exclude=data["benchmark"])
+    if denser is None:
+        return data, parts
+    extra = (denser["denser"] & (denser["spread"] < STEADY) & ~denser["benchmark"]
+             & ~np.isin(denser["source"], hold_out))
+    return denser, parts | {"train": np.concatenate([parts["train"], np.flatnonzero(extra)])}
 
 
 def kmeans_tasks(points: np.ndarray, task: np.ndarray, count: int, seed: int) -> list[int]:
