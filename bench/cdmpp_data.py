@@ -313,7 +313,7 @@ def main() -> int:
         else:
             tasks = [(c.family, c) for name in filter(None, args.models.split(","))
                      for c in model_cases(name, folder)]
-            tasks += [(f"random:{c.family}", c) for f in FAMILIES for c in
+            tasks += [(f"random:{c.family}", c) for f in families for c in
                       sample_cases(f, args.random * (3 if f == "matmul" else 1), cpu, rng)]
             # none of bench/tmmodel.py's kernels, which score the learned model's choices
             held_out = benchmark_specs(profile_name, cpu)
