@@ -19,6 +19,9 @@ import onnxruntime
 import pytest
 from harness import run_mobile_run
 
+from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.reference.qlinear import run_qlinear
+
 ZOO = Path(__file__).resolve().parent / "models" / "zoo"
 
 TOL = 1e-3
@@ -196,6 +199,11 @@ def test_quantized_model_in_qemu(name: str, tmp_path: Path, capsys):
     )
     assert status == 0, out + err
     assert "PASS" in out and "FAIL" not in out, out
+    expected = run_qlinear(import_onnx(str(path)), feeds)  # the exact integer reference
+    for output, want in expected.items():
+        assert np.array_equal(np.load(tmp_path / "out" / f"{output}.npy"), want), output
     error, scale = _relative_error(path, feeds, tmp_path / "out")
     assert scale > 1e-2
-    assert error <= SANE
+    # onnxruntime's quantized kernels are inexact on x86 without VNNI (uint8 x int8 pairs
+    # summed in 16 bits, saturating): there it may stray further, and mobile-run says so
+    assert error <= SANE or "onnxruntime is the inexact side" in out, out
