@@ -49,7 +49,7 @@ from onnx import helper, shape_inference
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 from e2e import EXPORTED_MODELS, LIGHT_MODELS, import_repo_package, resolve_models  # noqa: E402
-from tmmodel import FAMILIES, benchmark_specs, sample_cases  # noqa: E402
+from tmmodel import FAMILIES, benchmark_specs, families_of, sample_cases  # noqa: E402
 
 import_repo_package()
 
@@ -274,10 +274,7 @@ def main() -> int:
                              "timed again")
     parser.add_argument("--out", help="default bench/data/cdmpp-<device>.npz")
     args = parser.parse_args()
-    families = [f for f in args.families.split(",") if f]
-    unknown = [f for f in families if f not in FAMILIES]
-    if unknown:
-        parser.error(f"--families: unknown {', '.join(unknown)}")
+    families = families_of(parser, args.families)
     try:
         device = choose_device(args.device)
     except DeviceError as e:

@@ -141,6 +141,15 @@ def sample_cases(family: str, count: int, cpu: bool, rng: np.random.Generator) -
     return cases
 
 
+def families_of(parser: argparse.ArgumentParser, text: str) -> list[str]:
+    """The comma-separated families of a --families option; one naming none of FAMILIES is
+    a usage error."""
+    families = [f for f in text.split(",") if f]
+    if unknown := [f for f in families if f not in FAMILIES]:
+        parser.error(f"--families: unknown {', '.join(unknown)}")
+    return families
+
+
 DEFAULT_CASES = {"cpu": 2, "gpu": 4}
 """Kernels per family of a run (MatMul gets three times as many), by the device's kind."""
 
@@ -368,10 +377,9 @@ def main() -> int:
         parser.error("--predictor: CDMPP is left out (--no-cdmpp)")
     if args.beside and not args.cdmpp:
         parser.error("--beside: CDMPP is left out (--no-cdmpp)")
-    families = [f for f in args.families.split(",") if f]
-    unknown = [f for f in families if f not in FAMILIES]
-    if unknown or not families:
-        parser.error(f"--families: unknown {', '.join(unknown) or '(none given)'}")
+    families = families_of(parser, args.families)
+    if not families:
+        parser.error("--families: unknown (none given)")
     try:
         return run(args, families)
     except InputError as e:
