@@ -393,6 +393,8 @@ def main() -> int:
         data["benchmark"] = benchmark_mask(data, args.dataset)
         denser = args.denser and with_denser(
             data, read(args.denser, "CDMPP dataset", load_dataset), args.denser)
+        if denser:  # its new tasks may be the benchmark's too
+            denser["benchmark"] |= benchmark_mask(denser, args.dataset)
     except InputError as e:
         print(f"bench/cdmpp.py: error: {e}", file=sys.stderr)
         return 1

@@ -26,9 +26,18 @@ into another file, up to `--configs` each with the ones it has, and `--recheck` 
 again, so that the two runs can be compared (`bench/gpu_cdmpp_denser.sh`: the tasks that
 the cross-device runs choose, whose new kernels only train there).
 
+`--focus N` starts each new random task's sample with the N configurations that the
+shipped predictor and TMModel each rank fastest (`tile_search.ranked_first`), the rest
+random: the top of a ranking is where choosing among hundreds goes wrong, and 32 random
+configurations of a thousand seldom reach it. It takes no task of the device's own
+dataset, so that dataset's test tasks stay unseen; `bench/cdmpp.py --denser` trains on
+its kernels.
+
     python3 bench/cdmpp_data.py --device pocl --random 20 --minutes 30
     python3 bench/cdmpp_data.py --device pocl --models '' --families matmul --random 42
     python3 bench/cdmpp_data.py --device gpu --models light_resnet50,vit_tiny
+    python3 bench/cdmpp_data.py --device gpu --models '' --random 12 --seed 23 --configs 64 \
+        --focus 16 --minutes 7 --out bench/data/cdmpp-nvidia-h200-focus.npz
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -54,10 +64,11 @@ from tmmodel import FAMILIES, benchmark_specs, families_of, sample_cases  # noqa
 import_repo_package()
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device  # noqa: E402
-from mobile_opt.checking.tile_search import Case  # noqa: E402
+from mobile_opt.checking.tile_search import Case, ranked_first  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.frontend.single_node import NODE_NAME  # noqa: E402
 from mobile_opt.models import texture_kernels  # noqa: E402
+from mobile_opt.models.cdmpp import UNREADABLE, Ensemble, Predictor, shipped_path  # noqa: E402
 from mobile_opt.models.cdmpp_features import (  # noqa: E402
     DEVICE_FIELDS,
     LEAF_FIELDS,
@@ -182,14 +193,39 @@ def sampled(space: list, configs: int, rng: np.random.Generator) -> list:
     return [space[i] for i in sorted(plans + rest)]
 
 
+@dataclass(frozen=True)
+class Focus:
+    """Where a new task's sample starts (`--focus`): the `count` configurations that the
+    shipped predictor and TMModel each rank fastest (`tile_search.ranked_first`)."""
+
+    count: int
+    predictor: Predictor | Ensemble
+    profile: dict
+    profile_name: str
+
+    def top(self, node, kernel, space: list) -> list:
+        return ranked_first(node, kernel, self.profile, self.profile_name, self.predictor,
+                            space, self.count)
+
+
+def sampled_from(space: list, first: list, configs: int, rng: np.random.Generator) -> list:
+    """`first`, then `sampled` of the rest of `space` up to `configs` in all, in the
+    space's order."""
+    rest = sampled([c for c in space if c not in first], configs - len(first), rng)
+    chosen = set(first) | set(rest)
+    return [c for c in space if c in chosen]
+
+
 def collect(case: Case, source: str, device, limits: HardwareLimits, dataset: Dataset,
             folder: Path, repeat: int, configs: int, rng: np.random.Generator, note,
-            task: int | None = None, known: set[str] | None = None, recheck: int = 0) -> int:
+            task: int | None = None, known: set[str] | None = None, recheck: int = 0,
+            focus: Focus | None = None) -> int:
     """
-    A task's configurations (`sampled`) timed into `dataset`; the samples added. With
-    `task`, a task the dataset has: only its blocked plans it lacks are timed. With `known`,
-    the configurations another dataset has of the task: as many others as make `configs`
-    in all, and `recheck` of the known ones again (what the two runs measure apart).
+    A task's configurations (`sampled`; with `focus`, its top ones first) timed into
+    `dataset`; the samples added. With `task`, a task the dataset has: only its blocked
+    plans it lacks are timed. With `known`, the configurations another dataset has of the
+    task: as many others as make `configs` in all, and `recheck` of the known ones again
+    (what the two runs measure apart).
     """
     module = import_onnx(str(case.save(folder)))
     node = next(o for o in module.walk() if node_name(o) == NODE_NAME)
@@ -208,7 +244,8 @@ def collect(case: Case, source: str, device, limits: HardwareLimits, dataset: Da
         space = [c for c in space if c.describe() in picked]  # in order: tiles share builds
     elif task is None:
         task = dataset.add_task(source, case)
-        space = sampled(space, configs, rng)
+        first = focus.top(node, kernel, space) if focus else []
+        space = sampled_from(space, first, configs, rng)
     else:
         seen = set(dataset.configs_of(task))
         space = [c for c in space if c.plan is not None and c.describe() not in seen]
@@ -245,6 +282,15 @@ def denser_tasks(path: Path, task_list: Path | None, out: Path,
             for i in wanted]
 
 
+def dataset_specs(path: Path, out: Path) -> list[dict]:
+    """The task specs (less their source) of the dataset at `path`, unless it is `out`
+    or there is none."""
+    if not path.is_file() or path.resolve() == out.resolve():
+        return []
+    specs = json.loads(str(np.load(path, allow_pickle=False)["tasks"]))
+    return [{k: v for k, v in spec.items() if k != "source"} for spec in specs]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -272,9 +318,16 @@ def main() -> int:
     parser.add_argument("--recheck", type=int, default=4,
                         help="with --denser: configurations of each task that it has, "
                              "timed again")
+    parser.add_argument("--focus", type=int, default=0, metavar="N",
+                        help="each new task's sample starts with the N configurations that "
+                             "the shipped predictor and TMModel each rank fastest (`Focus`)")
     parser.add_argument("--out", help="default bench/data/cdmpp-<device>.npz")
     args = parser.parse_args()
     families = families_of(parser, args.families)
+    if args.focus < 0:
+        parser.error(f"--focus: not a count: {args.focus}")
+    if args.focus and (args.denser or args.top_up):
+        parser.error("--focus: samples new tasks only (not with --denser or --top-up)")
     try:
         device = choose_device(args.device)
     except DeviceError as e:
@@ -287,6 +340,14 @@ def main() -> int:
         return 1
     profile = load_profile(profile_name)
     limits = HardwareLimits.of(profile)
+    focus = None
+    if args.focus:
+        try:
+            focus = Focus(args.focus, Predictor.shipped(profile_name), profile, profile_name)
+        except UNREADABLE as e:
+            print(f"bench/cdmpp_data.py: error: --focus: no readable CDMPP predictor "
+                  f"{shipped_path(profile_name)} ({e})", file=sys.stderr)
+            return 1
     out = Path(args.out or BENCH_DIR / "data" / f"cdmpp-{profile_name}.npz")
     denser = None
     if args.denser:
@@ -314,8 +375,11 @@ def main() -> int:
                       sample_cases(f, args.random * (3 if f == "matmul" else 1), cpu, rng)]
             # none of bench/tmmodel.py's kernels, which score the learned model's choices
             held_out = benchmark_specs(profile_name, cpu)
+            if focus:  # new tasks: none that the device's dataset splits into its test set
+                held_out += dataset_specs(BENCH_DIR / "data" / f"cdmpp-{profile_name}.npz",
+                                          out)
             # in random order, so that a run cut short by --minutes is a fair sample
-            tasks = [(*tasks[i], {}) for i in rng.permutation(len(tasks))
+            tasks = [(*tasks[i], {"focus": focus}) for i in rng.permutation(len(tasks))
                      if not dataset.has(*tasks[i]) and tasks[i][1].spec() not in held_out]
         bar = progress_bar(len(tasks), f"cdmpp data on {device.name}", "task")
         for source, case, how in tasks:

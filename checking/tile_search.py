@@ -12,11 +12,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from mobile_opt.dialects.texture.tiling import GemmPlan, TileConfig
 from mobile_opt.frontend.single_node import save_single_node
 from mobile_opt.models import texture_kernels
+from mobile_opt.models.cdmpp import Ensemble, Predictor
 from mobile_opt.models.device_profile import texture_constants
-from mobile_opt.transforms.prune_configs import HardwareLimits, prune_reason
+from mobile_opt.transforms.cdmpp_cost import CdmppCost
+from mobile_opt.transforms.prune_configs import HardwareLimits, prune_reason, surviving
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,23 @@ def choose(kernel, profile: dict, latency: dict[TileConfig, float]) -> Picks:
                  best_kept=min(kept, key=lambda c: latency[c]),
                  base=best_with_tile(next(iter(kernel.thread_tiles()))),
                  tile_only=best_with_tile(model.tile, model.plan))
+
+
+def ranked_first(node, kernel, profile: dict, profile_name: str,
+                 predictor: Predictor | Ensemble, space: list[TileConfig], count: int
+                 ) -> list[TileConfig]:
+    """The `count` configurations of `space` that `predictor` and TMModel each rank fastest
+    among those `texture-tile` chooses from (the pruned ones), the predictor's first:
+    where a choice among hundreds goes wrong, and a uniform sample seldom looks."""
+    limits = HardwareLimits.of(profile)
+    kept = surviving(limits, kernel, space)
+    learned = CdmppCost(predictor, profile, profile_name, node, True,
+                        limits.max_image).costs(kept)
+    constants = texture_constants(profile)
+    analytic = [texture_kernels.predicted_cost(constants, kernel, c) for c in kept]
+    ranked = [kept[i] for costs in (learned, analytic)
+              for i in np.argsort(costs, kind="stable")[:count]]
+    return list(dict.fromkeys(ranked))
 
 
 LEARNED = ("cdmpp", "cdmpp_beside")

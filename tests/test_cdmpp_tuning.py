@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mobile_opt.checking.tile_search import Case
+from mobile_opt.checking.tile_search import Case, ranked_first
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.frontend.single_node import NODE_NAME
 from mobile_opt.models import texture_kernels
 from mobile_opt.models.cdmpp import MEMBERS, Ensemble, Predictor, ensemble_arrays, shipped_path
 from mobile_opt.models.cdmpp_features import compact_ast
-from mobile_opt.models.device_profile import load_profile
+from mobile_opt.models.device_profile import load_profile, texture_constants
 from mobile_opt.tools.mobile_learn import (
     InputError,
     cmd,
@@ -31,7 +31,7 @@ from mobile_opt.tools.mobile_learn import (
 )
 from mobile_opt.tools.tuning import node_name
 from mobile_opt.transforms.cdmpp_cost import CdmppCost, single_node_module
-from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of
+from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of, surviving
 from mobile_opt.transforms.texture_tile import TextureTilePass
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -323,7 +323,8 @@ def test_denser_kernels_join_their_tasks_less_the_rechecked():
     """Another run's configurations of a dataset's tasks (`bench/cdmpp_data.py --denser`)
     join it after its own kernels, on its task indices, marked `denser`; the configurations
     it has (that run's rechecks) are left out, and the new kernels of a task the benchmark
-    holds out are held out too. A task it lacks, or another device: one line."""
+    holds out are held out too; a task it lacks joins its task list. Another device: one
+    line."""
     data = load_dataset(Path(DATASET))
     data["benchmark"] = data["task"] == 6
     denser = _denser(data)
@@ -335,10 +336,14 @@ def test_denser_kernels_join_their_tasks_less_the_rechecked():
     assert more["config"][n:].tolist() == ["new a", "new b", "new c"]
     assert more["asts"][n] is denser["asts"][1]
     assert more["benchmark"][n:].tolist() == [False, False, True]
-    lacking = denser | {"tasks": np.asarray(json.dumps([json.loads(str(denser["tasks"]))[0],
-                                                        {"op": "Relu"}]))}
-    with pytest.raises(InputError, match="d.npz: configurations of a task that the dataset"):
-        with_denser(data, lacking, Path("d.npz"))
+    # a task the dataset lacks (`bench/cdmpp_data.py --focus`) joins its list, all of
+    # its kernels new
+    specs = json.loads(str(data["tasks"]))
+    lacking = denser | {"tasks": np.asarray(json.dumps([specs[13], {"op": "Relu"}]))}
+    more = with_denser(data, lacking, Path("d.npz"))
+    assert more["task"][n:].tolist() == [13, 13, len(specs), len(specs)]
+    assert json.loads(str(more["tasks"])) == specs + [{"op": "Relu"}]
+    assert more["benchmark"][n:].tolist() == [False] * 4
     with pytest.raises(InputError, match="d.npz: measured on another device"):
         with_denser(data, denser | {"device_features": data["device_features"] + 1},
                     Path("d.npz"))
@@ -411,3 +416,54 @@ def test_cdmpp_data_families_draws_random_tasks_of_those_alone(tmp_path, pocl_de
     assert done.returncode == 0, done.stderr
     data = np.load(out)
     assert set(data["source"].tolist()) == {"random:softmax"} and len(data["latency"]) > 0
+
+
+def test_ranked_first_holds_each_models_choice_first(tmp_path):
+    """`ranked_first`: the predictor's and TMModel's fastest `count` of the pruned space,
+    the predictor's first; so each model's own choice is among them."""
+    profile = load_profile("pocl")
+    limits = HardwareLimits.of(profile)
+    _, node = _node(CASES[1], tmp_path)
+    kernel = kernel_of(node, limits.max_image)
+    space = list(texture_kernels.candidates(kernel, limits.max_group))
+    kept = surviving(limits, kernel, space)
+    top = ranked_first(node, kernel, profile, "pocl", Predictor.shipped("pocl"), space, 3)
+    assert 3 <= len(top) <= 6 and len(set(top)) == len(top) and set(top) <= set(kept)
+    assert top[0] == _cost(node).choose(kept)
+    analytic = lambda c: texture_kernels.predicted_cost(  # noqa: E731
+        texture_constants(profile), kernel, c)
+    assert min(map(analytic, top)) == min(map(analytic, kept))
+
+
+def test_cdmpp_data_focus_starts_new_tasks_with_the_models_top(tmp_path, pocl_device):
+    """bench/cdmpp_data.py --focus N: each new task's configurations hold the N that the
+    shipped predictor and TMModel each rank fastest (`ranked_first`), random ones after up
+    to --configs; no task that the device's dataset has. Bad options are usage errors, and
+    no file."""
+    out = tmp_path / "focus.npz"
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(BENCH / "cdmpp_data.py"), "--device", "pocl",
+                               "--models", "", "--families", "softmax", *args,
+                               "--out", str(out)], capture_output=True, text=True)
+
+    for args, says in ((["--focus", "-1"], "--focus: not a count"),
+                       (["--focus", "2", "--top-up"], "--focus: samples new tasks only")):
+        done = run(*args)
+        assert done.returncode == 2 and says in done.stderr and not out.exists()
+    done = run("--random", "3", "--focus", "2", "--configs", "8")
+    assert done.returncode == 0, done.stderr
+    data, profile = np.load(out), load_profile("pocl")
+    specs = json.loads(str(data["tasks"]))
+    known = [{k: v for k, v in t.items() if k != "source"}
+             for t in json.loads(str(np.load(DATASET)["tasks"]))]
+    assert specs and not [s for s in specs if {k: v for k, v in s.items() if k != "source"}
+                          in known]
+    for index, spec in enumerate(specs):
+        _, node = _node(Case.of_spec("softmax", spec), tmp_path)
+        kernel = kernel_of(node, HardwareLimits.of(profile).max_image)
+        space = list(texture_kernels.candidates(kernel, HardwareLimits.of(profile).max_group))
+        top = {c.describe() for c in ranked_first(node, kernel, profile, "pocl",
+                                                  Predictor.shipped("pocl"), space, 2)}
+        timed = data["config"][data["task"] == index].tolist()
+        assert top <= set(timed) and len(timed) == min(8, len(space))

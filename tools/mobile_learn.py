@@ -238,26 +238,31 @@ def merged(source: dict, target: dict) -> tuple[dict, np.ndarray]:
 
 def with_denser(data: dict, denser: dict, path: Path) -> dict:
     """
-    The dataset with another run's kernels of its tasks (`bench/cdmpp_data.py --denser`)
-    after its own, less the configurations it has (that run's rechecks), marked `denser`:
-    more configurations of tasks that a cross-device run chooses, which only train. `path`
-    names the other run's file in errors.
+    The dataset with another run's kernels after its own, less the configurations it has
+    (that run's rechecks), marked `denser`: kernels that only train. They are more
+    configurations of its tasks (`bench/cdmpp_data.py --denser`), or new tasks
+    (`--focus`), which join its task list after its own. `path` names the other run's
+    file in errors.
     """
     if not np.allclose(data["device_features"], denser["device_features"]):
         raise InputError(f"{path}: measured on another device than the dataset")
-    index = {json.dumps(t, sort_keys=True): i
-             for i, t in enumerate(json.loads(str(data["tasks"])))}
-    try:
-        task = np.asarray([index[json.dumps(t, sort_keys=True)]
-                           for t in json.loads(str(denser["tasks"]))])[denser["task"]]
-    except KeyError:
-        raise InputError(f"{path}: configurations of a task that the dataset lacks") from None
+    specs = json.loads(str(data["tasks"]))
+    index = {json.dumps(t, sort_keys=True): i for i, t in enumerate(specs)}
+    theirs = []
+    for spec in json.loads(str(denser["tasks"])):
+        key = json.dumps(spec, sort_keys=True)
+        if key not in index:
+            index[key] = len(specs)
+            specs.append(spec)
+        theirs.append(index[key])
+    task = np.asarray(theirs, np.int64)[denser["task"]]
     known = set(zip(data["task"].tolist(), data["config"].tolist()))
     new = np.asarray([(t, c) not in known for t, c in zip(task.tolist(),
                                                            denser["config"].tolist())], bool)
     out = {k: np.concatenate([data[k], denser[k][new]]) for k in KERNEL_COLUMNS}
     held = np.unique(data["task"][data["benchmark"]])  # a held-out task's new kernels stay out
     return data | out | {
+        "tasks": np.asarray(json.dumps(specs)),
         "task": np.concatenate([data["task"], task[new]]),
         "asts": data["asts"] + [a for a, n in zip(denser["asts"], new) if n],
         "benchmark": np.concatenate([data["benchmark"], np.isin(task[new], held)]),
