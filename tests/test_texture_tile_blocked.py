@@ -233,6 +233,33 @@ def test_mobile_tune_measures_blocked_configurations(tmp_path):
     assert all(0 < m.seconds < math.inf for m in (*mm, *conv))
 
 
+def test_a_configuration_over_the_devices_image_limit_is_left_out(tmp_path):
+    """A device whose image limit is below its profile's (Debian's PoCL takes 8192 rows,
+    the `pocl` profile's 16384) cannot build a split conv whose partial sums need more rows:
+    `tools/tuning` times it as infinite (`measure`, `retime`) or leaves it out
+    (`time_kernels`), and the configurations it can build are timed as before."""
+    import dataclasses
+
+    from mobile_opt.tools.tuning import build, measure, retime, time_kernels
+
+    path = tmp_path / "m.onnx"
+    _model(path)
+    module = import_onnx(str(path))
+    # the conv's weight is 1152 rows, so its product fits; 8 slices of 196 rows do not
+    device = dataclasses.replace(choose_device("pocl"), max_image_height=1200)
+    over, under = TileConfig.blocked(GemmPlan(SMALL, 8)), TileConfig.blocked(GemmPlan(SMALL, 2))
+    configs = [over, under, TileConfig((2, 1), (8, 2))]
+    refused = import_onnx(str(path))
+    over.apply(next(op for op in refused.walk() if op.name == "onnx.Conv"))
+    with pytest.raises(DiagnosticException, match="over the limit 1200"):
+        build(refused, device)  # the lowering refuses it
+    for timed in (measure(module, "conv", configs, device, repeat=1),
+                  retime(module, "conv", configs, device, rounds=1)):
+        assert [math.isfinite(m.seconds) for m in timed] == [False, True, True]
+    kept = {t.config for t in time_kernels(module, "conv", configs, device, repeat=1)}
+    assert kept == set(configs[1:])
+
+
 def test_bench_scores_and_rescores_blocked_configurations(tmp_path):
     """bench/tmmodel.py's rows keep a blocked configuration's block and split, so that
     `--rescore` finds them again; the model takes the blocked one the scan found fastest."""

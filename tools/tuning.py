@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
+from xdsl.utils.exceptions import DiagnosticException
 
 from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
 from mobile_opt.checking import make_inputs
@@ -78,17 +79,28 @@ class _Builds:
         self.module, self.node, self.device, self.keep = module, node, device, keep
         self._built: dict[TileConfig, CompiledModel] = {}
 
-    def __call__(self, config: TileConfig) -> CompiledModel:
+    def __call__(self, config: TileConfig) -> CompiledModel | None:
+        """The build under `config`; None where the device cannot hold its images."""
         key = replace(config, group=None)
         if key not in self._built:
             if self.keep is not None and len(self._built) >= self.keep:
                 self._built.pop(next(iter(self._built)))
-            self._built[key] = _build(self.module, self.node, key, self.device)
-        if config.plan is not None:
+            try:
+                self._built[key] = _build(self.module, self.node, key, self.device)
+            except DiagnosticException as e:
+                if UNBUILDABLE not in str(e):
+                    raise
+                self._built[key] = None
+        if self._built[key] is None or config.plan is not None:
             return self._built[key]
         return self._built[key].with_local_size(lambda launch: names_node(launch.node, self.node),
                                                 config.group)
 
+
+UNBUILDABLE = "over the limit"
+"""The lowering's refusal of a configuration whose images exceed the device's limits,
+which may be below those of its profile, from which the candidates come (Debian's PoCL
+takes 8192 rows where pip's, which measured the `pocl` profile, takes 16384)."""
 
 UNLAUNCHABLE = ("OUT_OF_RESOURCES", "INVALID_WORK_GROUP_SIZE")
 """A driver's refusals of a configuration (too many registers or too large a group for
@@ -99,8 +111,12 @@ def _unlaunchable(error: OpenCLRunError) -> bool:
     return any(reason in str(error) for reason in UNLAUNCHABLE)
 
 
-def _node_seconds(compiled: CompiledModel, feeds: dict[str, np.ndarray], node: str) -> float:
-    """One run's time of the node's kernels; infinite where the device cannot launch them."""
+def _node_seconds(compiled: CompiledModel | None, feeds: dict[str, np.ndarray],
+                  node: str) -> float:
+    """One run's time of the node's kernels; infinite where the device cannot build or
+    launch them."""
+    if compiled is None:
+        return math.inf
     try:
         run = compiled.run(feeds)
     except OpenCLRunError as e:
@@ -144,7 +160,7 @@ def time_kernels(module: ModuleOp, node: str, configs: Sequence[TileConfig], dev
     """
     Each kernel of node `node` under each configuration, timed alone over `repeat` runs
     after a warm-up (a split product's two kernels apart); configurations the device
-    cannot launch are left out. What a learned cost model trains on.
+    cannot build or launch are left out. What a learned cost model trains on.
     """
     feeds = random_feeds(module)
     builds = _Builds(module, node, device, keep=1)
@@ -152,6 +168,8 @@ def time_kernels(module: ModuleOp, node: str, configs: Sequence[TileConfig], dev
         if progress:
             progress(f"{node} {config.describe()} ({index + 1}/{len(configs)})")
         compiled = builds(config)
+        if compiled is None:
+            continue
         try:
             runs = [compiled.run(feeds).kernel_times for _ in range(repeat + 1)][1:]
         except OpenCLRunError as e:
