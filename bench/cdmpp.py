@@ -76,6 +76,7 @@ from mobile_opt.tools.mobile_learn import (  # noqa: E402
     merged,
     missing_learn,
     noise_floor,
+    pick_over_best,
     predict_of,
     read,
     sampler_points,
@@ -109,26 +110,6 @@ def gbdt_predict(data: dict, parts: dict[str, np.ndarray], seed: int) -> np.ndar
 
 def gbdt_mape(data: dict, parts: dict[str, np.ndarray], seed: int) -> float:
     return mape(gbdt_predict(data, parts, seed), data["latency"][parts["test"]])
-
-
-def pick_over_best(data: dict, indices: np.ndarray, predicted: np.ndarray) -> float:
-    """
-    Tuning by prediction within each task of `indices`: the measured latency of the
-    configuration predicted fastest over the fastest measured (a configuration's kernels
-    summed), in the geometric mean over tasks. Only configurations all of whose kernels
-    are among `indices` compete.
-    """
-    configs: dict[tuple[int, str], list[float]] = {}
-    for i, p in zip(indices, predicted):
-        entry = configs.setdefault((int(data["task"][i]), str(data["config"][i])), [0.0, 0.0])
-        entry[0] += data["latency"][i]
-        entry[1] += p
-    by_task: dict[int, list[list[float]]] = {}
-    for (task, _), entry in configs.items():
-        by_task.setdefault(task, []).append(entry)
-    ratios = [min(c, key=lambda e: e[1])[0] / min(e[0] for e in c)
-              for c in by_task.values() if len(c) > 1]
-    return float(np.exp(np.mean(np.log(ratios))))
 
 
 FINE_TUNE_TASKS = 8

@@ -24,6 +24,7 @@ from mobile_opt.tools.mobile_learn import (
     kmeans_tasks,
     load_dataset,
     main,
+    pick_over_best,
     random_tasks,
     splits_with_denser,
     with_denser,
@@ -467,3 +468,16 @@ def test_cdmpp_data_focus_starts_new_tasks_with_the_models_top(tmp_path, pocl_de
                                                   Predictor.shipped("pocl"), space, 2)}
         timed = data["config"][data["task"] == index].tolist()
         assert top <= set(timed) and len(timed) == min(8, len(space))
+
+
+def test_pick_over_best_sums_a_configurations_kernels():
+    """Tuning by prediction within each task: a configuration's kernels summed, the one
+    predicted fastest over the fastest, in the geometric mean over tasks; a task of one
+    configuration compares nothing."""
+    data = {"task": np.asarray([0, 0, 0, 1, 1, 2]),
+            "config": np.asarray(["a", "a", "b", "a", "b", "a"]),
+            "latency": np.asarray([1.0, 1.0, 3.0, 2.0, 1.0, 5.0])}
+    # task 0: a (1 + 1) against b (3), b predicted faster: 3 / 2; task 1: a predicted, 2 / 1
+    predicted = np.asarray([1.0, 1.0, 1.5, 0.5, 1.0, 1.0])
+    assert pick_over_best(data, np.arange(6), predicted) == pytest.approx(np.sqrt(1.5 * 2))
+    assert pick_over_best(data, np.arange(6), data["latency"]) == pytest.approx(1.0)
