@@ -656,12 +656,11 @@ def adapt(args: argparse.Namespace) -> int:
                          source, f"mobile-learn adapt member {i + 1}/{args.members}")
                for i in range(args.members)]
     tuned, result = members[0]
+    test = tuned_parts(data, candidates, tasks)["test"]
     if len(members) > 1:  # the ensemble's errors; the first member's curve
         tuned = ensemble_arrays([m for m, _ in members])
-        test = tuned_parts(data, candidates, tasks)["test"]
         result = result | {"mape": {"test": mape_of(tuned, data, test)},
                            "member_mape": [r["mape"] for _, r in members]}
-    test = tuned_parts(data, candidates, tasks)["test"]
     result = {"model": str(args.model), "dataset": str(args.dataset),
               "device": str(data["device"]), "sampler": args.sampler, "tasks": tasks,
               "test_mape_before": mape_of(arrays, data, test),
