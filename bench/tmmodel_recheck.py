@@ -52,7 +52,7 @@ from tmmodel import (  # noqa: E402
 )
 
 from mobile_opt.backends.opencl.devices import DeviceError, choose_device  # noqa: E402
-from mobile_opt.checking.tile_search import LEARNED, Case, geomean  # noqa: E402
+from mobile_opt.checking.tile_search import LAUNCH_BOUND, LEARNED, Case, geomean  # noqa: E402
 from mobile_opt.frontend.onnx_import import import_onnx  # noqa: E402
 from mobile_opt.models.device_profile import profile_for_device  # noqa: E402
 from mobile_opt.tools.cli import noting, progress_bar  # noqa: E402
@@ -61,8 +61,6 @@ from mobile_opt.tools.tuning import retime  # noqa: E402
 PICKS = ("exhaustive", "search", "tmmodel", *LEARNED)
 TARGET = 1.05
 """The issue's tuning target, over exhaustive search's best."""
-LAUNCH_BOUND = 10e-6
-"""The issue's noise floor of the H100 (seconds): kernels shorter are launch-bound."""
 
 
 def picks_of(row: dict, then_ms: dict[str, float]) -> dict[str, str]:

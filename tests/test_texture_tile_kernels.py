@@ -352,6 +352,67 @@ def test_bench_rescores_a_predictor_beside_the_shipped_one(tmp_path):
     assert done.returncode == 2 and "error: --beside: CDMPP is left out" in done.stderr
 
 
+def test_held_out_scores_each_choice_over_the_best_timed_again():
+    """Each search's choice over the exhaustive best, from the held-out times (not the
+    re-timing that named the best); a rescored row keeps those of the picks unchanged."""
+    from mobile_opt.checking.tile_search import held_out, kept_held_out
+
+    best, scan_best, model = TileConfig((1, 1), (8, 8)), TileConfig((2, 1)), TileConfig((4, 1))
+    chosen = {"exhaustive": best, "search": scan_best, "model": model, "cdmpp": best}
+    # timed again, the scan's best is faster than the re-timing's
+    fields = held_out(chosen, {best: 2e-3, scan_best: 1.5e-3, model: 3e-3})
+    assert fields["held_out_search_over_exhaustive"] == pytest.approx(0.75)
+    assert fields["held_out_model_over_exhaustive"] == pytest.approx(1.5)
+    assert fields["held_out_cdmpp_over_exhaustive"] == 1.0
+    assert fields["held_out_ms"] == {"exhaustive": 2.0, "search": 1.5, "model": 3.0,
+                                     "cdmpp": 2.0}
+    saved = {"exhaustive_choice": best.describe(), "model_choice": model.describe(),
+             "cdmpp_choice": best.describe(),
+             "configs": [{"config": c.describe(), "ms": ms, "pruned": None}
+                         for c, ms in ((best, 1.1), (scan_best, 1.0), (model, 1.2))]} | fields
+    assert kept_held_out(saved, saved) == fields
+    # another predictor chooses otherwise: its held-out time is not the one then taken
+    again = saved | {"cdmpp_choice": model.describe()}
+    kept = kept_held_out(saved, again)
+    assert "held_out_cdmpp_over_exhaustive" not in kept and "cdmpp" not in kept["held_out_ms"]
+    assert kept["held_out_model_over_exhaustive"] == pytest.approx(1.5)
+    # another exhaustive best (another profile's pruning): nothing is kept
+    assert kept_held_out(saved, saved | {"exhaustive_choice": model.describe()}) == {}
+    assert kept_held_out({}, saved) == {}
+
+
+def test_bench_times_the_choices_again_held_out(pocl_device, tmp_path):
+    """bench/tmmodel.py on PoCL: after the re-timing, each search's choice is built and
+    timed once more, and scored over the re-timing's best as then timed; summarised over
+    all kernels and those of 10 µs or more, and kept by a rescoring that chooses alike."""
+    import json
+
+    out = tmp_path / "run.json"
+    done = _bench("tmmodel", "--families", "softmax", "--cases", "1", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    run = json.loads(out.read_text())
+    (row,) = run["rows"]
+    choices, ms = row["held_out_choices"], row["held_out_ms"]
+    assert choices["exhaustive"] == row["exhaustive_choice"]
+    assert choices["model"] == row["model_choice"] and choices["cdmpp"] == row["cdmpp_choice"]
+    retimed = {c["config"]: c["retimed_ms"] for c in row["configs"] if c["retimed_ms"]}
+    assert choices["exhaustive"] == min(retimed, key=retimed.__getitem__)
+    for name in ("search", "model", "cdmpp"):
+        assert row[f"held_out_{name}_over_exhaustive"] == pytest.approx(
+            ms[name] / ms["exhaustive"])
+        assert run["summary"]["all"][f"held_out_{name}_over_exhaustive_geomean"] == (
+            pytest.approx(row[f"held_out_{name}_over_exhaustive"]))
+    bound = run["summary"]["launch_bound_or_more"]
+    assert bound["floor_s"] == 1e-5
+    assert bound["kernels"] == int(row["latency_ms"]["exhaustive"] >= 1e-2)
+    again = tmp_path / "again.json"
+    done = _bench("tmmodel", "--rescore", str(out), "--no-cdmpp", "--out", str(again))
+    assert done.returncode == 0, done.stderr
+    (rescored,) = json.loads(again.read_text())["rows"]
+    assert rescored["held_out_model_over_exhaustive"] == row["held_out_model_over_exhaustive"]
+    assert "held_out_cdmpp_over_exhaustive" not in rescored
+
+
 def _saved_run(tmp_path, kernels: tuple[str, ...], **change) -> Path:
     """PoCL's saved bench/tmmodel.py run cut to `kernels` (and its fields `change`d)."""
     import json
