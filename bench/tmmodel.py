@@ -76,6 +76,7 @@ from mobile_opt.checking.tile_search import (  # noqa: E402
     held_out,
     held_out_summary,
     kept_held_out,
+    least_retimed,
     picks_above,
     score,
 )
@@ -234,7 +235,7 @@ def run_case(case: Case, device, profile: dict, profile_name: str, folder: Path,
                                                    RETIME_ROUNDS, progress=note)}
     row = score(case, kernel, profile, measured, retimed, learned)
     if row["retimed"]:
-        chosen = {"exhaustive": min(retimed, key=retimed.__getitem__),
+        chosen = {"exhaustive": least_retimed(space, retimed),
                   "search": picked.best_kept, "model": picked.model,
                   **{p.name: p.config for p in learned}}
         timed = retime(module, NODE_NAME, list(dict.fromkeys(chosen.values())), device,

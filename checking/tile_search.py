@@ -143,7 +143,7 @@ def score(case: Case, kernel, profile: dict,
     scored = (picks.model, picks.base, picks.tile_only) + tuple(p.config for p in learned)
     use_retimed = all(c in retimed for c in scored)
     latency = {**scan, **retimed} if use_retimed else scan
-    best = min(retimed, key=retimed.get) if use_retimed else picks.best_kept
+    best = least_retimed(space, retimed) if use_retimed else picks.best_kept
     row = {
         "family": case.family, "kernel": kernel.describe_shape(),
         "case": case.spec(),
@@ -151,7 +151,7 @@ def score(case: Case, kernel, profile: dict,
         "best_survives": picks.best_all in picks.kept,
         "pruned_best_over_best": scan[picks.best_kept] / scan[picks.best_all],
         "model_choice": picks.model.describe(), "exhaustive_choice": best.describe(),
-        "top1": picks.model == best,
+        "top1": latency[picks.model] == latency[best],  # a tie is the best too
         "model_over_exhaustive": latency[picks.model] / latency[best],
         "scan_model_over_exhaustive": scan[picks.model] / scan[picks.best_kept],
         "retimed": use_retimed,
@@ -175,12 +175,18 @@ def score(case: Case, kernel, profile: dict,
     row["search_over_exhaustive"] = search_over_exhaustive(row)
     for pick in learned:
         row |= {f"{pick.name}_choice": pick.config.describe(),
-                f"{pick.name}_top1": pick.config == best,
+                f"{pick.name}_top1": latency[pick.config] == latency[best],
                 f"{pick.name}_over_exhaustive": latency[pick.config] / latency[best],
                 f"scan_{pick.name}_over_exhaustive": scan[pick.config] / scan[picks.best_kept],
                 f"{pick.name}_tuning_seconds": pick.seconds}
         row["latency_ms"][pick.name] = latency[pick.config] * 1e3
     return row
+
+
+def least_retimed(space: list[TileConfig], retimed: dict[TileConfig, float]) -> TileConfig:
+    """The exhaustive best: the least re-timed configuration, a tie to the first of the
+    space (a timer's ticks make ties), so that a rescoring finds the run's."""
+    return min((c for c in space if c in retimed), key=retimed.__getitem__)
 
 
 def search_over_exhaustive(row: dict) -> float:
@@ -225,13 +231,17 @@ def held_out(chosen: dict[str, TileConfig], timed: dict[TileConfig, float]) -> d
 
 def kept_held_out(saved: dict, row: dict) -> dict:
     """The held-out fields of a saved row that `row` scores again, for the picks that are
-    still the configurations then timed; none where the exhaustive best is another."""
+    still the configurations then timed; none where the exhaustive best is another (not
+    one of the least re-timed)."""
     then = saved.get("held_out_choices")
     now = {"exhaustive": row["exhaustive_choice"], "search": search_choice(row)["config"],
            "model": row["model_choice"],
            **{name: row[f"{name}_choice"] for name in LEARNED if f"{name}_choice" in row}}
-    if not then or then["exhaustive"] != now["exhaustive"]:
+    # the best then timed held out must still be a least re-timed one (a tie may differ)
+    retimed = {c["config"]: c["retimed_ms"] for c in row["configs"]}
+    if not then or retimed.get(then["exhaustive"]) != row["latency_ms"]["exhaustive"]:
         return {}
+    now["exhaustive"] = then["exhaustive"]
     same = [name for name, config in then.items() if now.get(name) == config]
     return {"held_out_choices": {name: then[name] for name in same},
             "held_out_ms": {name: saved["held_out_ms"][name] for name in same}} | {

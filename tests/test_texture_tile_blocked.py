@@ -260,6 +260,29 @@ def test_a_configuration_over_the_devices_image_limit_is_left_out(tmp_path):
     assert kept == set(configs[1:])
 
 
+def test_a_recorded_plan_whose_product_is_over_the_limit_is_refused(tmp_path):
+    """A recorded blocked plan whose product's images are over the device's limit is a
+    one-line error, not a one-pixel kernel timed under the plan's label: `tools/tuning`
+    then times it as infinite. The one-pixel configurations still build."""
+    import dataclasses
+
+    from mobile_opt.tools.tuning import build, measure
+
+    path = tmp_path / "m.onnx"
+    _model(path)
+    # the conv's hwio4 weight is 1152 rows: its product does not fit; its one-pixel
+    # kernel's images do
+    device = dataclasses.replace(choose_device("pocl"), max_image_height=1000)
+    blocked, one_pixel = TileConfig.blocked(GemmPlan(SMALL)), TileConfig((2, 1), (8, 2))
+    refused = import_onnx(str(path))
+    blocked.apply(next(op for op in refused.walk() if op.name == "onnx.Conv"))
+    with pytest.raises(DiagnosticException, match=r"node 'conv' \(Conv\): the recorded .*: "
+                       "the blocked product's images are over the limit 16384x1000"):
+        build(refused, device)
+    timed = measure(import_onnx(str(path)), "conv", [blocked, one_pixel], device, repeat=1)
+    assert [math.isfinite(m.seconds) for m in timed] == [False, True]
+
+
 def test_bench_scores_and_rescores_blocked_configurations(tmp_path):
     """bench/tmmodel.py's rows keep a blocked configuration's block and split, so that
     `--rescore` finds them again; the model takes the blocked one the scan found fastest."""

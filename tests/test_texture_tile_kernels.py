@@ -367,17 +367,22 @@ def test_held_out_scores_each_choice_over_the_best_timed_again():
     assert fields["held_out_ms"] == {"exhaustive": 2.0, "search": 1.5, "model": 3.0,
                                      "cdmpp": 2.0}
     saved = {"exhaustive_choice": best.describe(), "model_choice": model.describe(),
-             "cdmpp_choice": best.describe(),
-             "configs": [{"config": c.describe(), "ms": ms, "pruned": None}
-                         for c, ms in ((best, 1.1), (scan_best, 1.0), (model, 1.2))]} | fields
+             "cdmpp_choice": best.describe(), "latency_ms": {"exhaustive": 1.5},
+             "configs": [{"config": c.describe(), "ms": ms, "pruned": None, "retimed_ms": again}
+                         for c, ms, again in ((best, 1.1, 1.5), (scan_best, 1.0, 1.6),
+                                              (model, 1.2, 1.7))]} | fields
     assert kept_held_out(saved, saved) == fields
     # another predictor chooses otherwise: its held-out time is not the one then taken
     again = saved | {"cdmpp_choice": model.describe()}
     kept = kept_held_out(saved, again)
     assert "held_out_cdmpp_over_exhaustive" not in kept and "cdmpp" not in kept["held_out_ms"]
     assert kept["held_out_model_over_exhaustive"] == pytest.approx(1.5)
-    # another exhaustive best (another profile's pruning): nothing is kept
-    assert kept_held_out(saved, saved | {"exhaustive_choice": model.describe()}) == {}
+    # another best of the same re-timed time (a tie, broken otherwise): kept
+    tie = saved | {"exhaustive_choice": scan_best.describe(), "configs": [
+        c | {"retimed_ms": 1.5} for c in saved["configs"]]}
+    assert kept_held_out(saved, tie)["held_out_ms"] == fields["held_out_ms"]
+    # a faster best (another profile's pruning): nothing is kept
+    assert kept_held_out(saved, saved | {"latency_ms": {"exhaustive": 1.4}}) == {}
     assert kept_held_out({}, saved) == {}
 
 

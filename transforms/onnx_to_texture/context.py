@@ -7,6 +7,7 @@ launches) that replace the graph. Op lowerings (`rules.py`) talk to it through
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -287,6 +288,10 @@ def fused_user(value: SSAValue, head: Operation, order: dict[Operation, int]) ->
     return user
 
 
+UNLIMITED_IMAGE = (sys.maxsize, sys.maxsize)
+"""An image limit that no tensor reaches: what a kernel would be without the device's."""
+
+
 class KernelContext:
     """
     One kernel being built for `op`: inputs become kernel arguments on first use;
@@ -316,6 +321,15 @@ class KernelContext:
         """The configuration `texture-tile` chose for the node, if it chose one."""
         self.flops: int | None = None
         """The kernel's FLOPs where it computes only part of its op (else the op's)."""
+
+    def recorded_plan_over_limit(self, fits_unlimited: bool) -> None:
+        """Refuse a recorded blocked plan whose product's images are over the image limit
+        (`fits_unlimited`: the product would be blocked without it): realised as a
+        one-pixel kernel instead, it would run under a label that is not what ran."""
+        if fits_unlimited and self.config is not None and self.config.plan is not None:
+            width, height = self.ctx.max_image
+            raise LoweringError(f"{self.label}: the recorded {self.config.describe()}: the "
+                                f"blocked product's images are over the limit {width}x{height}")
 
     def _arg(self, storage: SSAValue, hint: str) -> Val:
         if storage not in self._args:

@@ -55,6 +55,7 @@ from .context import (
     KernelContext,
     LoweringContext,
     LoweringError,
+    UNLIMITED_IMAGE,
     Stored,
     node_label,
     ocl_node_attr,
@@ -605,9 +606,11 @@ def conv_plan(k: KernelContext, geo: ConvShape, x_value: SSAValue, weight_value:
     stored = ctx.stored.get(x_value)
     if stored is not None and not isinstance(stored.storage.type, Image2DType):
         return None
-    product = conv_product(geo, stored.layout if stored else Layout.NC4HW4,
-                           ctx.is_host_constant(weight_value), ctx.max_image)
+    layout = stored.layout if stored else Layout.NC4HW4
+    constant = ctx.is_host_constant(weight_value)
+    product = conv_product(geo, layout, constant, ctx.max_image)
     if product is None:
+        k.recorded_plan_over_limit(conv_product(geo, layout, constant, UNLIMITED_IMAGE) is not None)
         return None
     if k.config is None:
         return next(iter(conv_plans(product, ctx.max_image)), None)

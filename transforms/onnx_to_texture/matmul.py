@@ -41,7 +41,14 @@ from mobile_opt.dialects.texture.layouts import ceil4
 from mobile_opt.dialects.texture.tiling import GemmPlan, TileConfig, plan_gemm
 
 from .blocked import blocked_product
-from .context import KernelContext, LoweringContext, LoweringError, node_label, shape
+from .context import (
+    UNLIMITED_IMAGE,
+    KernelContext,
+    LoweringContext,
+    LoweringError,
+    node_label,
+    shape,
+)
 from .elementwise import activation
 from .kernel_builder import KernelBuilder, Operand, Val
 from .rules import lowers
@@ -332,7 +339,10 @@ def _images_for_blocks(k: KernelContext, op: Operation) -> tuple[int, int, int] 
         held = ctx.stored.get(value)
         return held.layout if held else ctx.layout_for(value)
 
-    return blocked_product_of(op, layout_of, ctx.max_image)
+    product = blocked_product_of(op, layout_of, ctx.max_image)
+    if product is None:
+        k.recorded_plan_over_limit(blocked_product_of(op, layout_of, UNLIMITED_IMAGE) is not None)
+    return product
 
 
 GEMV_ROWS = 4
