@@ -343,13 +343,19 @@ def save(rows: list[dict], families: list[str], out: Path, device_text: str,
         if mine:
             result[family] = summary(mine)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"device": device_text, "profile": Path(profile_name).stem,
-                               "host": host or platform.node(), "rescored": rescored,
-                               "summary": result, "rows": rows},
-                              indent=1) + "\n")
+    out.write_text(run_json({"device": device_text, "profile": Path(profile_name).stem,
+                             "host": host or platform.node(), "rescored": rescored,
+                             "summary": result}, rows))
     if chart:
         write_chart(rows, f"TMModel and CDMPP on {device_name}", out.with_suffix(".png"))
     return result
+
+
+def run_json(head: dict, rows: list[dict]) -> str:
+    """A run as JSON: `head` indented, then its rows under "rows", one a line (a row holds
+    every configuration of its kernel, so that indented, a run was most of the tree)."""
+    lines = ",\n".join(json.dumps(r, separators=(",", ":")) for r in rows)
+    return json.dumps(head, indent=1)[:-2] + f',\n "rows": [\n{lines}\n ]\n}}\n'
 
 
 def write_chart(rows: list[dict], title: str, path: Path) -> None:
