@@ -251,7 +251,7 @@ def kept_held_out(saved: dict, row: dict) -> dict:
 
 def held_out_summary(rows: list[dict]) -> dict:
     """The geometric mean of each pick's held-out ratio (`held_out`), where every row has
-    one (a rescored run's rows have none)."""
+    one (a rescored row keeps only those of its picks then timed: `kept_held_out`)."""
     return {f"held_out_{name}_over_exhaustive_geomean":
             geomean([r[f"held_out_{name}_over_exhaustive"] for r in rows])
             for name in ("model", *LEARNED, "search")
