@@ -114,6 +114,10 @@ LEARNED = ("cdmpp", "cdmpp_beside")
 """The names a learned model's choice is scored under: CDMPP's predictor, and another
 scored beside it in the same run (`bench/tmmodel.py --beside`)."""
 
+SCORED = ("model", *LEARNED, "search")
+"""The picks a summary scores over the exhaustive best: TMModel's, the learned models',
+and exhaustive search's own (the scan's best)."""
+
 
 @dataclass(frozen=True)
 class LearnedPick:
@@ -234,14 +238,13 @@ def kept_held_out(saved: dict, row: dict) -> dict:
     still the configurations then timed; none where the exhaustive best is another (not
     one of the least re-timed)."""
     then = saved.get("held_out_choices")
-    now = {"exhaustive": row["exhaustive_choice"], "search": search_choice(row)["config"],
-           "model": row["model_choice"],
-           **{name: row[f"{name}_choice"] for name in LEARNED if f"{name}_choice" in row}}
     # the best then timed held out must still be a least re-timed one (a tie may differ)
     retimed = {c["config"]: c["retimed_ms"] for c in row["configs"]}
     if not then or retimed.get(then["exhaustive"]) != row["latency_ms"]["exhaustive"]:
         return {}
-    now["exhaustive"] = then["exhaustive"]
+    now = {"exhaustive": then["exhaustive"], "search": search_choice(row)["config"],
+           "model": row["model_choice"],
+           **{name: row[f"{name}_choice"] for name in LEARNED if f"{name}_choice" in row}}
     same = [name for name, config in then.items() if now.get(name) == config]
     return {"held_out_choices": {name: then[name] for name in same},
             "held_out_ms": {name: saved["held_out_ms"][name] for name in same}} | {
@@ -254,7 +257,7 @@ def held_out_summary(rows: list[dict]) -> dict:
     one (a rescored row keeps only those of its picks then timed: `kept_held_out`)."""
     return {f"held_out_{name}_over_exhaustive_geomean":
             geomean([r[f"held_out_{name}_over_exhaustive"] for r in rows])
-            for name in ("model", *LEARNED, "search")
+            for name in SCORED
             if rows and all(f"held_out_{name}_over_exhaustive" in r for r in rows)}
 
 
@@ -264,7 +267,7 @@ def picks_above(rows: list[dict], floor: float | None) -> dict:
     kept = [r for r in rows if floor is None or r["latency_ms"]["exhaustive"] * 1e-3 >= floor]
     return {"kernels": len(kept)} | {
         f"{name}_over_exhaustive_geomean": geomean([r[f"{name}_over_exhaustive"] for r in kept])
-        for name in ("model", *LEARNED, "search")
+        for name in SCORED
         if kept and all(f"{name}_over_exhaustive" in r for r in kept)} | held_out_summary(kept)
 
 

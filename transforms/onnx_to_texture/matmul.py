@@ -284,6 +284,7 @@ def gemm_plan(k: KernelContext, op: Operation) -> GemmPlan | None:
     """
     product = _images_for_blocks(k, op)
     if product is None:
+        k.recorded_plan_over_limit(_images_for_blocks(k, op, UNLIMITED_IMAGE) is not None)
         return None
     if k.config is None:
         return plan_gemm(*product)
@@ -322,9 +323,11 @@ def blocked_product_of(op: Operation, layout_of: Callable[[SSAValue], Layout],
     return image_size(Layout.ROWS4, a_shape)[1], c_shape[-1], a_shape[-1]
 
 
-def _images_for_blocks(k: KernelContext, op: Operation) -> tuple[int, int, int] | None:
+def _images_for_blocks(k: KernelContext, op: Operation,
+                       max_image: tuple[int, int] | None = None) -> tuple[int, int, int] | None:
     """The product as the blocked product and `split_gemv` read it (`blocked_product_of`),
-    where the lowering has them and its operands are stored in images, not views."""
+    where the lowering has them and its operands are stored in images, not views, within
+    `max_image` (default: the lowering's limit)."""
     ctx = k.ctx
     a_value, b_value = op.operands[0], op.operands[1]
     if not ctx.blocked or ctx.buffers or a_value in ctx.views or b_value in ctx.views:
@@ -339,10 +342,7 @@ def _images_for_blocks(k: KernelContext, op: Operation) -> tuple[int, int, int] 
         held = ctx.stored.get(value)
         return held.layout if held else ctx.layout_for(value)
 
-    product = blocked_product_of(op, layout_of, ctx.max_image)
-    if product is None:
-        k.recorded_plan_over_limit(blocked_product_of(op, layout_of, UNLIMITED_IMAGE) is not None)
-    return product
+    return blocked_product_of(op, layout_of, max_image or ctx.max_image)
 
 
 GEMV_ROWS = 4
