@@ -218,17 +218,23 @@ LAUNCH_BOUND = 10e-6
 """The issue's noise floor of the H100 (seconds): kernels shorter are launch-bound."""
 
 
-def held_out(chosen: dict[str, TileConfig], timed: dict[TileConfig, float]) -> dict:
+def held_out(chosen: dict[str, TileConfig], builds: list[dict[TileConfig, float]]) -> dict:
     """
     Each search's choice (`chosen`, by name; `exhaustive`: the least re-timed) over the
-    exhaustive best, from a re-timing after the choosing (`timed`, built again). The
-    re-timing that names the exhaustive best cannot value it too: the least of several
-    times gains most from a lucky moment, so that against it even exhaustive search's
-    own choice reads over 1 (`search_over_exhaustive`). Timed apart, no pick is favoured.
+    exhaustive best, from re-timings after the choosing, each of its own build (`builds`:
+    one configuration's time in each): a configuration's time is the median of its builds'.
+    The re-timing that names the exhaustive best cannot value it too: the least of several
+    times gains most from a lucky moment, so that against it even exhaustive search's own
+    choice reads over 1 (`search_over_exhaustive`). Timed apart, no pick is favoured; one
+    build's time of a kernel moves by a few per cent from the next one's (the same
+    configuration, built again), which the median of several damps.
     """
+    timed = {c: float(np.median([b[c] for b in builds])) for c in set(chosen.values())}
     best = timed[chosen["exhaustive"]]
     return {"held_out_choices": {name: c.describe() for name, c in chosen.items()},
-            "held_out_ms": {name: timed[c] * 1e3 for name, c in chosen.items()}} | {
+            "held_out_ms": {name: timed[c] * 1e3 for name, c in chosen.items()},
+            "held_out_build_ms": {name: [b[c] * 1e3 for b in builds]
+                                  for name, c in chosen.items()}} | {
         f"held_out_{name}_over_exhaustive": timed[c] / best
         for name, c in chosen.items() if name != "exhaustive"}
 
@@ -246,19 +252,37 @@ def kept_held_out(saved: dict, row: dict) -> dict:
            "model": row["model_choice"],
            **{name: row[f"{name}_choice"] for name in LEARNED if f"{name}_choice" in row}}
     same = [name for name, config in then.items() if now.get(name) == config]
+    builds = saved.get("held_out_build_ms", {})
     return {"held_out_choices": {name: then[name] for name in same},
-            "held_out_ms": {name: saved["held_out_ms"][name] for name in same}} | {
+            "held_out_ms": {name: saved["held_out_ms"][name] for name in same}} | (
+        {"held_out_build_ms": {name: builds[name] for name in same}} if builds else {}) | {
         f"held_out_{name}_over_exhaustive": saved[f"held_out_{name}_over_exhaustive"]
         for name in same if name != "exhaustive"}
 
 
 def held_out_summary(rows: list[dict]) -> dict:
     """The geometric mean of each pick's held-out ratio (`held_out`), where every row has
-    one (a rescored row keeps only those of its picks then timed: `kept_held_out`)."""
-    return {f"held_out_{name}_over_exhaustive_geomean":
-            geomean([r[f"held_out_{name}_over_exhaustive"] for r in rows])
-            for name in SCORED
-            if rows and all(f"held_out_{name}_over_exhaustive" in r for r in rows)}
+    one (a rescored row keeps only those of its picks then timed: `kept_held_out`), and
+    its `INTERVAL` over the rows (`interval`)."""
+    ratios = {name: [r[f"held_out_{name}_over_exhaustive"] for r in rows] for name in SCORED
+              if rows and all(f"held_out_{name}_over_exhaustive" in r for r in rows)}
+    return {f"held_out_{name}_over_exhaustive_{what}": value
+            for name, values in ratios.items()
+            for what, value in (("geomean", geomean(values)), ("interval", interval(values)))}
+
+
+INTERVAL = 0.9
+"""The share of a bootstrap's geometric means that `interval` spans."""
+
+
+def interval(values: list[float], draws: int = 2000) -> list[float]:
+    """Where the geometric mean of `values` would lie had other kernels of their kind been
+    drawn: the central `INTERVAL` of the geometric means of `draws` resamplings of them
+    (with replacement; a fixed seed, so that a rescoring gives the same)."""
+    logs = np.log(values)
+    means = np.random.default_rng(0).choice(logs, (draws, len(logs))).mean(axis=1)
+    tail = (1 - INTERVAL) / 2 * 100
+    return [float(np.exp(np.percentile(means, tail))), float(np.exp(np.percentile(means, 100 - tail)))]
 
 
 def picks_above(rows: list[dict], floor: float | None) -> dict:

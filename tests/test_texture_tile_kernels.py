@@ -359,13 +359,17 @@ def test_held_out_scores_each_choice_over_the_best_timed_again():
 
     best, scan_best, model = TileConfig((1, 1), (8, 8)), TileConfig((2, 1)), TileConfig((4, 1))
     chosen = {"exhaustive": best, "search": scan_best, "model": model, "cdmpp": best}
-    # timed again, the scan's best is faster than the re-timing's
-    fields = held_out(chosen, {best: 2e-3, scan_best: 1.5e-3, model: 3e-3})
+    # timed again in three builds, the scan's best is faster than the re-timing's; a
+    # build's slow spell (the third's 9 ms) is left out by the median
+    fields = held_out(chosen, [{best: 2e-3, scan_best: 1.5e-3, model: 3e-3},
+                               {best: 2.1e-3, scan_best: 1.4e-3, model: 3.2e-3},
+                               {best: 1.9e-3, scan_best: 1.6e-3, model: 9e-3}])
+    assert fields["held_out_build_ms"]["model"] == pytest.approx([3.0, 3.2, 9.0])
     assert fields["held_out_search_over_exhaustive"] == pytest.approx(0.75)
-    assert fields["held_out_model_over_exhaustive"] == pytest.approx(1.5)
+    assert fields["held_out_model_over_exhaustive"] == pytest.approx(1.6)
     assert fields["held_out_cdmpp_over_exhaustive"] == 1.0
-    assert fields["held_out_ms"] == {"exhaustive": 2.0, "search": 1.5, "model": 3.0,
-                                     "cdmpp": 2.0}
+    assert fields["held_out_ms"] == pytest.approx({"exhaustive": 2.0, "search": 1.5,
+                                                   "model": 3.2, "cdmpp": 2.0})
     saved = {"exhaustive_choice": best.describe(), "model_choice": model.describe(),
              "cdmpp_choice": best.describe(), "latency_ms": {"exhaustive": 1.5},
              "configs": [{"config": c.describe(), "ms": ms, "pruned": None, "retimed_ms": again}
@@ -376,7 +380,7 @@ def test_held_out_scores_each_choice_over_the_best_timed_again():
     again = saved | {"cdmpp_choice": model.describe()}
     kept = kept_held_out(saved, again)
     assert "held_out_cdmpp_over_exhaustive" not in kept and "cdmpp" not in kept["held_out_ms"]
-    assert kept["held_out_model_over_exhaustive"] == pytest.approx(1.5)
+    assert kept["held_out_model_over_exhaustive"] == pytest.approx(1.6)
     # another best of the same re-timed time (a tie, broken otherwise): kept
     tie = saved | {"exhaustive_choice": scan_best.describe(), "configs": [
         c | {"retimed_ms": 1.5} for c in saved["configs"]]}
@@ -384,6 +388,20 @@ def test_held_out_scores_each_choice_over_the_best_timed_again():
     # a faster best (another profile's pruning): nothing is kept
     assert kept_held_out(saved, saved | {"latency_ms": {"exhaustive": 1.4}}) == {}
     assert kept_held_out({}, saved) == {}
+
+
+def test_held_out_interval_spans_the_geomean_of_resampled_kernels():
+    """The bootstrap interval of a geometric mean: a point where all kernels agree, and
+    about the geomean, wider with fewer kernels of the same spread, where they do not."""
+    from mobile_opt.checking.tile_search import geomean, interval
+
+    assert interval([1.1] * 5) == pytest.approx([1.1, 1.1])
+    spread = [0.9, 1.0, 1.05, 1.2, 1.3, 1.0]
+    low, high = interval(spread)
+    assert low < geomean(spread) < high
+    wide = interval(spread[:3])
+    assert wide[1] - wide[0] > 0 and interval(spread * 4)[1] - interval(spread * 4)[0] < high - low
+    assert interval(spread) == [low, high]  # a fixed seed: a rescoring gives the same
 
 
 def test_bench_times_the_choices_again_held_out(pocl_device, tmp_path):
@@ -407,6 +425,9 @@ def test_bench_times_the_choices_again_held_out(pocl_device, tmp_path):
             ms[name] / ms["exhaustive"])
         assert run["summary"]["all"][f"held_out_{name}_over_exhaustive_geomean"] == (
             pytest.approx(row[f"held_out_{name}_over_exhaustive"]))
+        # each choice timed in three builds, its time their median
+        builds = row["held_out_build_ms"][name]
+        assert len(builds) == 3 and ms[name] == pytest.approx(sorted(builds)[1])
     bound = run["summary"]["launch_bound_or_more"]
     assert bound["floor_s"] == 1e-5
     assert bound["kernels"] == int(row["latency_ms"]["exhaustive"] >= 1e-2)
@@ -415,6 +436,7 @@ def test_bench_times_the_choices_again_held_out(pocl_device, tmp_path):
     assert done.returncode == 0, done.stderr
     (rescored,) = json.loads(again.read_text())["rows"]
     assert rescored["held_out_model_over_exhaustive"] == row["held_out_model_over_exhaustive"]
+    assert rescored["held_out_build_ms"]["model"] == row["held_out_build_ms"]["model"]
     assert "held_out_cdmpp_over_exhaustive" not in rescored
 
 
