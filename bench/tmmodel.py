@@ -77,6 +77,7 @@ from mobile_opt.checking.tile_search import (  # noqa: E402
     held_out,
     held_out_summary,
     kept_held_out,
+    kept_tuning,
     least_retimed,
     picks_above,
     score,
@@ -252,7 +253,7 @@ def rescore(row: dict, profile: dict, profile_name: str, folder: Path,
             predictors: dict[str, Predictor | Ensemble]) -> dict:
     """A row of an earlier run scored again (another profile or model), its times kept
     (a learned model's choice that the run did not re-time is scored on the scan's; the
-    held-out times of the picks that are still those then timed)."""
+    held-out times and tuning times of the picks that are still those then made)."""
     case = Case.of_spec(row["family"], row["case"])
     node = next(o for o in import_onnx(str(case.save(folder))).walk()
                 if node_name(o) == NODE_NAME)
@@ -265,7 +266,7 @@ def rescore(row: dict, profile: dict, profile_name: str, folder: Path,
     kept = choose(kernel, profile, {c: m[0] for c, m in measured.items()}).kept
     learned = learned_picks(predictors, node, profile, profile_name, kept)
     scored = score(case, kernel, profile, measured, retimed, learned)
-    return scored | kept_held_out(row, scored)
+    return scored | kept_held_out(row, scored) | kept_tuning(row, scored)
 
 
 def saved_config(saved: dict) -> TileConfig:

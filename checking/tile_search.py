@@ -260,6 +260,15 @@ def kept_held_out(saved: dict, row: dict) -> dict:
         for name in same if name != "exhaustive"}
 
 
+def kept_tuning(saved: dict, row: dict) -> dict:
+    """The tuning times of a saved row's model picks that `row` makes alike: choosing was
+    timed on the run's own host, beside the device; a rescoring's host is another."""
+    return {f"{name}_tuning_seconds": saved[f"{name}_tuning_seconds"]
+            for name in ("model", *LEARNED)
+            if f"{name}_tuning_seconds" in saved and f"{name}_tuning_seconds" in row
+            and saved.get(f"{name}_choice") == row.get(f"{name}_choice")}
+
+
 def held_out_summary(rows: list[dict]) -> dict:
     """The geometric mean of each pick's held-out ratio (`held_out`), where every row has
     one (a rescored row keeps only those of its picks then timed: `kept_held_out`), and

@@ -390,6 +390,19 @@ def test_held_out_scores_each_choice_over_the_best_timed_again():
     assert kept_held_out({}, saved) == {}
 
 
+def test_rescoring_keeps_the_tuning_times_of_choices_made_alike():
+    """A rescored row keeps the run's tuning time of a pick that chooses as the run did
+    (timed beside the device), and takes its own for one that chooses otherwise."""
+    from mobile_opt.checking.tile_search import kept_tuning
+
+    saved = {"model_choice": "T=1x1 G=8x8", "model_tuning_seconds": 0.5,
+             "cdmpp_choice": "T=2x1 G=8x8", "cdmpp_tuning_seconds": 3.0}
+    again = {"model_choice": "T=1x1 G=8x8", "model_tuning_seconds": 0.9,
+             "cdmpp_choice": "T=4x1 G=8x8", "cdmpp_tuning_seconds": 7.0}
+    assert kept_tuning(saved, again) == {"model_tuning_seconds": 0.5}
+    assert kept_tuning(saved, {}) == {} and kept_tuning({}, again) == {}
+
+
 def test_held_out_interval_spans_the_geomean_of_resampled_kernels():
     """The bootstrap interval of a geometric mean: a point where all kernels agree, and
     about the geomean, wider with fewer kernels of the same spread, where they do not."""
@@ -437,6 +450,8 @@ def test_bench_times_the_choices_again_held_out(pocl_device, tmp_path):
     (rescored,) = json.loads(again.read_text())["rows"]
     assert rescored["held_out_model_over_exhaustive"] == row["held_out_model_over_exhaustive"]
     assert rescored["held_out_build_ms"]["model"] == row["held_out_build_ms"]["model"]
+    # choosing as the run did, so the run's tuning time (its own host's) stays
+    assert rescored["model_tuning_seconds"] == row["model_tuning_seconds"]
     assert "held_out_cdmpp_over_exhaustive" not in rescored
 
 
