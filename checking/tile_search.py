@@ -227,10 +227,14 @@ def held_out(chosen: dict[str, TileConfig], builds: list[dict[TileConfig, float]
     times gains most from a lucky moment, so that against it even exhaustive search's own
     choice reads over 1 (`search_over_exhaustive`). Timed apart, no pick is favoured; one
     build's time of a kernel moves by a few per cent from the next one's (the same
-    configuration, built again), which the median of several damps.
+    configuration, built again), which the median of several damps. A pick that no longer
+    launches reads infinite; where the best does not, the row has no held-out fields (and
+    so the run no held-out summary: `held_out_summary`).
     """
     timed = {c: float(np.median([b[c] for b in builds])) for c in set(chosen.values())}
     best = timed[chosen["exhaustive"]]
+    if not math.isfinite(best):
+        return {}
     return {"held_out_choices": {name: c.describe() for name, c in chosen.items()},
             "held_out_ms": {name: timed[c] * 1e3 for name, c in chosen.items()},
             "held_out_build_ms": {name: [b[c] * 1e3 for b in builds]
@@ -291,7 +295,7 @@ def interval(values: list[float], draws: int = 2000) -> list[float]:
     logs = np.log(values)
     means = np.random.default_rng(0).choice(logs, (draws, len(logs))).mean(axis=1)
     tail = (1 - INTERVAL) / 2 * 100
-    return [float(np.exp(np.percentile(means, tail))), float(np.exp(np.percentile(means, 100 - tail)))]
+    return [float(np.exp(np.percentile(means, q))) for q in (tail, 100 - tail)]
 
 
 def picks_above(rows: list[dict], floor: float | None) -> dict:

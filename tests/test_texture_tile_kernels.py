@@ -370,6 +370,10 @@ def test_held_out_scores_each_choice_over_the_best_timed_again():
     assert fields["held_out_cdmpp_over_exhaustive"] == 1.0
     assert fields["held_out_ms"] == pytest.approx({"exhaustive": 2.0, "search": 1.5,
                                                    "model": 3.2, "cdmpp": 2.0})
+    # a pick that no longer launches reads infinite; a best that does not, no ratios
+    broken = held_out(chosen, [{best: 2e-3, scan_best: math.inf, model: 3e-3}] * 3)
+    assert broken["held_out_search_over_exhaustive"] == math.inf
+    assert held_out(chosen, [{best: math.inf, scan_best: 1e-3, model: 3e-3}] * 3) == {}
     saved = {"exhaustive_choice": best.describe(), "model_choice": model.describe(),
              "cdmpp_choice": best.describe(), "latency_ms": {"exhaustive": 1.5},
              "configs": [{"config": c.describe(), "ms": ms, "pruned": None, "retimed_ms": again}
