@@ -250,10 +250,11 @@ def run_case(case: Case, device, profile: dict, profile_name: str, folder: Path,
 
 
 def rescore(row: dict, profile: dict, profile_name: str, folder: Path,
-            predictors: dict[str, Predictor | Ensemble]) -> dict:
+            predictors: dict[str, Predictor | Ensemble], same_models: bool) -> dict:
     """A row of an earlier run scored again (another profile or model), its times kept
     (a learned model's choice that the run did not re-time is scored on the scan's; the
-    held-out times and tuning times of the picks that are still those then made)."""
+    held-out times of the picks that are still those then timed; with `same_models`, the
+    run's profile and shipped predictor, the tuning times of the picks it makes alike)."""
     case = Case.of_spec(row["family"], row["case"])
     node = next(o for o in import_onnx(str(case.save(folder))).walk()
                 if node_name(o) == NODE_NAME)
@@ -266,7 +267,7 @@ def rescore(row: dict, profile: dict, profile_name: str, folder: Path,
     kept = choose(kernel, profile, {c: m[0] for c, m in measured.items()}).kept
     learned = learned_picks(predictors, node, profile, profile_name, kept)
     scored = score(case, kernel, profile, measured, retimed, learned)
-    return scored | kept_held_out(row, scored) | kept_tuning(row, scored)
+    return scored | kept_held_out(row, scored) | (kept_tuning(row, scored) if same_models else {})
 
 
 def saved_config(saved: dict) -> TileConfig:
@@ -478,7 +479,9 @@ def run(args: argparse.Namespace, families: list[str]) -> int:
             profile = load_profile_or_fail(profile_name)
             predictors = learned_predictors(profile_name, args)
             floor = device_noise_floor(profile_name)
-            rows = [rescore(r, profile, profile_name, Path(folder), predictors)
+            rows = [rescore(r, profile, profile_name, Path(folder), predictors,
+                            same_models=profile_name == run["profile"] and not (
+                                args.predictor or args.beside))
                     for run in runs for r in run["rows"] if r["family"] in families]
         else:
             # exhaustive search's time is a first tune's, compiling every candidate: PoCL's
