@@ -416,8 +416,8 @@ def test_held_out_interval_spans_the_geomean_of_resampled_kernels():
     spread = [0.9, 1.0, 1.05, 1.2, 1.3, 1.0]
     low, high = interval(spread)
     assert low < geomean(spread) < high
-    wide = interval(spread[:3])
-    assert wide[1] - wide[0] > 0 and interval(spread * 4)[1] - interval(spread * 4)[0] < high - low
+    wide, narrow = interval(spread[:3]), interval(spread * 4)
+    assert wide[1] - wide[0] > 0 and narrow[1] - narrow[0] < high - low
     assert interval(spread) == [low, high]  # a fixed seed: a rescoring gives the same
 
 
