@@ -462,11 +462,24 @@ def learned_predictors(profile_name: str, args: argparse.Namespace
     return {name: p for name, p in zip(LEARNED, (predictor, beside)) if p is not None}
 
 
+RUN_HEAD = ("device", "host", "profile", "rows")
+"""The fields of a saved run that `--rescore` and `bench/tmmodel_recheck.py` read besides
+its rows' own."""
+
+
 def load_runs(paths: str) -> list[dict]:
-    try:
-        return [json.loads(Path(p).read_text()) for p in paths.split(",")]
-    except (OSError, ValueError) as e:
-        raise InputError(e) from None
+    runs = []
+    for path in paths.split(","):
+        try:
+            run = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as e:
+            raise InputError(e) from None
+        if not isinstance(run, dict) or not isinstance(run.get("rows"), list) or any(
+                key not in run for key in RUN_HEAD):
+            raise InputError(f"{path}: not a bench/tmmodel.py run (it needs "
+                             f"{', '.join(RUN_HEAD)}; rows a list)")
+        runs.append(run)
+    return runs
 
 
 def run(args: argparse.Namespace, families: list[str]) -> int:

@@ -202,8 +202,6 @@ def main() -> int:
 
 def run(args: argparse.Namespace) -> int:
     (saved,) = load_runs(args.results)
-    if not isinstance(saved, dict) or not {"profile", "host", "device", "rows"} <= saved.keys():
-        raise InputError(f"{args.results}: not a bench/tmmodel.py run")
     if saved.get("rescored"):
         raise InputError(f"{args.results}: a rescored run, whose times are another run's")
     try:

@@ -547,3 +547,15 @@ def test_recheck_of_no_run_is_one_line(tmp_path, text, message):
     done = _bench("tmmodel_recheck", str(path), "--device", "nonesuch")
     assert done.returncode == 1 and done.stderr.count("\n") == 1
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("text", ["[]", '{"rows": []}', '{"device": "d", "host": "h", '
+                                  '"profile": "pocl", "rows": 3}'])
+def test_rescore_of_no_run_is_one_line(tmp_path, text):
+    """`--rescore` of a file that is no saved run: one line naming it, no output."""
+    path, out = tmp_path / "run.json", tmp_path / "again.json"
+    path.write_text(text)
+    done = _bench("tmmodel", "--rescore", str(path), "--out", str(out))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and not out.exists()
+    assert f"{path}: not a bench/tmmodel.py run" in done.stderr
+    assert "Traceback" not in done.stderr
