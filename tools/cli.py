@@ -5,9 +5,14 @@ errors, output files that appear whole or not at all, and progress bars.
 
 from __future__ import annotations
 
+import atexit
 import os
+import re
+import shutil
+import stat
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -45,6 +50,9 @@ def one_line(error: BaseException) -> str:
 
 def run_tool(name: str, body: Callable[[], int | None]) -> None:
     """Run a tool's body; user errors become `name: error: ...` and exit 1."""
+    # pyopencl's two-line warning that a build said anything ("compilation done"); its
+    # PYOPENCL_COMPILER_OUTPUT=1 still shows the output itself
+    warnings.filterwarnings("ignore", message="Non-empty compiler output")
     try:
         status = body()
     except USER_ERRORS as e:
@@ -83,6 +91,67 @@ def write_atomically(path: str | Path, text: str | bytes) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+SCRATCH_PREFIX = "mobile-run-"
+
+
+def _process_start(pid: int) -> str | None:
+    """When process `pid` started (clock ticks since boot), None if there is none."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    except OSError:  # no /proc: alive or not, by a signal 0
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass
+        return ""
+    return text.rpartition(")")[2].split()[19]  # field 22, after the command's name
+
+
+def _scratch_owner(name: str) -> tuple[int, str] | None:
+    found = re.fullmatch(rf"{re.escape(SCRATCH_PREFIX)}(\d+)\.(\d*)-\w+", name)
+    return (int(found[1]), found[2]) if found else None
+
+
+def sweep_scratch(root: Path) -> None:
+    """Remove the scratch folders of this user's runs that are gone (killed, crashed)."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        owner = _scratch_owner(entry.name)
+        if owner is None:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            continue
+        started = _process_start(owner[0])
+        if started is None or (started and owner[1] and started != owner[1]):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def scratch_folder() -> Path:
+    """
+    A private temporary folder for one run's scratch files, removed at exit. A run that is
+    killed cannot remove its own: the folder's name holds the run's process id and start,
+    and every run first removes those of runs that are gone.
+    """
+    root = Path(tempfile.gettempdir())
+    sweep_scratch(root)
+    pid = os.getpid()
+    folder = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{pid}.{_process_start(pid) or ''}-",
+                                   dir=root))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def progress_bar(total: int, title: str, unit: str) -> tqdm:

@@ -22,7 +22,6 @@ import re
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +33,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.checking import format_table
-from mobile_opt.tools.cli import UserError, one_line
+from mobile_opt.tools.cli import UserError, one_line, scratch_folder
 from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(|B|KB|KIB|MB|MIB|GB|GIB)\s*$", re.IGNORECASE)
@@ -105,7 +104,7 @@ def run_memory_budget_mode(args: argparse.Namespace) -> int:
         device = choose_device(args.device) if args.device else default_device()[0]
     except DeviceError as e:
         raise UserError(str(e)) from None
-    folder = Path(args.save_dir) if args.save_dir else Path(tempfile.mkdtemp(prefix="mobile-run-"))
+    folder = Path(args.save_dir) if args.save_dir else scratch_folder()
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     try:

@@ -47,13 +47,10 @@ whose graph is still `onnx` ops can be checked.
 from __future__ import annotations
 
 import argparse
-import atexit
 import io
 import re
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -88,6 +85,7 @@ from mobile_opt.tools.cli import (
     output_folder,
     parse_dims,
     run_tool,
+    scratch_folder,
     write_atomically,
 )
 from xdsl.context import Context
@@ -375,16 +373,15 @@ def load_with_inputs(args: argparse.Namespace, passes: str | None = None):
 
 
 def with_random_weights(path: Path, seed: int) -> Path:
-    """A copy of the model at `path` with random weights, in a folder removed at exit."""
+    """A copy of the model at `path` with random weights, in a scratch folder (`scratch_folder`)."""
     if path.suffix != ".onnx":
         raise UserError(f"--random-weights applies to an .onnx model, not {path}")
     try:
         model = random_weights(read_model(path), seed)
     except CheckError as e:
         raise UserError(f"{path}: --random-weights: {e}") from None
-    folder = Path(tempfile.mkdtemp(prefix="mobile-run-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    copy = folder / f"{path.stem}-random{seed}.onnx"
+    # a file, not bytes: weights are read from the model by path (`dialects/weights.py`)
+    copy = scratch_folder() / f"{path.stem}-random{seed}.onnx"
     onnx.save(model, copy)
     return copy
 
