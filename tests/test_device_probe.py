@@ -205,6 +205,24 @@ def test_each_environment_has_its_own_vendor_folder(monkeypatch):
     assert one[0] != two[0] and one[1] != two[1]
 
 
+def test_the_vendor_folders_of_removed_environments_go(tmp_path, monkeypatch):
+    if devices.intel_cpu_runtime() is None and devices.pocl_runtime() is None:
+        pytest.skip("no pip-installed OpenCL runtime to register")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("OCL_ICD_VENDORS", raising=False)
+    cache = tmp_path / "mobile-opt"
+    for name, prefix in (("gone", tmp_path / "removed-venv"), ("kept", tmp_path)):
+        folder = cache / f"opencl-vendors-{name}"
+        folder.mkdir(parents=True)
+        (folder / "pocl.icd").write_text("libpocl.so.2\n")
+        (folder / devices.PREFIX_FILE).write_text(str(prefix))
+    used = devices.register_pip_vendors()
+    assert used is not None and used.parent == cache
+    assert (used / devices.PREFIX_FILE).read_text() == sys.prefix
+    assert not (cache / "opencl-vendors-gone").exists()
+    assert (cache / "opencl-vendors-kept" / "pocl.icd").is_file()
+
+
 def plant(folder: Path, how: str) -> None:
     if how == "another user's":
         folder.mkdir(mode=0o700)

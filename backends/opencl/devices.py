@@ -158,12 +158,30 @@ def _write_if_changed(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+PREFIX_FILE = "prefix"
+"""In each environment's vendor folder: the environment's `sys.prefix`."""
+
+
 def _fill(folder: Path, icds: dict[str, str]) -> None:
     for stale in folder.glob("*.icd"):
         if stale.name not in icds:
             stale.unlink()
-    for name, text in icds.items():
+    for name, text in {**icds, PREFIX_FILE: sys.prefix}.items():
         _write_if_changed(folder / name, text)
+
+
+def _sweep_vendor_folders(cache: Path) -> None:
+    """Remove the vendor folders of environments that are gone (a removed venv's)."""
+    for folder in cache.glob("opencl-vendors-*"):
+        try:
+            prefix = (folder / PREFIX_FILE).read_text()
+            if not prefix or os.path.exists(prefix) or folder.is_symlink():
+                continue
+            for entry in [*folder.glob("*.icd"), folder / PREFIX_FILE]:
+                entry.unlink()
+            folder.rmdir()
+        except OSError:
+            continue
 
 
 def register_pip_vendors() -> Path | None:
@@ -190,6 +208,9 @@ def register_pip_vendors() -> Path | None:
                 icds.setdefault(icd.name, icd.read_text())
             except OSError:
                 continue
+    cache = cache_folder()
+    if cache is not None:
+        _sweep_vendor_folders(cache)
     for folder in vendor_folders():
         # a folder someone else planted or can write is passed over, never filled
         if not private_folder(folder):

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FAULT_VARIABLE = "MOBILE_OPT_PROBE_FAULT"
-TIMEOUT_S = 120.0
+TIMEOUT_S = 60.0
 """A child with no answer by then hangs (a first build of Intel's runtime takes seconds)."""
 
 # the printed program's preamble, as `printer.py` writes it
@@ -247,8 +247,10 @@ def child_main(argv: list[str]) -> int:
                 print(json.dumps({"index": index, "device": ident}), flush=True)
                 try:
                     problem = _run_kernels(device, ident)
-                except cl.Error as e:
-                    problem = f"OpenCL error: {str(e).strip().splitlines()[0]}"
+                except Exception as e:  # noqa: BLE001 - any failure is the runtime's verdict
+                    said = (str(e).strip().splitlines() or [""])[0]
+                    problem = f"{'OpenCL error' if isinstance(e, cl.Error) else type(e).__name__}" \
+                        f": {said}"
                 print(json.dumps({"index": index, "device": ident, "problem": problem}),
                       flush=True)
             index += 1
