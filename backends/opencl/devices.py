@@ -123,16 +123,19 @@ def cache_folder() -> Path | None:
 def private_folder(folder: Path, owner_only: bool = True) -> bool:
     """
     Whether `folder` (made if missing) is a real folder, no link, of this user's that no
-    one else can write; with `owner_only`, also that no one else can read (mode 0700).
+    one else can write (its group may where it is the user's own, as umask 002 leaves
+    it); with `owner_only`, that no one else can even read (mode 0700).
     """
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = os.lstat(folder)
     except OSError:
         return False
-    others = 0o077 if owner_only else 0o022
-    return (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
-            and not info.st_mode & others)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        return False
+    if owner_only:
+        return not info.st_mode & 0o077
+    return not info.st_mode & (0o002 if info.st_gid == os.getgid() else 0o022)
 
 
 def vendor_folders() -> list[Path]:

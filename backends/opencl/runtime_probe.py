@@ -31,6 +31,7 @@ import platform
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -363,8 +364,7 @@ def library_fingerprint(library: str) -> str:
     candidates = [path] if path.is_absolute() else [
         Path(folder) / library
         for folder in [*os.environ.get("LD_LIBRARY_PATH", "").split(":"), "/usr/local/lib",
-                       f"/usr/lib/{sys.implementation._multiarch}"
-                       if hasattr(sys.implementation, "_multiarch") else "/usr/lib",
+                       f"/usr/lib/{sysconfig.get_config_var('MULTIARCH') or ''}",
                        "/usr/lib64", "/usr/lib", "/lib64", "/lib"]
         if folder
     ]
