@@ -179,6 +179,25 @@ def test_the_weight_store_never_packs_a_corrupt_derived_weight(model, cache, tmp
     assert out_store.read_bytes() == store.read_bytes()
 
 
+def test_hexagon_assembly_never_includes_a_corrupt_derived_weight(cache, tmp_path, capsys):
+    from mobile_opt.checking import quant_models
+
+    model, ir = tmp_path / "qconv.onnx", tmp_path / "hvx.mlir"
+    onnx.save(quant_models.conv_model(4, 8, 8, 8, seed=2), model)
+    status, _, err = run_tool(mobile_opt.main, [
+        str(model), "-p", "select-layouts{target=dsp},onnx-to-hvx,hvx-unroll,hvx-regalloc",
+        "-o", str(ir)], capsys)
+    assert status == 0, err
+    path = only_file(cache)
+    status, out, err = run_tool(mobile_opt.main, [str(ir), "-t", "hexagon-asm"], capsys)
+    assert status == 0 and f'.incbin "{path}"' in out, err
+    corrupt(path, "bit flip")
+    status, out, err = run_tool(mobile_opt.main, [str(ir), "-t", "hexagon-asm"], capsys)
+    assert status == 1 and err.count("\n") == 1 and out == "", err
+    assert err.startswith(f"mobile-opt: error: {ir}: hexagon-asm: {path}: derived weight "
+                          "corrupt (hash mismatch)"), err
+
+
 def test_a_file_is_hashed_once_per_version(cache, monkeypatch):
     calls = []
     digest = weights.weight_digest
