@@ -76,8 +76,8 @@ def _version(path: Path) -> tuple[str, int, int]:
 
 def _open_derived(path: Path, digest: str) -> np.ndarray | str:
     """The mapped array of a derived weight file, or why its content is corrupt."""
-    version = _version(path)
     try:
+        version = _version(path)
         array = np.load(path, mmap_mode="r", allow_pickle=False)
     except OSError as e:
         raise WeightStoreError(f"{path}: cannot read weight file: {e.strerror or e}") from None
@@ -88,6 +88,9 @@ def _open_derived(path: Path, digest: str) -> np.ndarray | str:
         lines = str(e).strip().splitlines()
         return f"bad header or size: {lines[0] if lines else type(e).__name__}"
     if version not in _VERIFIED:
+        extra = version[2] - getattr(array, "offset", 0) - array.nbytes
+        if extra > 0:
+            return f"bad header or size: {extra} bytes after the array"
         if weight_digest(array) != digest:
             return "hash mismatch"
         _VERIFIED.add(version)
@@ -140,10 +143,9 @@ def load_weight(store: str, key: str) -> np.ndarray:
 def _load_weight(store: str, key: str, stamp: int, size: int) -> np.ndarray:
     if is_derived_weight(store, key):
         path = Path(store)
-        version = _version(path)
         array = _open_derived(path, key)
         if isinstance(array, str):
-            _remove_if_unchanged(path, version)
+            _remove_if_unchanged(path, (str(path), stamp, size))
             raise WeightStoreError(
                 f"{store}: derived weight corrupt ({array}); removed it: compile the model "
                 "again to rebuild it")

@@ -70,6 +70,7 @@ def _swap_dtype(data: bytes) -> bytes:
 
 CORRUPTIONS = {
     "truncated": lambda data: data[:-100],
+    "extended": lambda data: data + b"\0" * 64,
     "empty": lambda data: b"",
     "bit flip": _flip_data_bit,
     "garbage": lambda data: np.random.default_rng(1).bytes(len(data)),
@@ -77,6 +78,7 @@ CORRUPTIONS = {
 }
 REASONS = {
     "truncated": "bad header or size",
+    "extended": "bad header or size: 64 bytes after the array",
     "empty": "not an .npy file",
     "bit flip": "hash mismatch",
     "garbage": "not an .npy file",
@@ -165,8 +167,8 @@ def test_the_weight_store_never_packs_a_corrupt_derived_weight(model, cache, tmp
     status, _, err = run_tool(mobile_opt.main, [str(lowered), "-o", str(out_ir),
                                                 "--weight-store", str(out_store)], capsys)
     assert status == 1 and err.count("\n") == 1 and "Traceback" not in err, err
-    assert err.startswith(f"mobile-opt: error: --weight-store {out_store}: {path}: derived "
-                          "weight corrupt (hash mismatch)"), err
+    assert err.startswith(f"mobile-opt: error: {path}: derived weight corrupt (hash "
+                          "mismatch); removed it"), err
     assert not out_ir.exists() and not out_store.exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     # compiling from the model derives the weight again: rebuilt, and the store is as before
@@ -381,7 +383,8 @@ def test_data_outside_the_models_folder_is_refused(case, tmp_path, elsewhere, ca
 
 
 SHORT = {
-    "file cut": ({"length": None}, 1000, "holds 1000 bytes, fewer than offset 0 + 2048 bytes of data"),
+    "file cut": ({"length": None}, 1000,
+                 "holds 1000 bytes, fewer than offset 0 + 2048 bytes of data"),
     "length past the end": ({"offset": 0, "length": 2048}, 2000,
                             "holds 2000 bytes, fewer than offset 0 + 2048"),
     "offset past the end": ({"offset": 4096}, 2048, "fewer than offset 4096 + 2048"),

@@ -50,7 +50,7 @@ def weight_pixels(plan: Plan) -> Iterator[tuple[PackRecord, np.ndarray]]:
     """
     Each weight of the plan and its pixels, computed from the module (host ops, packing).
     A weight file that cannot be read, or a derived one whose content does not match its
-    name, is a WeightStoreError naming the file: nothing corrupt is packed.
+    name, is the weight reader's error naming the file: nothing corrupt is packed.
     """
     values: dict = {}
     for record in plan.weights:
@@ -58,7 +58,7 @@ def weight_pixels(plan: Plan) -> Iterator[tuple[PackRecord, np.ndarray]]:
             host_value(record.source_value, values)
         except KernelError as e:
             if isinstance(e.__cause__, weights.WeightStoreError):
-                raise WeightStoreError(str(e.__cause__)) from None
+                raise e.__cause__ from None  # the file is the news, not the op that read it
             raise
         yield record, pack_pixels(record, values[record.source_value])
 
