@@ -94,7 +94,7 @@ def check_external_data(model: onnx.ModelProto, path: Path) -> bool:
         if t.data_location == TensorProto.EXTERNAL:
             external = True
             try:
-                problem = _problem(t, path.parent)
+                problem = _problem(t, path.parent.absolute())
             except OSError as e:
                 problem = f"external data file {e.filename}: cannot read: {e.strerror}"
             if problem is not None:
@@ -108,6 +108,8 @@ def _problem(t: onnx.TensorProto, folder: Path) -> str | None:
     location = info.get("location", "")
     if not location:
         return "external data has no location"
+    if "\0" in location:
+        return f"external data location {location!r} is not a path"
     if os.path.isabs(location) or location.startswith(("/", "\\")):
         return (f"external data location '{location}' is an absolute path; it must be "
                 "relative to the model's folder")

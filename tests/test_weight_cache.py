@@ -358,6 +358,7 @@ REFUSED = {
                    "outside the model's folder"),
     "climbs to a sibling": ("../outside/w.bin", "points outside the model's folder"),
     "absolute": ("/etc/passwd", "external data location '/etc/passwd' is an absolute path"),
+    "a NUL byte": ("w.bin\0../../x", "external data location 'w.bin\\x00../../x' is not a path"),
     "symlink out": ("w.bin", "is a symbolic link"),
     "folder symlink out": ("sub/w.bin", "points outside the model's folder {m} through a "
                            "symbolic link"),
