@@ -58,6 +58,7 @@ from mobile_opt.dialects.onnx.types import element_type_from_onnx, onnx_type_nam
 from mobile_opt.frontend.contrib_ops import ContribOpError, expand_contrib_ops
 from mobile_opt.frontend.dims import fix_input_dims
 from mobile_opt.frontend.errors import OnnxImportError, node_label
+from mobile_opt.frontend.external_data import check_external_data
 from mobile_opt.frontend.folding import FOLDED, fold_constants, run_time_nodes
 from mobile_opt.dialects.weights import INLINE_LIMIT, save_derived_weight
 
@@ -92,8 +93,10 @@ def read_model(path: str | Path) -> onnx.ModelProto:
         raise OnnxImportError(f"{path}: {reason} ({e})") from None
     if not model.HasField("graph") or model.ir_version == 0:
         raise OnnxImportError(f"{path}: not an ONNX model (no graph or IR version)")
+    external = check_external_data(model, path)
     try:
-        onnx.checker.check_model(model)
+        # by path, the checker looks for external data beside the model, not in the cwd
+        onnx.checker.check_model(str(path) if external else model)
     except onnx.checker.ValidationError as e:
         first = str(e).strip().splitlines()[0]
         raise OnnxImportError(f"{path}: invalid ONNX model: {first}") from None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO
 
 import numpy as np
@@ -30,6 +31,7 @@ from mobile_opt.dialects.vliw.packer import Packet, run_packets
 from mobile_opt.dialects.vliw.packets import current_loads, forwarded_reads, new_operands
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.registers import require_allocated
+from mobile_opt.dialects.weights import WeightStoreError, is_derived_weight, load_weight
 
 ENTRY = "_start"
 
@@ -38,7 +40,13 @@ PRINTER_PACKINGS = ("greedy", "single")
 
 
 def npy_data_offset(path: str) -> int:
-    """Where the array bytes of an `.npy` file start."""
+    """Where the array bytes of an `.npy` file start; a derived weight is verified first."""
+    digest = Path(path).stem
+    if is_derived_weight(path, digest):
+        try:  # `.incbin` takes the bytes as they are: refuse a file that is not its digest's
+            load_weight(path, digest)
+        except WeightStoreError as e:
+            raise DiagnosticException(f"hexagon-asm: {e}") from None
     try:
         with open(path, "rb") as f:
             major, _ = np.lib.format.read_magic(f)

@@ -26,8 +26,10 @@ import numpy as np
 
 from mobile_opt.backends.opencl.host_pack import OpenCLRunError, host_value, pack_pixels
 from mobile_opt.backends.opencl.plan import PackRecord, Plan
+from mobile_opt.dialects import weights
 from mobile_opt.dialects.stream.attributes import chunks_of
 from mobile_opt.models.storage import pixel_bytes
+from mobile_opt.reference.errors import KernelError
 
 MAGIC = b"MOBILE-OPT-WEIGHTS 1\n"
 ALIGN = 4096
@@ -45,10 +47,19 @@ def _entry(record: PackRecord) -> dict:
 
 
 def weight_pixels(plan: Plan) -> Iterator[tuple[PackRecord, np.ndarray]]:
-    """Each weight of the plan and its pixels, computed from the module (host ops, packing)."""
+    """
+    Each weight of the plan and its pixels, computed from the module (host ops, packing).
+    A weight file that cannot be read, or a derived one whose content does not match its
+    name, is the weight reader's error naming the file: nothing corrupt is packed.
+    """
     values: dict = {}
     for record in plan.weights:
-        host_value(record.source_value, values)
+        try:
+            host_value(record.source_value, values)
+        except KernelError as e:
+            if isinstance(e.__cause__, weights.WeightStoreError):
+                raise e.__cause__ from None  # the file is the news, not the op that read it
+            raise
         yield record, pack_pixels(record, values[record.source_value])
 
 
