@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.checking import format_table
-from mobile_opt.tools.cli import UserError, one_line
+from mobile_opt.tools.cli import UserError, one_line, staged_save_dir
 from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(|B|KB|KIB|MB|MIB|GB|GIB)\s*$", re.IGNORECASE)
@@ -105,21 +105,18 @@ def run_memory_budget_mode(args: argparse.Namespace) -> int:
         device = choose_device(args.device) if args.device else default_device()[0]
     except DeviceError as e:
         raise UserError(str(e)) from None
-    folder = Path(args.save_dir) if args.save_dir else Path(tempfile.mkdtemp(prefix="mobile-run-"))
-    folder.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    try:
-        return _run(args, device, budget, folder, written)
-    except BaseException:
-        for path in written:  # no partial output
-            path.unlink(missing_ok=True)
-        raise
-    finally:
-        if not args.save_dir:
+    if not args.save_dir:
+        folder = Path(tempfile.mkdtemp(prefix="mobile-run-"))
+        try:
+            return _run(args, device, budget, folder)
+        finally:
             shutil.rmtree(folder, ignore_errors=True)
+    # the stores go to the folder as one set once every run is checked; none on an error
+    with staged_save_dir(args.save_dir) as staging:
+        return _run(args, device, budget, staging)
 
 
-def _run(args, device, budget: int, folder: Path, written: list[Path]) -> int:
+def _run(args, device, budget: int, folder: Path) -> int:
     import pyopencl as cl
 
     from mobile_opt.backends.opencl.executor import CompiledModel, DeviceMemory, OpenCLRunError
@@ -142,7 +139,6 @@ def _run(args, device, budget: int, folder: Path, written: list[Path]) -> int:
             raise UserError(f"{path}: {one_line(e)}") from None
         plan = build_plan(module, args.function)
         store = folder / f"{index}-{Path(path).stem}.weights"
-        written.append(store)
         with tqdm(total=plan.weight_bytes, desc=f"store {Path(path).name}", unit="B",
                   unit_scale=True, file=sys.stderr, leave=False, disable=None) as bar:
             write_store(store, plan, stream.chunk_kb * 1024, bar.update)
@@ -220,6 +216,6 @@ def _run(args, device, budget: int, folder: Path, written: list[Path]) -> int:
           f"(preload-all, largest model: {mib(max(p.peak for p in preload))} MiB)")
     if peak > budget:
         print(f"error: the streamed runs held {peak} bytes, over the budget of {budget}",
-              file=sys.stderr, disable=None)
+              file=sys.stderr)
         failed = True
     return 1 if failed else 0

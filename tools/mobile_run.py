@@ -83,12 +83,16 @@ from mobile_opt.frontend.onnx_import import import_onnx, read_model
 from mobile_opt import pipelines
 from mobile_opt.tools.cli import (
     DIM_HELP,
+    ToolParser,
     UserError,
+    check_save_dir,
     one_line,
     output_folder,
     parse_dims,
     run_tool,
+    seed,
     write_atomically,
+    write_save_dir,
 )
 from xdsl.context import Context
 from xdsl.dialects.builtin import Float16Type, ModuleOp
@@ -97,13 +101,8 @@ from xdsl.parser import Parser
 KERNEL_TABLE_ROWS = 15
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line and exit status 1, like every other user error
-        raise UserError(message)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = ToolParser(
         prog="mobile-run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("model", nargs="+",
@@ -159,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--input", action="append", metavar="NAME=FILE.npy", help="value of one input"
     )
     parser.add_argument(
-        "--seed", type=int, default=0,
+        "--seed", type=seed, default=0,
         help="seed of the random inputs and weights (default %(default)s)",
     )
     parser.add_argument(
@@ -250,13 +249,18 @@ def load_module(path: Path, dims: dict[str, int], ctx: Context) -> ModuleOp:
     if dims:
         raise UserError("--dim applies to .onnx models only")
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"{path}: cannot read: {e}") from None
-    module = Parser(ctx, text, str(path)).parse_module()
-    module.verify()
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        module = Parser(ctx, text, str(path)).parse_module()
+        module.verify()
+    except RecursionError:
+        raise UserError(f"{path}: nesting too deep") from None
     return module
 
 
@@ -296,18 +300,20 @@ def output_stem(name: str, used: set[str]) -> str:
     return stem
 
 
-def save_outputs(folder: Path, outputs: dict[str, np.ndarray]) -> None:
-    """Each output as `folder/NAME.npy`, written atomically (odd characters of NAME become `_`)."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"--save-dir {folder}: {e.strerror}") from None
+def save_outputs(folder: Path, outputs: dict[str, np.ndarray],
+                 files: dict[str, str | bytes] | None = None) -> None:
+    """
+    Each output as `folder/NAME.npy` (odd characters of NAME become `_`) and `files`
+    (name to contents) beside them, replacing the previous run's files as one set
+    (`cli.staged_save_dir`). Called once every check has passed.
+    """
     used: set[str] = set()
+    arrays: dict[str, str | bytes] = {}
     for name, value in outputs.items():
-        stem = output_stem(name, used)
         data = io.BytesIO()
         np.save(data, value, allow_pickle=False)
-        write_atomically(folder / f"{stem}.npy", data.getvalue())
+        arrays[f"{output_stem(name, used)}.npy"] = data.getvalue()
+    write_save_dir(folder, {**arrays, **(files or {})})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -317,6 +323,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"{roofline} applies to the OpenCL run of one model")
     if args.roofline:
         output_folder(args.roofline)  # before the long work
+    if args.save_dir:
+        check_save_dir(args.save_dir)
     if args.memory_budget is not None:
         if args.target != "opencl":
             raise UserError("--memory-budget applies to the OpenCL run")
@@ -392,9 +400,10 @@ def with_random_weights(path: Path, seed: int) -> Path:
 def run_reference_mode(args: argparse.Namespace) -> int:
     path, _, module, feeds, lsbs = load_with_inputs(args, args.passes)
     outputs = run_reference(module, feeds, args.function)
+    status = report_outputs(path, feeds, outputs, args, lsbs=lsbs)
     if args.save_dir:
         save_outputs(Path(args.save_dir), outputs)
-    return report_outputs(path, feeds, outputs, args, lsbs=lsbs)
+    return status
 
 
 def report_outputs(
@@ -535,11 +544,6 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
     except (OpenCLRunError, OpenCLPrintError, PlanError) as e:
         raise UserError(one_line(e)) from None
     outputs = results[-1].outputs
-    if args.save_dir:
-        folder = Path(args.save_dir)
-        save_outputs(folder, outputs)
-        write_atomically(folder / "model.cl", model.source + "\n" + plan_comment(model.plan))
-        write_atomically(folder / "plan.json", model.plan.dumps() + "\n")
     print(f"device: {device.describe()}" + (" [fp16 storage]" if fp16 else ""))
     status = report_outputs(path, feeds, outputs, args, fp16, lsbs)
     timed = results[1:] if len(results) > 1 else results
@@ -563,6 +567,10 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
     print(memory_line(model.plan))
     if args.profile_kernels or args.roofline:
         report_roofline(model.plan, times, device, args, how)
+    if args.save_dir:  # last: onnxruntime ran and every file above was written
+        save_outputs(Path(args.save_dir), outputs, {
+            "model.cl": model.source + "\n" + plan_comment(model.plan),
+            "plan.json": model.plan.dumps() + "\n"})
     return status
 
 
@@ -619,10 +627,6 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     running = time.perf_counter()
     outputs, execution = run_module(module, feeds, counting=args.packets, packing=printed)
     finished = time.perf_counter()
-    if args.save_dir:
-        folder = Path(args.save_dir)
-        save_outputs(folder, outputs)
-        write_atomically(folder / "program.s", assembly(module, printed))
     print(f"target: hexagonv66 HVX-128 under qemu-hexagon (layout {args.layout}, "
           f"packing {args.packing})")
     onnxruntime = None
@@ -672,6 +676,8 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
         rows.append(["total", str(total), "100.0"])
         print("\npackets executed (qemu-hexagon -singlestep):")
         print(format_table(rows))
+    if args.save_dir:  # last: onnxruntime ran
+        save_outputs(Path(args.save_dir), outputs, {"program.s": assembly(module, printed)})
     return 1 if failed else 0
 
 
