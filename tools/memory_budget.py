@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.checking import format_table
+from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.tools.cli import UserError, one_line, staged_save_dir
 from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
 
@@ -141,7 +142,10 @@ def _run(args, device, budget: int, folder: Path) -> int:
         store = folder / f"{index}-{Path(path).stem}.weights"
         with tqdm(total=plan.weight_bytes, desc=f"store {Path(path).name}", unit="B",
                   unit_scale=True, file=sys.stderr, leave=False, disable=None) as bar:
-            write_store(store, plan, stream.chunk_kb * 1024, bar.update)
+            try:
+                write_store(store, plan, stream.chunk_kb * 1024, bar.update)
+            except (OpenCLRunError, ReferenceRunError) as e:  # names the node: add the file
+                raise UserError(f"{path}: {one_line(e)}") from None
         models.append(Compiled(path, module, plan, store, feeds, one, lsbs))
 
     context = cl.Context([getattr(device, "device", device)])
@@ -201,7 +205,7 @@ def _run(args, device, budget: int, folder: Path) -> int:
             preload.append(m)
             print(f"{c.path} (preload-all):")
             failed |= c.report(result.outputs) != 0
-    except OpenCLRunError as e:
+    except (OpenCLRunError, ReferenceRunError) as e:
         raise UserError(one_line(e)) from None
     rows = [["model", "mode", "peak MiB", "integrated ms", "execution ms", "build s"]]
     for c, s, p in zip(models, streamed, preload):

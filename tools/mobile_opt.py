@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.tools.cli import (
     DIM_HELP,
     ToolParser,
@@ -163,7 +164,7 @@ class MobileOptMain(xDSLOptMain):
             raise UserError(f"{self.get_input_name()}: not UTF-8 text") from None
         except RecursionError:
             raise UserError(f"{self.get_input_name()}: nesting too deep") from None
-        except DiagnosticException as e:
+        except (DiagnosticException, ReferenceRunError) as e:
             raise UserError(f"{self.get_input_name()}: {one_line(e)}") from None
         if self.args.weight_store is not None:
             self._write_weight_store(Path(self.args.weight_store))
@@ -185,7 +186,7 @@ class MobileOptMain(xDSLOptMain):
         output_folder(path)
         try:
             write_store(path, build_plan(module), chunk)
-        except (PlanError, OpenCLRunError, OSError) as e:
+        except (PlanError, OpenCLRunError, ReferenceRunError, OSError) as e:
             raise UserError(f"--weight-store {path}: {one_line(e)}") from None
 
 

@@ -61,6 +61,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 from mobile_opt.models.solvers import SOLVERS
+from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.reference.interpreter import find_function, run_reference
 from mobile_opt.checking import (
     FAIL,
@@ -78,7 +79,7 @@ from mobile_opt.checking import (
     random_weights,
     run_onnxruntime,
 )
-from mobile_opt.dialects.onnx.graph import graph_io_names
+from mobile_opt.dialects.onnx.graph import graph_io_names, printable
 from mobile_opt.frontend.onnx_import import import_onnx, read_model
 from mobile_opt import pipelines
 from mobile_opt.tools.cli import (
@@ -399,7 +400,10 @@ def with_random_weights(path: Path, seed: int) -> Path:
 
 def run_reference_mode(args: argparse.Namespace) -> int:
     path, _, module, feeds, lsbs = load_with_inputs(args, args.passes)
-    outputs = run_reference(module, feeds, args.function)
+    try:
+        outputs = run_reference(module, feeds, args.function)
+    except ReferenceRunError as e:  # names the node, if any: add the file
+        raise UserError(f"{path}: {one_line(e)}") from None
     status = report_outputs(path, feeds, outputs, args, lsbs=lsbs)
     if args.save_dir:
         save_outputs(Path(args.save_dir), outputs)
@@ -421,7 +425,7 @@ def report_outputs(
     """
     if path.suffix != ".onnx":
         rows = [["output", "shape", "dtype"]]
-        rows += [[n, str(list(v.shape)), str(v.dtype)] for n, v in outputs.items()]
+        rows += [[printable(n), str(list(v.shape)), str(v.dtype)] for n, v in outputs.items()]
         print(format_table(rows))
         return 0
     try:
@@ -432,7 +436,7 @@ def report_outputs(
     notes, failed = [], False
     for name, got in outputs.items():
         if name not in expected:
-            rows.append([name, str(list(got.shape)), "-", "-",
+            rows.append([printable(name), str(list(got.shape)), "-", "-",
                          "FAIL (onnxruntime has no such output)"])
             failed = True
             continue
@@ -441,12 +445,13 @@ def report_outputs(
                          fp16 and want.dtype.kind == "f")
         result = compare(got, want, rule)
         failed |= result.status == FAIL
-        rows.append([name, str(list(got.shape)), *comparison_cells(result), result.status])
+        rows.append([printable(name), str(list(got.shape)), *comparison_cells(result),
+                     result.status])
         if result.status == NO_SIGNAL:
-            print(f"warning: output '{name}' says nothing: {result.note}; feed other inputs "
-                  "(--input) or use a model with real weights", file=sys.stderr)
+            print(f"warning: output '{printable(name)}' says nothing: {result.note}; feed other "
+                  "inputs (--input) or use a model with real weights", file=sys.stderr)
         elif result.note:
-            notes.append(f"note: output '{name}': {result.note}")
+            notes.append(f"note: output '{printable(name)}': {result.note}")
     print(format_table(rows))
     for note in notes:
         print(note)
@@ -541,8 +546,8 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
         model = CompiledModel(module, device, args.function, plan)
         built = time.perf_counter()
         results = [model.run(feeds) for _ in range(args.repeat)]
-    except (OpenCLRunError, OpenCLPrintError, PlanError) as e:
-        raise UserError(one_line(e)) from None
+    except (OpenCLRunError, OpenCLPrintError, PlanError, ReferenceRunError) as e:
+        raise UserError(f"{path}: {one_line(e)}") from None  # the node, if any, is named
     outputs = results[-1].outputs
     print(f"device: {device.describe()}" + (" [fp16 storage]" if fp16 else ""))
     status = report_outputs(path, feeds, outputs, args, fp16, lsbs)
