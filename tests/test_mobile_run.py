@@ -13,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper, save
 
 from mobile_opt.tools import mobile_run
 from mobile_opt.tools.mobile_translate import main as translate
+from mobile_opt.tools.cli import MANIFEST
 
 
 @pytest.fixture
@@ -67,7 +68,8 @@ def test_given_inputs_and_saved_outputs(model: Path, tmp_path: Path, capsys):
         capsys,
     )
     assert status == 0, err
-    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["count.npy", "out_y.npy"]
+    saved = sorted(p.name for p in (tmp_path / "o").iterdir() if p.name != MANIFEST)
+    assert saved == ["count.npy", "out_y.npy"]
     np.testing.assert_array_equal(np.load(tmp_path / "o" / "count.npy"), [1, 3, 8, 8])
     assert np.load(tmp_path / "o" / "out_y.npy").shape == (1, 4, 8, 8)
 
@@ -150,13 +152,20 @@ def test_wrong_input_dtype(model: Path, tmp_path: Path, capsys):
         (["--input", "x"], "--input expects NAME=FILE.npy, got 'x'"),
         (["--input", "x=/nonexistent/x.npy"], "--input x: /nonexistent/x.npy: no such file"),
         (["--input", "z=a.npy"], "the model has no input 'z' (inputs: x)"),
-        (["--seed", "one"], "argument --seed: invalid int value: 'one'"),
         (["-p", "no-such-pass"], "Unrecognized passes: ['no-such-pass']"),
     ],
 )
 def test_bad_options(model: Path, capsys, extra: list[str], message: str):
     status, _, err = run(["--reference", str(model), "--dim", "N=1", *extra], capsys)
     assert_one_line_error(status, err, message)
+
+
+@pytest.mark.parametrize("seed", ["one", "-1"])
+def test_a_bad_seed_is_a_usage_error(model: Path, capsys, seed: str):
+    status, _, err = run(["--reference", str(model), "--dim", "N=1", "--seed", seed], capsys)
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("mobile-run: error: argument --seed: expects a whole number") \
+        and f"got '{seed}'" in err, err
 
 
 def test_dynamic_dim_needs_a_size(model: Path, capsys):

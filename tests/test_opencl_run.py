@@ -19,6 +19,7 @@ from mobile_opt.backends.opencl.plan import parse_plan_comment
 from mobile_opt.models.storage import Storage, assign_slots
 from mobile_opt.tools import mobile_opt
 from onnx import TensorProto, helper, numpy_helper, save
+from mobile_opt.tools.cli import MANIFEST
 
 NO_FUSION = "onnx-to-texture{fuse=false}"
 
@@ -93,7 +94,7 @@ def test_save_dir_holds_a_program_that_builds_again(
         capsys,
     )
     assert status == 0, out + err
-    assert {p.name for p in folder.iterdir()} == {"model.cl", "plan.json", "y.npy"}
+    assert {p.name for p in folder.iterdir()} == {"model.cl", "plan.json", "y.npy", MANIFEST}
     source = (folder / "model.cl").read_text()
     cl.Program(cl.Context([pocl_device]), source).build()  # the plan trailer is a comment
     plan = json.loads((folder / "plan.json").read_text())
