@@ -253,15 +253,18 @@ def test_a_save_dir_that_is_a_file_is_refused_before_the_run(tmp_path, capsys):
     assert taken.read_text() == "a file\n"
 
 
+@pytest.mark.parametrize("entry", ["y.npy", MANIFEST])
 @pytest.mark.parametrize("make, says", [(make_fifo, "is a FIFO"),
                                         (make_symlink, "is a symbolic link")])
-def test_a_special_entry_in_the_save_dir_is_not_replaced(make, says, tmp_path):
+def test_a_special_entry_in_the_save_dir_is_not_replaced(make, says, entry, tmp_path):
     folder = tmp_path / "run"
     folder.mkdir()
-    make(folder / "y.npy")
-    with pytest.raises(UserError, match=f"y.npy: {says}; not replaced"):
+    make(folder / entry)
+    before = sorted(os.listdir(folder))
+    with pytest.raises(UserError, match=f"{entry}: {says}; not replaced"):
         write_save_dir(folder, {"y.npy": b"new"})
-    assert not [n for n in os.listdir(folder) if n.startswith(MANIFEST)]
+    assert sorted(os.listdir(folder)) == before
+    assert not stat.S_ISREG(os.lstat(folder / entry).st_mode)
 
 
 def test_a_second_run_waits_for_the_first(tmp_path):
@@ -286,3 +289,18 @@ def test_seed_type():
     for bad in ("-1", "4294967296", "x", "1.5"):
         with pytest.raises(Exception, match="expects a whole number"):
             cli.seed(bad)
+
+
+@pytest.mark.parametrize("contents", [
+    b"[]", b'{"identity": 3}', b'{"identity": {"name": "x"}, "compute": []}', b"{",
+    b"\xff\xfe binary",
+])
+def test_probe_update_of_a_malformed_profile_is_one_line(pocl_device, contents, tmp_path,
+                                                         capsys):
+    out = tmp_path / "p.json"
+    out.write_bytes(contents)
+    status, err = call("mobile-probe", ["--only", "work-groups", "--quick", "--update",
+                                        "-o", str(out)], capsys)
+    assert_one_line("mobile-probe", status, err, 1, f"--update {out}: ")
+    assert out.read_bytes() == contents
+    assert sorted(os.listdir(tmp_path)) == ["p.json"]

@@ -119,6 +119,10 @@ def write_atomically(path: str | Path, text: str | bytes) -> None:
     `output_folder` allows it."""
     path = Path(path)
     folder = output_folder(path)
+    try:  # a file replaced keeps its permissions
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = _mode()
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
@@ -126,7 +130,7 @@ def write_atomically(path: str | Path, text: str | bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode() if isinstance(text, str) else text)
-        os.chmod(tmp, _mode())
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException as e:
         os.unlink(tmp)
@@ -181,19 +185,18 @@ def staged_save_dir(folder: str | Path) -> Iterator[Path]:
 
 def _install(folder: Path, staging: Path) -> None:
     names = sorted(p.name for p in staging.iterdir())
-    for name in names:
-        why = _refusal(folder / name)
-        if why is not None:
-            raise UserError(f"{folder / name}: {why}; not replaced")
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # released by the close
+        for name in (*names, MANIFEST):
+            why = _refusal(folder / name)
+            if why is not None:
+                raise UserError(f"{folder / name}: {why}; not replaced")
         try:
             earlier = (folder / MANIFEST).read_text().split("\n")
         except (OSError, UnicodeDecodeError):
             earlier = []
         for name in names:
-            os.chmod(staging / name, _mode())
             os.replace(staging / name, folder / name)
         for name in set(earlier) - set(names):
             if name and "/" not in name and not name.startswith(".") \
