@@ -147,17 +147,17 @@ def test_wrong_input_dtype(model: Path, tmp_path: Path, capsys):
 
 
 @pytest.mark.parametrize(
-    "extra, message",
+    "extra, message, code",
     [
-        (["--input", "x"], "--input expects NAME=FILE.npy, got 'x'"),
-        (["--input", "x=/nonexistent/x.npy"], "--input x: /nonexistent/x.npy: no such file"),
-        (["--input", "z=a.npy"], "the model has no input 'z' (inputs: x)"),
-        (["-p", "no-such-pass"], "Unrecognized passes: ['no-such-pass']"),
+        (["--input", "x"], "--input expects NAME=FILE.npy, got 'x'", 2),
+        (["--input", "x=/nonexistent/x.npy"], "--input x: /nonexistent/x.npy: no such file", 1),
+        (["--input", "z=a.npy"], "the model has no input 'z' (inputs: x)", 1),
+        (["-p", "no-such-pass"], "Unrecognized passes: ['no-such-pass']", 1),
     ],
 )
-def test_bad_options(model: Path, capsys, extra: list[str], message: str):
+def test_bad_options(model: Path, capsys, extra: list[str], message: str, code: int):
     status, _, err = run(["--reference", str(model), "--dim", "N=1", *extra], capsys)
-    assert_one_line_error(status, err, message)
+    assert_one_line_error(status, err, message, code)
 
 
 @pytest.mark.parametrize("seed", ["one", "-1"])
@@ -180,7 +180,7 @@ def test_missing_model(tmp_path: Path, capsys):
 
 def test_reference_takes_no_device_options(model: Path, capsys):
     status, _, err = run(["--reference", "--fp16", str(model), "--dim", "N=2"], capsys)
-    assert status == 1 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
 
 
 def test_mlir_input_after_passes(model: Path, tmp_path: Path, capsys):

@@ -223,17 +223,17 @@ def test_unsupported_op_is_one_line(tmp_path: Path, pocl_device, capsys):
 
 
 @pytest.mark.parametrize(
-    "extra, message",
+    "extra, message, code",
     [
-        (["--reference", "--fp16"], "--fp16 applies to the OpenCL run"),
-        (["--repeat", "0"], "--repeat expects N >= 1"),
-        (["-p", "onnx-to-texture{"], "-p onnx-to-texture{: Expected argument name here"),
-        (["-p", "onnx-to-texture{storage=f8}"], "storage is f32 or f16, not f8"),
+        (["--reference", "--fp16"], "--fp16 applies to the OpenCL run", 2),
+        (["--repeat", "0"], "--repeat expects N >= 1", 2),
+        (["-p", "onnx-to-texture{"], "-p onnx-to-texture{: Expected argument name here", 1),
+        (["-p", "onnx-to-texture{storage=f8}"], "storage is f32 or f16, not f8", 1),
     ],
 )
-def test_bad_options_are_one_line(chain: Path, pocl_device, capsys, extra, message):
+def test_bad_options_are_one_line(chain: Path, pocl_device, capsys, extra, message, code):
     status, _, err = run([str(chain), *extra], capsys)
-    assert_one_line_error(status, err, message)
+    assert_one_line_error(status, err, message, code)
 
 
 def test_opencl_targets_print_the_plan(chain: Path, capsys):

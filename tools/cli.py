@@ -30,6 +30,11 @@ class UserError(Exception):
     """A mistake in the tool's input or options; reported as one line."""
 
 
+class UsageError(UserError):
+    """Options that do not go together or a malformed option value; exit status 2, as
+    argparse's own usage errors."""
+
+
 USER_ERRORS = (
     UserError,
     OnnxImportError,
@@ -50,9 +55,12 @@ def one_line(error: BaseException) -> str:
 
 
 def run_tool(name: str, body: Callable[[], int | None]) -> None:
-    """Run a tool's body; user errors become `name: error: ...` and exit 1."""
+    """Run a tool's body; user errors become `name: error: ...` and exit 1 (2 for usage)."""
     try:
         status = body()
+    except UsageError as e:
+        print(f"{name}: error: {one_line(e)}", file=sys.stderr)
+        sys.exit(2)
     except USER_ERRORS as e:
         print(f"{name}: error: {one_line(e)}", file=sys.stderr)
         sys.exit(1)
@@ -270,8 +278,8 @@ def parse_dims(items: list[str] | None) -> dict[str, int]:
     for item in items or []:
         name, _, value = item.rpartition("=")
         if not name or not value.isdigit() or int(value) < 1:
-            raise UserError(f"--dim expects NAME=N or INPUT:AXIS=N with N >= 1, got '{item}'")
+            raise UsageError(f"--dim expects NAME=N or INPUT:AXIS=N with N >= 1, got '{item}'")
         if dims.get(name, int(value)) != int(value):
-            raise UserError(f"--dim {name} is given twice, as {dims[name]} and {value}")
+            raise UsageError(f"--dim {name} is given twice, as {dims[name]} and {value}")
         dims[name] = int(value)
     return dims

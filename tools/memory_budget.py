@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import ModuleOp
 from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.checking import format_table
 from mobile_opt.reference.errors import ReferenceRunError
-from mobile_opt.tools.cli import UserError, one_line, staged_save_dir
+from mobile_opt.tools.cli import UsageError, UserError, one_line, staged_save_dir
 from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(|B|KB|KIB|MB|MIB|GB|GIB)\s*$", re.IGNORECASE)
@@ -47,7 +47,7 @@ def parse_size(text: str) -> int:
     """'200MB', '1.5GB', '4096': bytes (KB, MB and GB are powers of 1024)."""
     m = _SIZE.match(text)
     if not m or float(m.group(1)) <= 0:
-        raise UserError(f"--memory-budget expects a size such as 200MB or 1.5GB, not '{text}'")
+        raise UsageError(f"--memory-budget expects a size such as 200MB or 1.5GB, not '{text}'")
     return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
 
 
@@ -97,11 +97,11 @@ def run_memory_budget_mode(args: argparse.Namespace) -> int:
 
     budget = parse_size(args.memory_budget)
     if args.iterations < 1:
-        raise UserError(f"--iterations expects N >= 1, got {args.iterations}")
+        raise UsageError(f"--iterations expects N >= 1, got {args.iterations}")
     for option, given in (("--fp16", args.fp16), ("--reference", args.reference),
                           ("--input", args.input)):
         if given:
-            raise UserError(f"{option} does not apply with --memory-budget")
+            raise UsageError(f"{option} does not apply with --memory-budget")
     try:
         device = choose_device(args.device) if args.device else default_device()[0]
     except DeviceError as e:

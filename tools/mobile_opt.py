@@ -27,6 +27,7 @@ from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.tools.cli import (
     DIM_HELP,
     ToolParser,
+    UsageError,
     UserError,
     one_line,
     output_folder,
@@ -134,7 +135,7 @@ class MobileOptMain(xDSLOptMain):
                 for p in self.pipeline.passes
             )
             if passes == self.pipeline.passes:
-                raise UserError(
+                raise UsageError(
                     "--explain needs a select-layouts or flashmem-fuse pass in the pipeline"
                 )
             self.pipeline = dataclasses.replace(self.pipeline, passes=passes)

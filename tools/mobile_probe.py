@@ -38,6 +38,7 @@ from mobile_opt.backends.opencl.probe.sweep import Sweep
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.tools import kernel_groups, tuning
 from mobile_opt.tools.cli import (
+    UsageError,
     UserError,
     noting,
     ToolParser,
@@ -229,7 +230,7 @@ def probe(args: argparse.Namespace) -> int:
         only = {name.strip() for name in args.only.split(",") if name.strip()}
         unknown = sorted(only - set(PROBES))
         if unknown or not only:
-            raise UserError(f"--only: no probe {', '.join(unknown) or 'named'} "
+            raise UsageError(f"--only: no probe {', '.join(unknown) or 'named'} "
                             f"(probes: {', '.join(PROBES)})")
     output_folder(args.output)
     plots = Path(args.plots) if args.plots else None

@@ -85,6 +85,7 @@ from mobile_opt import pipelines
 from mobile_opt.tools.cli import (
     DIM_HELP,
     ToolParser,
+    UsageError,
     UserError,
     check_save_dir,
     one_line,
@@ -278,7 +279,7 @@ def parse_input_specs(items: Sequence[str] | None, names: Sequence[str]) -> dict
     for item in items or []:
         name, sep, file = item.partition("=")
         if not sep or not name or not file:
-            raise UserError(f"--input expects NAME=FILE.npy, got '{item}'")
+            raise UsageError(f"--input expects NAME=FILE.npy, got '{item}'")
         if name not in names:
             raise UserError(
                 f"--input {name}: the model has no input '{name}' (inputs: {', '.join(names)})"
@@ -321,30 +322,30 @@ def run(args: argparse.Namespace) -> int:
     roofline = "--profile-kernels" if args.profile_kernels else "--roofline" if args.roofline \
         else None
     if roofline and (args.reference or args.target != "opencl" or args.memory_budget):
-        raise UserError(f"{roofline} applies to the OpenCL run of one model")
+        raise UsageError(f"{roofline} applies to the OpenCL run of one model")
     if args.roofline:
         output_folder(args.roofline)  # before the long work
     if args.save_dir:
         check_save_dir(args.save_dir)
     if args.memory_budget is not None:
         if args.target != "opencl":
-            raise UserError("--memory-budget applies to the OpenCL run")
+            raise UsageError("--memory-budget applies to the OpenCL run")
         from mobile_opt.tools.memory_budget import run_memory_budget_mode
 
         return run_memory_budget_mode(args)
     if len(args.model) > 1:
-        raise UserError("several models run only with --memory-budget")
+        raise UsageError("several models run only with --memory-budget")
     args.model = args.model[0]
     if args.repeat < 1:
-        raise UserError(f"--repeat expects N >= 1, got {args.repeat}")
+        raise UsageError(f"--repeat expects N >= 1, got {args.repeat}")
     if args.target == "hexagon":
         for option, given in (("--device", args.device), ("--fp16", args.fp16),
                               ("--reference", args.reference)):
             if given:
-                raise UserError(f"{option} does not apply to --target hexagon")
+                raise UsageError(f"{option} does not apply to --target hexagon")
         return run_hexagon_mode(args)
     if args.layout != "auto" or args.packets:
-        raise UserError("--layout and --packets apply to --target hexagon")
+        raise UsageError("--layout and --packets apply to --target hexagon")
     if args.reference:
         given = [
             o
@@ -356,7 +357,7 @@ def run(args: argparse.Namespace) -> int:
             if v
         ]
         if given:
-            raise UserError(f"{given[0]} applies to the OpenCL run, not to --reference")
+            raise UsageError(f"{given[0]} applies to the OpenCL run, not to --reference")
         return run_reference_mode(args)
     return run_opencl_mode(args)
 

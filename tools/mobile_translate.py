@@ -18,6 +18,7 @@ from mobile_opt.dialects.weights import INLINE_LIMIT
 from mobile_opt.tools.cli import (
     DIM_HELP,
     ToolParser,
+    UsageError,
     UserError,
     output_folder,
     parse_dims,
@@ -63,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             output_folder(args.output)
         if args.import_hexagon_asm:
             if args.dim:
-                raise UserError("--dim applies to .onnx models only")
+                raise UsageError("--dim applies to .onnx models only")
             module = import_hexagon_asm(args.import_hexagon_asm)
         else:
             module = import_onnx(

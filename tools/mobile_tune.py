@@ -25,6 +25,7 @@ from mobile_opt.tools.tuning import fastest, node_name
 from mobile_opt.models import texture_kernels
 from mobile_opt.tools.cli import (
     ToolParser,
+    UsageError,
     UserError,
     noting,
     output_folder,
@@ -59,7 +60,7 @@ def tune(args: argparse.Namespace) -> int:
     from mobile_opt.frontend.onnx_import import import_onnx
 
     if args.samples < 1:
-        raise UserError(f"--samples must be at least 1, not {args.samples}")
+        raise UsageError(f"--samples must be at least 1, not {args.samples}")
     for output in (args.output, args.save_mlir):
         if output:
             output_folder(output)
