@@ -304,3 +304,57 @@ def test_probe_update_of_a_malformed_profile_is_one_line(pocl_device, contents, 
     assert_one_line("mobile-probe", status, err, 1, f"--update {out}: ")
     assert out.read_bytes() == contents
     assert sorted(os.listdir(tmp_path)) == ["p.json"]
+
+
+def odd_models(folder: Path) -> dict[str, Path]:
+    """Models whose errors must still be one line naming the file and the node."""
+    from onnx import numpy_helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    table = numpy_helper.from_array(np.ones((4, 4), np.float32), "table")
+    index = numpy_helper.from_array(np.array([9], np.int64), "index")
+    graphs = {
+        "cycle": helper.make_graph([helper.make_node("Relu", ["b"], ["y"], name="r1\nx"),
+                                    helper.make_node("Relu", ["y"], ["b"], name="r2")],
+                                   "g", [x], [y]),
+        "gather": helper.make_graph([helper.make_node("Gather", ["table", "index"], ["g"],
+                                                      name="pick\nme"),
+                                     helper.make_node("Add", ["g", "x"], ["y"], name="add")],
+                                    "g", [x], [y], [table, index]),
+    }
+    paths = {}
+    for name, graph in graphs.items():
+        paths[name] = folder / f"{name}.onnx"
+        save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+             paths[name])
+    return paths
+
+
+@pytest.mark.parametrize("model, says", [
+    ("cycle", "invalid ONNX model: node 'r1\\nx' (Relu): input 'b' is no output of an earlier "
+              "node"),
+    ("gather", "onnx.Gather 'pick\\nme': an index is out of range"),
+])
+def test_errors_name_file_and_escaped_node(model, says, tmp_path, capsys):
+    path = odd_models(tmp_path)[model]
+    status, err = call("mobile-run", ["--reference", str(path)], capsys)
+    assert_one_line("mobile-run", status, err, 1, f"{path}: {says}")
+
+
+@pytest.mark.parametrize("name, shown", [("a\nb", "a\\nb"), ("tab\there", "tab\\there"),
+                                         ("\x1b[2J", "\\x1b[2J"), ("ünï", "ünï")])
+def test_printable_escapes_control_characters(name, shown):
+    from mobile_opt.dialects.onnx.graph import printable
+
+    assert printable(name) == shown
+
+
+def test_a_host_evaluated_op_names_file_and_node_on_opencl(pocl_device, tmp_path, capsys):
+    path = odd_models(tmp_path)["gather"]
+    save_dir = tmp_path / "run"
+    status, err = call("mobile-run", [str(path), "--device", "pocl", "--save-dir",
+                                      str(save_dir)], capsys)
+    assert_one_line("mobile-run", status, err, 1,
+                    f"{path}: onnx.Gather 'pick\\nme': an index is out of range")
+    assert not save_dir.exists()
