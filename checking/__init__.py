@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import TensorType
 from mobile_opt.reference.interpreter import input_dtype
 from mobile_opt.dialects.onnx.base import constant_array
 from mobile_opt.dialects.onnx.quant import DequantizeLinearOp
-from mobile_opt.dialects.onnx.graph import graph_io_names
+from mobile_opt.dialects.onnx.graph import graph_io_names, printable
 
 
 class CheckError(Exception):
@@ -55,10 +55,11 @@ TINY = 1e-6
 def random_input(name: str, t: object, rng: np.random.Generator) -> np.ndarray:
     """A random value of tensor type `t`: floats in [-1, 1), integers in 0..2, any booleans."""
     if not isinstance(t, TensorType):
-        raise CheckError(f"input '{name}' has non-tensor type {t}; give it with --input")
+        raise CheckError(f"input '{printable(name)}' has non-tensor type {t}; give it with --input")
     shape = t.get_shape()
     if any(d < 0 for d in shape):
-        raise CheckError(f"input '{name}' has a dynamic shape; give it with --input (or --dim)")
+        raise CheckError(f"input '{printable(name)}' has a dynamic shape; give it with "
+                         "--input (or --dim)")
     dtype = input_dtype(name, t)
     if dtype.kind == "f":
         return rng.uniform(-1, 1, shape).astype(dtype)

@@ -28,6 +28,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from mobile_opt.frontend.errors import node_label
+
 DOMAIN = "com.microsoft"
 
 UNARY = {
@@ -45,7 +47,7 @@ class ContribOpError(Exception):
 
 
 def _label(node: onnx.NodeProto) -> str:
-    return f"node '{node.name or node.output[0]}' ({node.op_type})"
+    return node_label(node)
 
 
 class _Expander:

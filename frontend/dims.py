@@ -17,6 +17,7 @@ from pathlib import Path
 
 import onnx
 
+from mobile_opt.dialects.onnx.graph import printable
 from mobile_opt.frontend.errors import OnnxImportError
 
 UNNAMED = ("", "?")
@@ -46,9 +47,9 @@ def fix_input_dims(model: onnx.ModelProto, path: Path, dims: Mapping[str, int]) 
     inputs = {v.name: v for v in model.graph.input if v.name not in initializers}
     for value in inputs.values():
         if not value.type.HasField("tensor_type"):
-            raise OnnxImportError(f"{path}: input '{value.name}' is not a tensor")
+            raise OnnxImportError(f"{path}: input '{printable(value.name)}' is not a tensor")
         if not value.type.tensor_type.HasField("shape"):
-            raise OnnxImportError(f"{path}: input '{value.name}' has no shape")
+            raise OnnxImportError(f"{path}: input '{printable(value.name)}' has no shape")
     shapes = {name: v.type.tensor_type.shape.dim for name, v in inputs.items()}
     symbols = sorted(
         {d.dim_param for s in shapes.values() for d in s if not _is_static(d)} - set(UNNAMED)
@@ -61,21 +62,25 @@ def fix_input_dims(model: onnx.ModelProto, path: Path, dims: Mapping[str, int]) 
         if axis is None:
             if name not in symbols:
                 if name in inputs:
-                    hint = f"'{name}' is an input: size one of its axes with --dim {name}:AXIS=N"
+                    hint = (f"'{printable(name)}' is an input: size one of its axes with "
+                            f"--dim {name}:AXIS=N")
                 else:
                     named = ", ".join(symbols)
                     known = f"named dims: {named}" if symbols else "no input dim has a name"
                     hint = f"{known}; size one axis with --dim INPUT:AXIS=N"
-                raise OnnxImportError(f"{option}: no input dim is named '{name}' ({hint})")
+                raise OnnxImportError(f"{option}: no input dim is named '{printable(name)}' "
+                                      f"({hint})")
             by_symbol[name] = size
             continue
         if name not in inputs:
             raise OnnxImportError(
-                f"{option}: the model has no input '{name}' (inputs: {', '.join(inputs)})"
+                f"{option}: the model has no input '{printable(name)}' (inputs: "
+                f"{', '.join(inputs)})"
             )
         rank = len(shapes[name])
         if not -rank <= axis < rank:
-            raise OnnxImportError(f"{option}: input '{name}' has {rank} axes, no axis {axis}")
+            raise OnnxImportError(f"{option}: input '{printable(name)}' has {rank} axes, no "
+                                  f"axis {axis}")
         by_axis[name, axis % rank] = (key, size)
 
     for name, shape in shapes.items():
@@ -85,7 +90,8 @@ def fix_input_dims(model: onnx.ModelProto, path: Path, dims: Mapping[str, int]) 
                 key, size = by_axis[name, i]
                 if _is_static(dim) and dim.dim_value != size:
                     raise OnnxImportError(
-                        f"{path}: --dim {key}={size}: axis {i} of input '{name}' is static "
+                        f"{path}: --dim {key}={size}: axis {i} of input '{printable(name)}' "
+                        "is static "
                         f"({dim.dim_value})"
                     )
                 _set(dim, size)
@@ -115,17 +121,17 @@ def _missing_message(name: str, missing: list[tuple[int, onnx.TensorShapeProto.D
         if dim.HasField("dim_value"):  # a stored -1
             what, option = f"#{i} ({dim.dim_value})", f"--dim {name}:{i}=<size>"
         elif dim.dim_param in UNNAMED:
-            what = f"#{i} ('{dim.dim_param}')" if dim.dim_param else f"#{i}"
+            what = f"#{i} ('{printable(dim.dim_param)}')" if dim.dim_param else f"#{i}"
             option = f"--dim {name}:{i}=<size>"
         else:
-            what, option = f"'{dim.dim_param}'", f"--dim {dim.dim_param}=<size>"
+            what, option = f"'{printable(dim.dim_param)}'", f"--dim {dim.dim_param}=<size>"
         if what not in shown:
             shown.append(what)
         if option not in options:
             options.append(option)
     several = len(shown) > 1
     return (
-        f"input '{name}' has dynamic dim{'s' if several else ''} {', '.join(shown)}; "
+        f"input '{printable(name)}' has dynamic dim{'s' if several else ''} {', '.join(shown)}; "
         f"a static shape is needed (give {'them' if len(options) > 1 else 'it'} with "
         f"{' '.join(options)})"
     )

@@ -30,6 +30,7 @@ import onnx
 from onnx import AttributeProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from mobile_opt.dialects.onnx.graph import printable
 from mobile_opt.frontend.errors import OnnxImportError, node_label
 
 FOLD_LIMIT = 1 << 16
@@ -244,7 +245,8 @@ def _as_inferred(
         value = value.astype(helper.tensor_dtype_to_np_dtype(types[name]), copy=False)
     if name in shapes and value.shape != shapes[name]:
         raise ValueError(
-            f"'{name}' evaluates to shape {list(value.shape)}; ONNX infers {list(shapes[name])}"
+            f"'{printable(name)}' evaluates to shape {list(value.shape)}; ONNX infers "
+            f"{list(shapes[name])}"
         )
     return value
 

@@ -46,7 +46,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mobile_opt.dialects.onnx import ONNX_OPS, OnnxOp
 from mobile_opt.dialects.onnx.base import UnknownShape
-from mobile_opt.dialects.onnx.graph import ONNX_NAME
+from mobile_opt.dialects.onnx.graph import ONNX_NAME, printable
 from mobile_opt.dialects.onnx.constants import (
     ConstantOp,
     NoneOp,
@@ -98,9 +98,29 @@ def read_model(path: str | Path) -> onnx.ModelProto:
         # by path, the checker looks for external data beside the model, not in the cwd
         onnx.checker.check_model(str(path) if external else model)
     except onnx.checker.ValidationError as e:
+        unordered = _unordered_input(model.graph)
+        if unordered is not None:
+            raise OnnxImportError(f"{path}: invalid ONNX model: {unordered}") from None
         first = str(e).strip().splitlines()[0]
         raise OnnxImportError(f"{path}: invalid ONNX model: {first}") from None
     return model
+
+
+def _unordered_input(graph: onnx.GraphProto) -> str | None:
+    """
+    The first node of `graph` that reads a tensor no earlier node, input or initializer
+    makes (a cycle, or nodes out of order), said in one line; the checker prints the
+    whole node instead, over several lines.
+    """
+    known = {"", *(v.name for v in graph.input), *(t.name for t in graph.initializer),
+             *(t.values.name for t in graph.sparse_initializer)}
+    for node in graph.node:
+        for name in node.input:
+            if name not in known:
+                return (f"{node_label(node)}: input '{printable(name)}' is no output of an "
+                        "earlier node (nodes must be in topological order, without cycles)")
+        known.update(node.output)
+    return None
 
 
 def _opset(model: onnx.ModelProto, path: Path) -> int:
@@ -128,7 +148,7 @@ def _check_ops(nodes: Iterable[onnx.NodeProto], path: Path) -> None:
     for node in nodes:
         if node.domain not in ("", "ai.onnx"):
             raise OnnxImportError(
-                f"{path}: {node_label(node)}: unsupported op domain '{node.domain}'"
+                f"{path}: {node_label(node)}: unsupported op domain '{printable(node.domain)}'"
             )
         if not _is_supported(node):
             raise OnnxImportError(f"{path}: {node_label(node)}: unsupported op")
@@ -257,7 +277,8 @@ class _GraphImporter:
         for v in inputs:
             t = _tensor_type(v)
             if t is None:
-                raise self.fail(None, f"input '{v.name}' needs a static float/int tensor type")
+                raise self.fail(None, f"input '{printable(v.name)}' needs a static "
+                                      "float/int tensor type")
             input_types.append(t)
         block = Block(arg_types=input_types)
         for v, arg in zip(inputs, block.args):
@@ -272,7 +293,8 @@ class _GraphImporter:
         outputs = []
         for o in graph.output:
             if o.name not in self.values:
-                raise self.fail(None, f"graph output '{o.name}' is not produced by any node")
+                raise self.fail(None, f"graph output '{printable(o.name)}' is not produced "
+                                      "by any node")
             outputs.append(self.values[o.name])
         builder.insert(func.ReturnOp(*outputs))
         if not self.none.uses:
@@ -293,7 +315,8 @@ class _GraphImporter:
         try:
             element = element_type_from_onnx(t.data_type)
         except KeyError:
-            raise self.fail(node, f"tensor '{key}' has unsupported type {onnx_type_name(t.data_type)}") from None
+            raise self.fail(node, f"tensor '{printable(key)}' has unsupported type "
+                                  f"{onnx_type_name(t.data_type)}") from None
         shape = tuple(t.dims)
         count = int(np.prod(shape)) if shape else 1
         if count <= self.inline_limit:
@@ -332,7 +355,7 @@ class _GraphImporter:
         outputs = list(node.output) if variadic_results else list(node.output[: len(op_def.results)])
         for extra in node.output[len(outputs) :]:
             if extra and extra in self.used:
-                raise self.fail(node, f"optional output '{extra}' is not supported")
+                raise self.fail(node, f"optional output '{printable(extra)}' is not supported")
         result_types = [self.result_type(node, o) for o in outputs]
         try:
             op = cls.create(
@@ -365,7 +388,8 @@ class _GraphImporter:
             isinstance(t, TensorType) and any(d < 0 for d in t.get_shape()) for t in inferred
         ):
             missing = next(o for o, t in zip(node.output, declared) if t is None)
-            raise self.fail(node, f"output '{missing}' has a dynamic or unknown shape; a static shape is needed")
+            raise self.fail(node, f"output '{printable(missing)}' has a dynamic or unknown "
+                                  "shape; a static shape is needed")
         types = [d or i for d, i in zip(declared, inferred)]
         new = type(op).create(operands=op.operands, result_types=types, properties=dict(op.properties))
         new.location = op.location
@@ -374,7 +398,7 @@ class _GraphImporter:
 
     def value(self, node: onnx.NodeProto, name: str) -> SSAValue:
         if name not in self.values:
-            raise self.fail(node, f"input '{name}' is not defined before use")
+            raise self.fail(node, f"input '{printable(name)}' is not defined before use")
         return self.values[name]
 
     def result_type(self, node: onnx.NodeProto, name: str) -> TensorType | None:
@@ -394,7 +418,7 @@ class _GraphImporter:
             "value_ints": (list(attr.ints), np.int64),
         }
         if attr.name not in simple:
-            raise self.fail(node, f"attribute '{attr.name}' is not supported")
+            raise self.fail(node, f"attribute '{printable(attr.name)}' is not supported")
         data, dtype = simple[attr.name]
         return numpy_helper.from_array(np.array(data, dtype=dtype), node.output[0])
 
@@ -403,7 +427,7 @@ class _GraphImporter:
         result: dict[str, Attribute] = {}
         for attr in node.attribute:
             if attr.name not in declared:
-                raise self.fail(node, f"attribute '{attr.name}' is not supported")
+                raise self.fail(node, f"attribute '{printable(attr.name)}' is not supported")
             result[attr.name] = self.attribute(node, attr)
         return result
 
@@ -428,9 +452,11 @@ class _GraphImporter:
             try:
                 return dense_from_array(numpy_helper.to_array(attr.t))
             except KeyError:
-                raise self.fail(node, f"attribute '{attr.name}' has an unsupported tensor type") from None
+                raise self.fail(node, f"attribute '{printable(attr.name)}' has an "
+                                      "unsupported tensor type") from None
         raise self.fail(
-            node, f"attribute '{attr.name}' of kind {AttributeProto.AttributeType.Name(kind)} is not supported"
+            node, f"attribute '{printable(attr.name)}' of kind "
+                  f"{AttributeProto.AttributeType.Name(kind)} is not supported"
         )
 
 

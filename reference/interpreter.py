@@ -31,16 +31,17 @@ from mobile_opt.reference.errors import KernelError, ReferenceRunError
 from mobile_opt.reference.kernels import KERNELS, evaluate
 from mobile_opt.dialects.onnx import ONNX_OPS, OnnxOp
 from mobile_opt.dialects.onnx.types import dtype_of
-from mobile_opt.dialects.onnx.graph import graph_io_names
+from mobile_opt.dialects.onnx.graph import graph_io_names, printable
 
 
 def describe_location(location: Attribute) -> str | None:
     """A short, human-readable form of an op location: the ONNX node name(s), or file:line:col."""
     match location:
         case NameLoc():
-            return location.desc.data
+            return printable(location.desc.data)
         case FileLineColLoc():
-            return f"{location.filename.data}:{location.line.data}:{location.column.data}"
+            where = f"{location.filename.data}:{location.line.data}:{location.column.data}"
+            return printable(where)
         case FusedLoc():
             parts = [describe_location(loc) for loc in location.locations]
             named = [p for p in parts if p]
@@ -116,11 +117,12 @@ def bind_inputs(
         unknown = [k for k in inputs if k not in names]
         if unknown:
             raise ReferenceRunError(
-                f"unknown input '{unknown[0]}'; the model's inputs are {', '.join(names) or 'none'}"
+                f"unknown input '{printable(unknown[0])}'; the model's inputs are "
+                f"{', '.join(map(printable, names)) or 'none'}"
             )
         missing = [n for n in names if n not in inputs]
         if missing:
-            raise ReferenceRunError(f"input '{missing[0]}' is not given")
+            raise ReferenceRunError(f"input '{printable(missing[0])}' is not given")
         values = [inputs[n] for n in names]
     else:
         values = list(inputs)
@@ -135,12 +137,12 @@ def bind_inputs(
 def input_dtype(name: str, t: Attribute) -> np.dtype:
     """The numpy dtype that a value of the function input `name` of type `t` has."""
     if not isinstance(t, TensorType):
-        raise ReferenceRunError(f"input '{name}' has non-tensor type {t}")
+        raise ReferenceRunError(f"input '{printable(name)}' has non-tensor type {t}")
     try:
         return dtype_of(t.element_type)
     except KeyError:
         raise ReferenceRunError(
-            f"input '{name}' has element type {t.element_type}, which numpy cannot hold"
+            f"input '{printable(name)}' has element type {t.element_type}, which numpy cannot hold"
         ) from None
 
 
@@ -149,10 +151,12 @@ def _checked_input(name: str, value: np.ndarray, t: Attribute) -> np.ndarray:
     assert isinstance(t, TensorType)
     shape = t.get_shape()
     if value.dtype != dtype:
-        raise ReferenceRunError(f"input '{name}' has dtype {value.dtype}, expected {dtype}")
+        raise ReferenceRunError(f"input '{printable(name)}' has dtype {value.dtype}, "
+                                f"expected {dtype}")
     if len(shape) != value.ndim or any(d >= 0 and d != s for d, s in zip(shape, value.shape)):
         wanted = [d if d >= 0 else "?" for d in shape]
-        raise ReferenceRunError(f"input '{name}' has shape {list(value.shape)}, expected {wanted}")
+        raise ReferenceRunError(f"input '{printable(name)}' has shape {list(value.shape)}, "
+                                f"expected {wanted}")
     return value
 
 

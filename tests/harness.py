@@ -118,8 +118,10 @@ def run_mobile_run(argv: list[str], capsys) -> tuple[int, str, str]:
     return exit_info.value.code, out, err
 
 
-def assert_one_line_error(status: int, err: str, message: str) -> None:
-    assert status == 1
+def assert_one_line_error(status: int, err: str, message: str, code: int = 1) -> None:
+    """One line `mobile-run: error: ...` holding `message`, exit status `code` (1 for bad
+    input, 2 for a usage error)."""
+    assert status == code, err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith("mobile-run: error: ") and message in err, err
 

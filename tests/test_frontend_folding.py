@@ -147,7 +147,6 @@ def test_a_large_fold_the_dialect_needs_is_a_derived_weight(tmp_path: Path, caps
         (["y:0=1"], "--dim y:0=1: the model has no input 'y' (inputs: x)"),
         (["x:4=1"], "--dim x:4=1: input 'x' has 4 axes, no axis 4"),
         (["x:1=4"], "--dim x:1=4: axis 1 of input 'x' is static (3)"),
-        (["x:0=0"], "--dim expects NAME=N or INPUT:AXIS=N with N >= 1, got 'x:0=0'"),
     ],
 )
 def test_dims_left_dynamic_or_sizing_nothing_are_one_line(
@@ -157,3 +156,10 @@ def test_dims_left_dynamic_or_sizing_nothing_are_one_line(
     argv = [str(path)] + [arg for d in dims for arg in ("--dim", d)]
     status, _, err = run_mobile_run(argv, capsys)
     assert_one_line_error(status, err, message)
+
+
+def test_a_malformed_dim_is_a_usage_error(tmp_path: Path, capsys):
+    path = save(tmp_path, "ppocr", unnamed_dims())
+    status, _, err = run_mobile_run([str(path), "--dim", "x:0=0"], capsys)
+    assert_one_line_error(status, err, "--dim expects NAME=N or INPUT:AXIS=N with N >= 1, "
+                          "got 'x:0=0'", code=2)

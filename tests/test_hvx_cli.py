@@ -65,7 +65,8 @@ def test_missing_toolchain_is_named_with_its_package(conv_model, capsys, monkeyp
 
 def test_opencl_options_are_refused_for_hexagon(conv_model, capsys):
     status, _, err = run_mobile_run(["--target", "hexagon", str(conv_model), "--fp16"], capsys)
-    assert_one_line_error(status, err, "mobile-run: error: --fp16 does not apply to --target hexagon")
+    assert_one_line_error(status, err, "mobile-run: error: --fp16 does not apply to --target "
+                          "hexagon", code=2)
 
 
 def test_unsupported_model_is_one_line(tmp_path, capsys):

@@ -13,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper, save
 
 from mobile_opt.tools import mobile_run
 from mobile_opt.tools.mobile_translate import main as translate
+from mobile_opt.tools.cli import MANIFEST
 
 
 @pytest.fixture
@@ -67,7 +68,8 @@ def test_given_inputs_and_saved_outputs(model: Path, tmp_path: Path, capsys):
         capsys,
     )
     assert status == 0, err
-    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["count.npy", "out_y.npy"]
+    saved = sorted(p.name for p in (tmp_path / "o").iterdir() if p.name != MANIFEST)
+    assert saved == ["count.npy", "out_y.npy"]
     np.testing.assert_array_equal(np.load(tmp_path / "o" / "count.npy"), [1, 3, 8, 8])
     assert np.load(tmp_path / "o" / "out_y.npy").shape == (1, 4, 8, 8)
 
@@ -145,18 +147,25 @@ def test_wrong_input_dtype(model: Path, tmp_path: Path, capsys):
 
 
 @pytest.mark.parametrize(
-    "extra, message",
+    "extra, message, code",
     [
-        (["--input", "x"], "--input expects NAME=FILE.npy, got 'x'"),
-        (["--input", "x=/nonexistent/x.npy"], "--input x: /nonexistent/x.npy: no such file"),
-        (["--input", "z=a.npy"], "the model has no input 'z' (inputs: x)"),
-        (["--seed", "one"], "argument --seed: invalid int value: 'one'"),
-        (["-p", "no-such-pass"], "Unrecognized passes: ['no-such-pass']"),
+        (["--input", "x"], "--input expects NAME=FILE.npy, got 'x'", 2),
+        (["--input", "x=/nonexistent/x.npy"], "--input x: /nonexistent/x.npy: no such file", 1),
+        (["--input", "z=a.npy"], "the model has no input 'z' (inputs: x)", 1),
+        (["-p", "no-such-pass"], "Unrecognized passes: ['no-such-pass']", 1),
     ],
 )
-def test_bad_options(model: Path, capsys, extra: list[str], message: str):
+def test_bad_options(model: Path, capsys, extra: list[str], message: str, code: int):
     status, _, err = run(["--reference", str(model), "--dim", "N=1", *extra], capsys)
-    assert_one_line_error(status, err, message)
+    assert_one_line_error(status, err, message, code)
+
+
+@pytest.mark.parametrize("seed", ["one", "-1"])
+def test_a_bad_seed_is_a_usage_error(model: Path, capsys, seed: str):
+    status, _, err = run(["--reference", str(model), "--dim", "N=1", "--seed", seed], capsys)
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("mobile-run: error: argument --seed: expects a whole number") \
+        and f"got '{seed}'" in err, err
 
 
 def test_dynamic_dim_needs_a_size(model: Path, capsys):
@@ -171,7 +180,7 @@ def test_missing_model(tmp_path: Path, capsys):
 
 def test_reference_takes_no_device_options(model: Path, capsys):
     status, _, err = run(["--reference", "--fp16", str(model), "--dim", "N=2"], capsys)
-    assert status == 1 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
 
 
 def test_mlir_input_after_passes(model: Path, tmp_path: Path, capsys):

@@ -19,6 +19,7 @@ from mobile_opt.backends.opencl.plan import parse_plan_comment
 from mobile_opt.models.storage import Storage, assign_slots
 from mobile_opt.tools import mobile_opt
 from onnx import TensorProto, helper, numpy_helper, save
+from mobile_opt.tools.cli import MANIFEST
 
 NO_FUSION = "onnx-to-texture{fuse=false}"
 
@@ -93,7 +94,7 @@ def test_save_dir_holds_a_program_that_builds_again(
         capsys,
     )
     assert status == 0, out + err
-    assert {p.name for p in folder.iterdir()} == {"model.cl", "plan.json", "y.npy"}
+    assert {p.name for p in folder.iterdir()} == {"model.cl", "plan.json", "y.npy", MANIFEST}
     source = (folder / "model.cl").read_text()
     cl.Program(cl.Context([pocl_device]), source).build()  # the plan trailer is a comment
     plan = json.loads((folder / "plan.json").read_text())
@@ -222,17 +223,17 @@ def test_unsupported_op_is_one_line(tmp_path: Path, pocl_device, capsys):
 
 
 @pytest.mark.parametrize(
-    "extra, message",
+    "extra, message, code",
     [
-        (["--reference", "--fp16"], "--fp16 applies to the OpenCL run"),
-        (["--repeat", "0"], "--repeat expects N >= 1"),
-        (["-p", "onnx-to-texture{"], "-p onnx-to-texture{: Expected argument name here"),
-        (["-p", "onnx-to-texture{storage=f8}"], "storage is f32 or f16, not f8"),
+        (["--reference", "--fp16"], "--fp16 applies to the OpenCL run", 2),
+        (["--repeat", "0"], "--repeat expects N >= 1", 2),
+        (["-p", "onnx-to-texture{"], "-p onnx-to-texture{: Expected argument name here", 1),
+        (["-p", "onnx-to-texture{storage=f8}"], "storage is f32 or f16, not f8", 1),
     ],
 )
-def test_bad_options_are_one_line(chain: Path, pocl_device, capsys, extra, message):
+def test_bad_options_are_one_line(chain: Path, pocl_device, capsys, extra, message, code):
     status, _, err = run([str(chain), *extra], capsys)
-    assert_one_line_error(status, err, message)
+    assert_one_line_error(status, err, message, code)
 
 
 def test_opencl_targets_print_the_plan(chain: Path, capsys):

@@ -176,7 +176,8 @@ def test_profile_kernels_and_roofline_on_a_shipped_model(pocl_device, tmp_path: 
 def test_roofline_applies_to_the_opencl_run(tmp_path: Path, capsys):
     status, _, err = run_mobile_run(["--reference", "onnx:squeezenet", "--roofline",
                                      str(tmp_path / "r.png")], capsys)
-    assert_one_line_error(status, err, "--roofline applies to the OpenCL run of one model")
+    assert_one_line_error(status, err, "--roofline applies to the OpenCL run of one model",
+                          code=2)
     status, _, err = run_mobile_run(["onnx:squeezenet", "--roofline",
                                      str(tmp_path / "none" / "r.png")], capsys)
     assert_one_line_error(status, err, "does not exist")

@@ -5,7 +5,10 @@ errors, output files that appear whole or not at all, and progress bars.
 
 from __future__ import annotations
 
+import argparse
 import atexit
+import contextlib
+import fcntl
 import os
 import re
 import shutil
@@ -13,7 +16,8 @@ import stat
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import NoReturn
 from pathlib import Path
 
 from tqdm import tqdm
@@ -27,6 +31,11 @@ from mobile_opt.dialects.weights import WeightStoreError
 
 class UserError(Exception):
     """A mistake in the tool's input or options; reported as one line."""
+
+
+class UsageError(UserError):
+    """Options that do not go together or a malformed option value; exit status 2, as
+    argparse's own usage errors."""
 
 
 USER_ERRORS = (
@@ -49,12 +58,15 @@ def one_line(error: BaseException) -> str:
 
 
 def run_tool(name: str, body: Callable[[], int | None]) -> None:
-    """Run a tool's body; user errors become `name: error: ...` and exit 1."""
+    """Run a tool's body; user errors become `name: error: ...` and exit 1 (2 for usage)."""
     # pyopencl's two-line warning that a build said anything ("compilation done"); its
     # PYOPENCL_COMPILER_OUTPUT=1 still shows the output itself
     warnings.filterwarnings("ignore", message="Non-empty compiler output")
     try:
         status = body()
+    except UsageError as e:
+        print(f"{name}: error: {one_line(e)}", file=sys.stderr)
+        sys.exit(2)
     except USER_ERRORS as e:
         print(f"{name}: error: {one_line(e)}", file=sys.stderr)
         sys.exit(1)
@@ -67,29 +79,77 @@ def run_tool(name: str, body: Callable[[], int | None]) -> None:
     sys.exit(status or 0)
 
 
+_KINDS = (
+    (stat.S_ISDIR, "is a directory"),
+    (stat.S_ISLNK, "is a symbolic link"),
+    (stat.S_ISFIFO, "is a FIFO"),
+    (stat.S_ISSOCK, "is a socket"),
+    (stat.S_ISCHR, "is a character device"),
+    (stat.S_ISBLK, "is a block device"),
+)
+
+
+def _refusal(path: Path) -> str | None:
+    """Why the entry at `path` may not be replaced by an output file; None where it may (it
+    is absent or a regular file). Never opens it, so a FIFO or device is never touched."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return e.strerror
+    if stat.S_ISREG(mode):
+        return None
+    return next((why for test, why in _KINDS if test(mode)), "is no regular file")
+
+
 def output_folder(path: str | Path) -> Path:
-    """The folder an output file goes to; a UserError if there is none (check before long work)."""
+    """
+    The folder an output file goes to, after checking that the file may be written:
+    absent or a regular file (a directory, symbolic link, FIFO, socket or device is
+    refused), in a folder that exists. A UserError otherwise; call it before long work.
+    """
+    text = str(path)
     path = Path(path)
+    if text.endswith(os.sep) or path.name in ("", ".", ".."):
+        raise UserError(f"{text}: is a directory; not replaced")
+    why = _refusal(path)
+    if why is not None:
+        raise UserError(f"{path}: {why}; not replaced")
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise UserError(f"{path}: folder {folder} does not exist")
     return folder
 
 
+def _mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomically(path: str | Path, text: str | bytes) -> None:
-    """Write `path` through a temporary file in the same folder and a rename."""
+    """Write `path` through a temporary file in the same folder and a rename, where
+    `output_folder` allows it."""
     path = Path(path)
     folder = output_folder(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:  # a file replaced keeps its permissions
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = _mode()
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise UserError(f"{path}: cannot write: {e.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode() if isinstance(text, str) else text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise UserError(f"{path}: cannot write: {e.strerror}") from None
         raise
 
 
@@ -154,6 +214,105 @@ def scratch_folder() -> Path:
     return folder
 
 
+MANIFEST = ".mobile-run"
+"""The list of the files the last run wrote into a `--save-dir` folder, one per line."""
+
+
+def check_save_dir(folder: str | Path) -> Path:
+    """`--save-dir` before long work: a folder or absent, in a folder that exists."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--save-dir {folder}: not a folder")
+    parent = folder.resolve().parent
+    if not folder.exists() and not parent.is_dir():
+        raise UserError(f"--save-dir {folder}: folder {parent} does not exist")
+    return folder
+
+
+@contextlib.contextmanager
+def staged_save_dir(folder: str | Path) -> Iterator[Path]:
+    """
+    A fresh staging folder inside `folder` (made if absent) to write a run's files into.
+    When the block ends without an error they replace the previous run's files as one set,
+    under an exclusive lock of `folder` (a second run waits for it): the files the
+    previous run's manifest lists and this run did not write go; files no run wrote stay.
+    On an error the staging folder goes, with `folder` if this call made it.
+    """
+    folder = check_save_dir(folder)
+    made = not folder.exists()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=folder, prefix=f"{MANIFEST}-"))
+    except OSError as e:
+        raise UserError(f"--save-dir {folder}: {e.strerror}") from None
+    try:
+        yield staging
+        _install(folder, staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _install(folder: Path, staging: Path) -> None:
+    names = sorted(p.name for p in staging.iterdir())
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released by the close
+        for name in (*names, MANIFEST):
+            why = _refusal(folder / name)
+            if why is not None:
+                raise UserError(f"{folder / name}: {why}; not replaced")
+        try:
+            earlier = (folder / MANIFEST).read_text().split("\n")
+        except (OSError, UnicodeDecodeError):
+            earlier = []
+        for name in names:
+            os.replace(staging / name, folder / name)
+        for name in set(earlier) - set(names):
+            if name and "/" not in name and not name.startswith(".") \
+                    and _refusal(folder / name) is None:
+                (folder / name).unlink(missing_ok=True)
+        manifest = staging / MANIFEST
+        manifest.write_text("".join(f"{n}\n" for n in names))
+        os.replace(manifest, folder / MANIFEST)
+    except OSError as e:
+        raise UserError(f"--save-dir {folder}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def write_save_dir(folder: str | Path, files: dict[str, str | bytes]) -> None:
+    """`files` (name to contents) into `folder` as one set (`staged_save_dir`)."""
+    with staged_save_dir(folder) as staging:
+        for name, data in files.items():
+            (staging / name).write_bytes(data.encode() if isinstance(data, str) else data)
+
+
+class ToolParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, `tool: error: ...`, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        tool = self.prog.split()[0]  # a subcommand's parser is `tool sub`
+        message = " ".join(message.split("\n"))
+        self.exit(2, f"{tool}: error: {message}\n")
+
+
+def seed(text: str) -> int:
+    """A `--seed` option's value: a count from 0 (numpy's generators take no other)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"expects a whole number from 0 to 2^32-1, got '{text}'")
+    return value
+
+
 def progress_bar(total: int, title: str, unit: str) -> tqdm:
     """A tqdm bar on stderr for `total` steps of long work (probing, tuning)."""
     # miniters=0: a note (update(0), see `noting`) redraws too, at most every mininterval
@@ -186,8 +345,8 @@ def parse_dims(items: list[str] | None) -> dict[str, int]:
     for item in items or []:
         name, _, value = item.rpartition("=")
         if not name or not value.isdigit() or int(value) < 1:
-            raise UserError(f"--dim expects NAME=N or INPUT:AXIS=N with N >= 1, got '{item}'")
+            raise UsageError(f"--dim expects NAME=N or INPUT:AXIS=N with N >= 1, got '{item}'")
         if dims.get(name, int(value)) != int(value):
-            raise UserError(f"--dim {name} is given twice, as {dims[name]} and {value}")
+            raise UsageError(f"--dim {name} is given twice, as {dims[name]} and {value}")
         dims[name] = int(value)
     return dims

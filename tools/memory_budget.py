@@ -33,7 +33,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.checking import format_table
-from mobile_opt.tools.cli import UserError, one_line, scratch_folder
+from mobile_opt.reference.errors import ReferenceRunError
+from mobile_opt.tools.cli import UsageError, UserError, one_line, scratch_folder, staged_save_dir
 from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(|B|KB|KIB|MB|MIB|GB|GIB)\s*$", re.IGNORECASE)
@@ -45,7 +46,7 @@ def parse_size(text: str) -> int:
     """'200MB', '1.5GB', '4096': bytes (KB, MB and GB are powers of 1024)."""
     m = _SIZE.match(text)
     if not m or float(m.group(1)) <= 0:
-        raise UserError(f"--memory-budget expects a size such as 200MB or 1.5GB, not '{text}'")
+        raise UsageError(f"--memory-budget expects a size such as 200MB or 1.5GB, not '{text}'")
     return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
 
 
@@ -95,30 +96,27 @@ def run_memory_budget_mode(args: argparse.Namespace) -> int:
 
     budget = parse_size(args.memory_budget)
     if args.iterations < 1:
-        raise UserError(f"--iterations expects N >= 1, got {args.iterations}")
+        raise UsageError(f"--iterations expects N >= 1, got {args.iterations}")
     for option, given in (("--fp16", args.fp16), ("--reference", args.reference),
                           ("--input", args.input)):
         if given:
-            raise UserError(f"{option} does not apply with --memory-budget")
+            raise UsageError(f"{option} does not apply with --memory-budget")
     try:
         device = choose_device(args.device) if args.device else default_device()[0]
     except DeviceError as e:
         raise UserError(str(e)) from None
-    folder = Path(args.save_dir) if args.save_dir else scratch_folder()
-    folder.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    try:
-        return _run(args, device, budget, folder, written)
-    except BaseException:
-        for path in written:  # no partial output
-            path.unlink(missing_ok=True)
-        raise
-    finally:
-        if not args.save_dir:
+    if not args.save_dir:
+        folder = scratch_folder()
+        try:
+            return _run(args, device, budget, folder)
+        finally:
             shutil.rmtree(folder, ignore_errors=True)
+    # the stores go to the folder as one set once every run is checked; none on an error
+    with staged_save_dir(args.save_dir) as staging:
+        return _run(args, device, budget, staging)
 
 
-def _run(args, device, budget: int, folder: Path, written: list[Path]) -> int:
+def _run(args, device, budget: int, folder: Path) -> int:
     import pyopencl as cl
 
     from mobile_opt.backends.opencl.executor import CompiledModel, DeviceMemory, OpenCLRunError
@@ -141,10 +139,12 @@ def _run(args, device, budget: int, folder: Path, written: list[Path]) -> int:
             raise UserError(f"{path}: {one_line(e)}") from None
         plan = build_plan(module, args.function)
         store = folder / f"{index}-{Path(path).stem}.weights"
-        written.append(store)
         with tqdm(total=plan.weight_bytes, desc=f"store {Path(path).name}", unit="B",
                   unit_scale=True, file=sys.stderr, leave=False, disable=None) as bar:
-            write_store(store, plan, stream.chunk_kb * 1024, bar.update)
+            try:
+                write_store(store, plan, stream.chunk_kb * 1024, bar.update)
+            except (OpenCLRunError, ReferenceRunError) as e:  # names the node: add the file
+                raise UserError(f"{path}: {one_line(e)}") from None
         models.append(Compiled(path, module, plan, store, feeds, one, lsbs))
 
     context = cl.Context([getattr(device, "device", device)])
@@ -204,7 +204,7 @@ def _run(args, device, budget: int, folder: Path, written: list[Path]) -> int:
             preload.append(m)
             print(f"{c.path} (preload-all):")
             failed |= c.report(result.outputs) != 0
-    except OpenCLRunError as e:
+    except (OpenCLRunError, ReferenceRunError) as e:
         raise UserError(one_line(e)) from None
     rows = [["model", "mode", "peak MiB", "integrated ms", "execution ms", "build s"]]
     for c, s, p in zip(models, streamed, preload):
@@ -219,6 +219,6 @@ def _run(args, device, budget: int, folder: Path, written: list[Path]) -> int:
           f"(preload-all, largest model: {mib(max(p.peak for p in preload))} MiB)")
     if peak > budget:
         print(f"error: the streamed runs held {peak} bytes, over the budget of {budget}",
-              file=sys.stderr, disable=None)
+              file=sys.stderr)
         failed = True
     return 1 if failed else 0

@@ -31,6 +31,7 @@ ensemble (`models/cdmpp.Ensemble`: the geometric mean of their latencies).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from dataclasses import asdict, dataclass, fields, replace
@@ -40,7 +41,8 @@ import numpy as np
 
 from mobile_opt.models.cdmpp import MEMBERS, POOLED, UNREADABLE, Predictor, box_cox, ensemble_arrays
 from mobile_opt.models.cdmpp_features import LEAF_FIELDS, CompactAST, pooled
-from mobile_opt.tools.cli import progress_bar
+from mobile_opt.tools.cli import ToolParser, UserError, output_folder, progress_bar, seed, \
+    write_atomically
 
 STEADY = 0.1
 """Kernels whose runs' median absolute deviation is over this share of their median are
@@ -679,10 +681,24 @@ def _write(out: Path, arrays: dict[str, np.ndarray], result: dict, data: dict,
            shown: tuple[str, ...]) -> None:
     """The weights, the result beside them (`.json`) with its learning curve (`.png`), and
     the result's `shown` fields printed."""
-    np.savez_compressed(out, **arrays)
-    out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
-    _plot(result["curve"], out.with_suffix(".png"), str(data["device"]).split(" [")[0])
+    weights, report, plot = outputs(out)
+    data_file = io.BytesIO()
+    np.savez_compressed(data_file, **arrays)
+    png = _plot(result["curve"], str(data["device"]).split(" [")[0])
+    write_atomically(weights, data_file.getvalue())
+    write_atomically(report, json.dumps(result, indent=1) + "\n")
+    write_atomically(plot, png)
     print(json.dumps({k: result[k] for k in shown}))
+
+
+def outputs(out: Path) -> tuple[Path, Path, Path]:
+    """The files `-o OUT` names, each checked (`cli.output_folder`): the weights (numpy's
+    name for them, `.npz` added where OUT lacks it), the result and its plot."""
+    weights = out if out.name.endswith(".npz") else out.with_name(out.name + ".npz")
+    files = (weights, out.with_suffix(".json"), out.with_suffix(".png"))
+    for path in files:
+        output_folder(path)
+    return files
 
 
 def _positive(text: str) -> int:
@@ -705,7 +721,7 @@ def missing_learn() -> int | None:
     return None
 
 
-def _plot(curve: list[dict], path: Path, device: str) -> None:
+def _plot(curve: list[dict], device: str) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -722,7 +738,9 @@ def _plot(curve: list[dict], path: Path, device: str) -> None:
     axes.set_title(f"CDMPP on {device}")
     axes.grid(True, color="0.9")
     axes.legend()
-    figure.savefig(path)
+    data = io.BytesIO()
+    figure.savefig(data, format="png")
+    return data.getvalue()
 
 
 def evaluate(args: argparse.Namespace) -> int:
@@ -737,7 +755,7 @@ def evaluate(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mobile-learn", description=__doc__,
+    parser = ToolParser(prog="mobile-learn", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(required=True)
     p = sub.add_parser("train", help="train a predictor on a dataset")
@@ -745,7 +763,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-o", "--out", required=True, help="the weights (.npz)")
     p.add_argument("--hold-out", default="", help="models whose kernels are the test set")
     for f in fields(Settings):
-        p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default)
+        p.add_argument(f"--{f.name.replace('_', '-')}", type=option_type(f.name, f.default),
+                       default=f.default)
     p.set_defaults(func=train)
     p = sub.add_parser("adapt", help="fine-tune a trained predictor on a few tasks of a "
                        "new device's (or new models') dataset")
@@ -763,7 +782,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="fine-tune this many from seeds seed, seed+1, ... and write them as "
                    "one ensemble (their latencies' geometric mean)")
     for f in fields(Settings):  # unset: FINE_TUNING's, or NEW_DEVICE_TUNING's with --source
-        p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=None)
+        p.add_argument(f"--{f.name.replace('_', '-')}", type=option_type(f.name, f.default),
+                       default=None)
     p.set_defaults(func=adapt)
     p = sub.add_parser("eval", help="a trained predictor's MAPE on a dataset (numpy)")
     p.add_argument("model", type=Path)
@@ -771,10 +791,17 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=evaluate)
     args = parser.parse_args(argv)
     try:
+        if hasattr(args, "out"):
+            outputs(Path(args.out))  # before the long work
         return args.func(args)
-    except InputError as e:
+    except (InputError, UserError) as e:
         print(f"mobile-learn: error: {e}", file=sys.stderr)
         return 1
+
+
+def option_type(name: str, default):
+    """The type of a Settings field's option: `--seed` takes a seed (`cli.seed`)."""
+    return seed if name == "seed" else type(default)
 
 
 if __name__ == "__main__":

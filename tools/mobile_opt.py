@@ -23,10 +23,14 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from mobile_opt.frontend.onnx_import import import_onnx
+from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.tools.cli import (
     DIM_HELP,
+    ToolParser,
+    UsageError,
     UserError,
     one_line,
+    output_folder,
     parse_dims,
     run_tool,
     write_atomically,
@@ -70,6 +74,9 @@ class MobileOptMain(xDSLOptMain):
         super().__init__(description="mobile-opt: ONNX to mobile GPU/DSP compiler driver", args=args)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        # xDSL makes a plain ArgumentParser; ours reports usage errors in one line
+        arg_parser.__class__ = ToolParser
+        arg_parser.prog = "mobile-opt"
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument(
             "--dim",
@@ -128,7 +135,7 @@ class MobileOptMain(xDSLOptMain):
                 for p in self.pipeline.passes
             )
             if passes == self.pipeline.passes:
-                raise UserError(
+                raise UsageError(
                     "--explain needs a select-layouts or flashmem-fuse pass in the pipeline"
                 )
             self.pipeline = dataclasses.replace(self.pipeline, passes=passes)
@@ -147,11 +154,18 @@ class MobileOptMain(xDSLOptMain):
         return self._output if self.args.output_file is not None else sys.stdout
 
     def run(self):
+        for output in (self.args.output_file, self.args.weight_store):
+            if output is not None:
+                output_folder(output)  # before the long work
         try:
             super().run()
         except ParseError:
             raise  # already says file:line:col
-        except DiagnosticException as e:
+        except UnicodeDecodeError:
+            raise UserError(f"{self.get_input_name()}: not UTF-8 text") from None
+        except RecursionError:
+            raise UserError(f"{self.get_input_name()}: nesting too deep") from None
+        except (DiagnosticException, ReferenceRunError) as e:
             raise UserError(f"{self.get_input_name()}: {one_line(e)}") from None
         if self.args.weight_store is not None:
             self._write_weight_store(Path(self.args.weight_store))
@@ -170,9 +184,10 @@ class MobileOptMain(xDSLOptMain):
                             "texture-to-ocl)")
         head = module.attributes.get(PLAN)
         chunk = head.chunk.data if isinstance(head, PlanAttr) else DEFAULT_CHUNK
+        output_folder(path)
         try:
             write_store(path, build_plan(module), chunk)
-        except (PlanError, OpenCLRunError, OSError) as e:
+        except (PlanError, OpenCLRunError, ReferenceRunError, OSError) as e:
             raise UserError(f"--weight-store {path}: {one_line(e)}") from None
 
 

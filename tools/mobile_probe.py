@@ -38,8 +38,10 @@ from mobile_opt.backends.opencl.probe.sweep import Sweep
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.tools import kernel_groups, tuning
 from mobile_opt.tools.cli import (
+    UsageError,
     UserError,
     noting,
+    ToolParser,
     output_folder,
     progress_bar,
     run_tool,
@@ -148,7 +150,7 @@ def assemble(runner: Runner, results: dict[str, dict], sweeps: list[Sweep], seco
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="mobile-probe", description=__doc__,
+    parser = ToolParser(prog="mobile-probe", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="pocl", help="OpenCL device (default: pocl)")
     parser.add_argument("-o", "--output", required=True, help="profile JSON to write")
@@ -181,7 +183,12 @@ def profile_to_update(path: str, info) -> dict:
         earlier = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
         raise UserError(f"--update {path}: {e}") from None
-    identity = (earlier.get("identity") or {}) if isinstance(earlier, dict) else {}
+    if not (isinstance(earlier, dict) and isinstance(earlier.get("identity"), dict)
+            and all(isinstance(earlier.get(s, {}), dict) for s in QUERIED)
+            and isinstance(earlier["identity"].get("reprobed", {}), dict)):
+        raise UserError(f"--update {path}: not a device profile (an object with an "
+                        "identity, as mobile-probe writes)")
+    identity = earlier["identity"]
     if not describes(identity, info.name, info.platform):
         raise UserError(f"--update {path}: a profile of {identity.get('name')}, "
                         f"not of {info.name}")
@@ -223,7 +230,7 @@ def probe(args: argparse.Namespace) -> int:
         only = {name.strip() for name in args.only.split(",") if name.strip()}
         unknown = sorted(only - set(PROBES))
         if unknown or not only:
-            raise UserError(f"--only: no probe {', '.join(unknown) or 'named'} "
+            raise UsageError(f"--only: no probe {', '.join(unknown) or 'named'} "
                             f"(probes: {', '.join(PROBES)})")
     output_folder(args.output)
     plots = Path(args.plots) if args.plots else None

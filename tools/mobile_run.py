@@ -58,6 +58,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 from mobile_opt.models.solvers import SOLVERS
+from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.reference.interpreter import find_function, run_reference
 from mobile_opt.checking import (
     FAIL,
@@ -75,18 +76,23 @@ from mobile_opt.checking import (
     random_weights,
     run_onnxruntime,
 )
-from mobile_opt.dialects.onnx.graph import graph_io_names
+from mobile_opt.dialects.onnx.graph import graph_io_names, printable
 from mobile_opt.frontend.onnx_import import import_onnx, read_model
 from mobile_opt import pipelines
 from mobile_opt.tools.cli import (
     DIM_HELP,
+    ToolParser,
+    UsageError,
     UserError,
+    check_save_dir,
     one_line,
     output_folder,
     parse_dims,
     run_tool,
     scratch_folder,
+    seed,
     write_atomically,
+    write_save_dir,
 )
 from xdsl.context import Context
 from xdsl.dialects.builtin import Float16Type, ModuleOp
@@ -95,13 +101,8 @@ from xdsl.parser import Parser
 KERNEL_TABLE_ROWS = 15
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line and exit status 1, like every other user error
-        raise UserError(message)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = ToolParser(
         prog="mobile-run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("model", nargs="+",
@@ -157,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--input", action="append", metavar="NAME=FILE.npy", help="value of one input"
     )
     parser.add_argument(
-        "--seed", type=int, default=0,
+        "--seed", type=seed, default=0,
         help="seed of the random inputs and weights (default %(default)s)",
     )
     parser.add_argument(
@@ -248,13 +249,18 @@ def load_module(path: Path, dims: dict[str, int], ctx: Context) -> ModuleOp:
     if dims:
         raise UserError("--dim applies to .onnx models only")
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"{path}: cannot read: {e}") from None
-    module = Parser(ctx, text, str(path)).parse_module()
-    module.verify()
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        module = Parser(ctx, text, str(path)).parse_module()
+        module.verify()
+    except RecursionError:
+        raise UserError(f"{path}: nesting too deep") from None
     return module
 
 
@@ -271,7 +277,7 @@ def parse_input_specs(items: Sequence[str] | None, names: Sequence[str]) -> dict
     for item in items or []:
         name, sep, file = item.partition("=")
         if not sep or not name or not file:
-            raise UserError(f"--input expects NAME=FILE.npy, got '{item}'")
+            raise UsageError(f"--input expects NAME=FILE.npy, got '{item}'")
         if name not in names:
             raise UserError(
                 f"--input {name}: the model has no input '{name}' (inputs: {', '.join(names)})"
@@ -294,46 +300,50 @@ def output_stem(name: str, used: set[str]) -> str:
     return stem
 
 
-def save_outputs(folder: Path, outputs: dict[str, np.ndarray]) -> None:
-    """Each output as `folder/NAME.npy`, written atomically (odd characters of NAME become `_`)."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"--save-dir {folder}: {e.strerror}") from None
+def save_outputs(folder: Path, outputs: dict[str, np.ndarray],
+                 files: dict[str, str | bytes] | None = None) -> None:
+    """
+    Each output as `folder/NAME.npy` (odd characters of NAME become `_`) and `files`
+    (name to contents) beside them, replacing the previous run's files as one set
+    (`cli.staged_save_dir`). Called once every check has passed.
+    """
     used: set[str] = set()
+    arrays: dict[str, str | bytes] = {}
     for name, value in outputs.items():
-        stem = output_stem(name, used)
         data = io.BytesIO()
         np.save(data, value, allow_pickle=False)
-        write_atomically(folder / f"{stem}.npy", data.getvalue())
+        arrays[f"{output_stem(name, used)}.npy"] = data.getvalue()
+    write_save_dir(folder, {**arrays, **(files or {})})
 
 
 def run(args: argparse.Namespace) -> int:
     roofline = "--profile-kernels" if args.profile_kernels else "--roofline" if args.roofline \
         else None
     if roofline and (args.reference or args.target != "opencl" or args.memory_budget):
-        raise UserError(f"{roofline} applies to the OpenCL run of one model")
+        raise UsageError(f"{roofline} applies to the OpenCL run of one model")
     if args.roofline:
         output_folder(args.roofline)  # before the long work
+    if args.save_dir:
+        check_save_dir(args.save_dir)
     if args.memory_budget is not None:
         if args.target != "opencl":
-            raise UserError("--memory-budget applies to the OpenCL run")
+            raise UsageError("--memory-budget applies to the OpenCL run")
         from mobile_opt.tools.memory_budget import run_memory_budget_mode
 
         return run_memory_budget_mode(args)
     if len(args.model) > 1:
-        raise UserError("several models run only with --memory-budget")
+        raise UsageError("several models run only with --memory-budget")
     args.model = args.model[0]
     if args.repeat < 1:
-        raise UserError(f"--repeat expects N >= 1, got {args.repeat}")
+        raise UsageError(f"--repeat expects N >= 1, got {args.repeat}")
     if args.target == "hexagon":
         for option, given in (("--device", args.device), ("--fp16", args.fp16),
                               ("--reference", args.reference)):
             if given:
-                raise UserError(f"{option} does not apply to --target hexagon")
+                raise UsageError(f"{option} does not apply to --target hexagon")
         return run_hexagon_mode(args)
     if args.layout != "auto" or args.packets:
-        raise UserError("--layout and --packets apply to --target hexagon")
+        raise UsageError("--layout and --packets apply to --target hexagon")
     if args.reference:
         given = [
             o
@@ -345,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
             if v
         ]
         if given:
-            raise UserError(f"{given[0]} applies to the OpenCL run, not to --reference")
+            raise UsageError(f"{given[0]} applies to the OpenCL run, not to --reference")
         return run_reference_mode(args)
     return run_opencl_mode(args)
 
@@ -388,10 +398,14 @@ def with_random_weights(path: Path, seed: int) -> Path:
 
 def run_reference_mode(args: argparse.Namespace) -> int:
     path, _, module, feeds, lsbs = load_with_inputs(args, args.passes)
-    outputs = run_reference(module, feeds, args.function)
+    try:
+        outputs = run_reference(module, feeds, args.function)
+    except ReferenceRunError as e:  # names the node, if any: add the file
+        raise UserError(f"{path}: {one_line(e)}") from None
+    status = report_outputs(path, feeds, outputs, args, lsbs=lsbs)
     if args.save_dir:
         save_outputs(Path(args.save_dir), outputs)
-    return report_outputs(path, feeds, outputs, args, lsbs=lsbs)
+    return status
 
 
 def report_outputs(
@@ -409,7 +423,7 @@ def report_outputs(
     """
     if path.suffix != ".onnx":
         rows = [["output", "shape", "dtype"]]
-        rows += [[n, str(list(v.shape)), str(v.dtype)] for n, v in outputs.items()]
+        rows += [[printable(n), str(list(v.shape)), str(v.dtype)] for n, v in outputs.items()]
         print(format_table(rows))
         return 0
     try:
@@ -420,7 +434,7 @@ def report_outputs(
     notes, failed = [], False
     for name, got in outputs.items():
         if name not in expected:
-            rows.append([name, str(list(got.shape)), "-", "-",
+            rows.append([printable(name), str(list(got.shape)), "-", "-",
                          "FAIL (onnxruntime has no such output)"])
             failed = True
             continue
@@ -429,12 +443,13 @@ def report_outputs(
                          fp16 and want.dtype.kind == "f")
         result = compare(got, want, rule)
         failed |= result.status == FAIL
-        rows.append([name, str(list(got.shape)), *comparison_cells(result), result.status])
+        rows.append([printable(name), str(list(got.shape)), *comparison_cells(result),
+                     result.status])
         if result.status == NO_SIGNAL:
-            print(f"warning: output '{name}' says nothing: {result.note}; feed other inputs "
-                  "(--input) or use a model with real weights", file=sys.stderr)
+            print(f"warning: output '{printable(name)}' says nothing: {result.note}; feed other "
+                  "inputs (--input) or use a model with real weights", file=sys.stderr)
         elif result.note:
-            notes.append(f"note: output '{name}': {result.note}")
+            notes.append(f"note: output '{printable(name)}': {result.note}")
     print(format_table(rows))
     for note in notes:
         print(note)
@@ -529,14 +544,9 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
         model = CompiledModel(module, device, args.function, plan)
         built = time.perf_counter()
         results = [model.run(feeds) for _ in range(args.repeat)]
-    except (OpenCLRunError, OpenCLPrintError, PlanError) as e:
-        raise UserError(one_line(e)) from None
+    except (OpenCLRunError, OpenCLPrintError, PlanError, ReferenceRunError) as e:
+        raise UserError(f"{path}: {one_line(e)}") from None  # the node, if any, is named
     outputs = results[-1].outputs
-    if args.save_dir:
-        folder = Path(args.save_dir)
-        save_outputs(folder, outputs)
-        write_atomically(folder / "model.cl", model.source + "\n" + plan_comment(model.plan))
-        write_atomically(folder / "plan.json", model.plan.dumps() + "\n")
     print(f"device: {device.describe()}" + (" [fp16 storage]" if fp16 else ""))
     status = report_outputs(path, feeds, outputs, args, fp16, lsbs)
     timed = results[1:] if len(results) > 1 else results
@@ -560,6 +570,10 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
     print(memory_line(model.plan))
     if args.profile_kernels or args.roofline:
         report_roofline(model.plan, times, device, args, how)
+    if args.save_dir:  # last: onnxruntime ran and every file above was written
+        save_outputs(Path(args.save_dir), outputs, {
+            "model.cl": model.source + "\n" + plan_comment(model.plan),
+            "plan.json": model.plan.dumps() + "\n"})
     return status
 
 
@@ -616,10 +630,6 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     running = time.perf_counter()
     outputs, execution = run_module(module, feeds, counting=args.packets, packing=printed)
     finished = time.perf_counter()
-    if args.save_dir:
-        folder = Path(args.save_dir)
-        save_outputs(folder, outputs)
-        write_atomically(folder / "program.s", assembly(module, printed))
     print(f"target: hexagonv66 HVX-128 under qemu-hexagon (layout {args.layout}, "
           f"packing {args.packing})")
     onnxruntime = None
@@ -669,6 +679,8 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
         rows.append(["total", str(total), "100.0"])
         print("\npackets executed (qemu-hexagon -singlestep):")
         print(format_table(rows))
+    if args.save_dir:  # last: onnxruntime ran
+        save_outputs(Path(args.save_dir), outputs, {"program.s": assembly(module, printed)})
     return 1 if failed else 0
 
 

@@ -15,11 +15,20 @@ from xdsl.printer import Printer
 
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.dialects.weights import INLINE_LIMIT
-from mobile_opt.tools.cli import DIM_HELP, UserError, parse_dims, run_tool, write_atomically
+from mobile_opt.tools.cli import (
+    DIM_HELP,
+    ToolParser,
+    UsageError,
+    UserError,
+    output_folder,
+    parse_dims,
+    run_tool,
+    write_atomically,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mobile-translate", description=__doc__)
+    parser = ToolParser(prog="mobile-translate", description=__doc__)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--import-onnx", metavar="MODEL", help="ONNX file to import")
     source.add_argument(
@@ -51,9 +60,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
     def body() -> None:
+        if args.output:
+            output_folder(args.output)
         if args.import_hexagon_asm:
             if args.dim:
-                raise UserError("--dim applies to .onnx models only")
+                raise UsageError("--dim applies to .onnx models only")
             module = import_hexagon_asm(args.import_hexagon_asm)
         else:
             module = import_onnx(

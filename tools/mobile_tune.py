@@ -24,25 +24,28 @@ from mobile_opt.models.device_profile import load_profile, profile_for_device
 from mobile_opt.tools.tuning import fastest, node_name
 from mobile_opt.models import texture_kernels
 from mobile_opt.tools.cli import (
+    ToolParser,
+    UsageError,
     UserError,
     noting,
     output_folder,
     progress_bar,
     run_tool,
+    seed,
     write_atomically,
 )
 from mobile_opt.transforms.prune_configs import HardwareLimits, kernel_of, surviving
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="mobile-tune", description=__doc__,
+    parser = ToolParser(prog="mobile-tune", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", help="an .onnx file")
     parser.add_argument("--device", default="pocl")
     parser.add_argument("--profile", help="device profile (default: the device's shipped one)")
     parser.add_argument("--search", choices=("exhaustive", "random"), default="exhaustive")
     parser.add_argument("--samples", type=int, default=8, help="configurations per node (random)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--no-prune", action="store_true", help="measure the unpruned space")
     parser.add_argument("-o", "--output", required=True, help="JSON of the measurements")
     parser.add_argument("--save-mlir", help="the model's IR with the fastest configurations")
@@ -57,7 +60,7 @@ def tune(args: argparse.Namespace) -> int:
     from mobile_opt.frontend.onnx_import import import_onnx
 
     if args.samples < 1:
-        raise UserError(f"--samples must be at least 1, not {args.samples}")
+        raise UsageError(f"--samples must be at least 1, not {args.samples}")
     for output in (args.output, args.save_mlir):
         if output:
             output_folder(output)

@@ -12,7 +12,7 @@ import numpy as np
 from mobile_opt.backends.opencl.plan import PackRecord
 from mobile_opt.dialects import texture
 from mobile_opt.dialects.onnx.base import OnnxOp
-from mobile_opt.reference.kernels import evaluate
+from mobile_opt.reference.interpreter import run_op
 from xdsl.ir import SSAValue
 
 
@@ -37,7 +37,7 @@ def host_value(value: SSAValue, values: dict) -> None:
         raise OpenCLRunError(f"no value for {value}")
     for v in owner.operands:
         host_value(v, values)
-    outs = evaluate(owner, [values[v] for v in owner.operands])
+    outs = run_op(owner, [values[v] for v in owner.operands])  # errors name the node
     for r, array in zip(owner.results, outs, strict=True):
         values[r] = array
 

@@ -8,6 +8,15 @@ from __future__ import annotations
 from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr
 
+def printable(name: str) -> str:
+    """
+    An ONNX name (of a node, tensor or file) as diagnostics print it: control
+    characters escaped as Python writes them (`\\n`, `\\x1b`), so that a name can
+    neither break a one-line message nor move the terminal's cursor.
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+
+
 ONNX_NAME = "onnx.name"
 """Argument/result attribute of `@main_graph` holding the ONNX graph input/output name."""
 

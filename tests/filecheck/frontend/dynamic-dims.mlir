@@ -110,10 +110,10 @@
 // RUN: %python %inputs/exit_status.py mobile-opt dynamic.onnx --dim N=2 --dim N=3 | filecheck %s --check-prefix=TWICE
 // ZERO:      [output]
 // ZERO-NEXT: mobile-opt: error: --dim expects NAME=N or INPUT:AXIS=N with N >= 1, got 'N=0'
-// ZERO-NEXT: [exit status 1]
+// ZERO-NEXT: [exit status 2]
 // NOVALUE:      [output]
 // NOVALUE-NEXT: mobile-opt: error: --dim expects NAME=N or INPUT:AXIS=N with N >= 1, got 'N'
-// NOVALUE-NEXT: [exit status 1]
+// NOVALUE-NEXT: [exit status 2]
 // TWICE:      [output]
 // TWICE-NEXT: mobile-opt: error: --dim N is given twice, as 2 and 3
-// TWICE-NEXT: [exit status 1]
+// TWICE-NEXT: [exit status 2]
