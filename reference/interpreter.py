@@ -32,6 +32,7 @@ from mobile_opt.reference.kernels import KERNELS, evaluate
 from mobile_opt.dialects.onnx import ONNX_OPS, OnnxOp
 from mobile_opt.dialects.onnx.types import dtype_of
 from mobile_opt.dialects.onnx.graph import graph_io_names, printable
+from mobile_opt.dialects.weights import WeightStoreError
 
 
 def describe_location(location: Attribute) -> str | None:
@@ -63,6 +64,8 @@ def run_op(op: OnnxOp, args: Sequence[Any]) -> tuple[Any, ...]:
     try:
         return tuple(evaluate(op, args))
     except KernelError as e:
+        if isinstance(e.__cause__, WeightStoreError):
+            raise e.__cause__ from None  # the weight file is the news, not the op that read it
         raise ReferenceRunError(f"{describe_op(op)}: {str(e).removeprefix(op.name + ': ')}") from e
 
 

@@ -26,10 +26,8 @@ import numpy as np
 
 from mobile_opt.backends.opencl.host_pack import OpenCLRunError, host_value, pack_pixels
 from mobile_opt.backends.opencl.plan import PackRecord, Plan
-from mobile_opt.dialects import weights
 from mobile_opt.dialects.stream.attributes import chunks_of
 from mobile_opt.models.storage import pixel_bytes
-from mobile_opt.reference.errors import KernelError
 
 MAGIC = b"MOBILE-OPT-WEIGHTS 1\n"
 ALIGN = 4096
@@ -54,12 +52,7 @@ def weight_pixels(plan: Plan) -> Iterator[tuple[PackRecord, np.ndarray]]:
     """
     values: dict = {}
     for record in plan.weights:
-        try:
-            host_value(record.source_value, values)
-        except KernelError as e:
-            if isinstance(e.__cause__, weights.WeightStoreError):
-                raise e.__cause__ from None  # the file is the news, not the op that read it
-            raise
+        host_value(record.source_value, values)
         yield record, pack_pixels(record, values[record.source_value])
 
 
