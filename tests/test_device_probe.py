@@ -161,6 +161,21 @@ def test_the_cache_is_reused_per_runtime(tmp_path, monkeypatch):
     assert calls == ["libone.so", "libtwo.so", "libone.so"]
 
 
+def test_a_hang_is_not_kept(tmp_path, monkeypatch):
+    """A probe that hung may have met a loaded machine: the next run asks again."""
+    calls: list[str | None] = []
+
+    def probe(library, timeout=runtime_probe.TIMEOUT_S):
+        calls.append(library)
+        return [runtime_probe.Verdict(("P", "1.0", "d"), f"{runtime_probe.HUNG} (no answer)")]
+
+    monkeypatch.setattr(runtime_probe, "probe", probe)
+    cache = runtime_probe.ProbeCache(tmp_path / "probe.json")
+    assert cache.verdicts("libone.so")[0].problem.startswith(runtime_probe.HUNG)
+    cache.verdicts("libone.so")
+    assert calls == ["libone.so", "libone.so"] and not (tmp_path / "probe.json").exists()
+
+
 def test_the_cache_follows_the_library_file(tmp_path, monkeypatch):
     calls = counting_probe(monkeypatch)
     library = tmp_path / "libfake.so"

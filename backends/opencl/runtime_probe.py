@@ -260,6 +260,7 @@ def child_main(argv: list[str]) -> int:
 
 
 # parent -----------------------------------------------------------------------------
+HUNG = "the probe hung"
 @dataclass(frozen=True)
 class Verdict:
     """One device's verdict: `problem` None when the probe passed."""
@@ -311,7 +312,7 @@ def probe(library: str | None, timeout: float = TIMEOUT_S) -> list[Verdict]:
                 death = _death(done.returncode, done.stderr)
         except subprocess.TimeoutExpired as e:
             stdout = e.stdout.decode() if isinstance(e.stdout, bytes) else e.stdout or ""
-            death = f"the probe hung (no answer in {timeout:g} s)"
+            death = f"{HUNG} (no answer in {timeout:g} s)"
         started, finished = None, False
         for line in stdout.splitlines():
             try:
@@ -440,7 +441,9 @@ class ProbeCache:
         found = self.get(key)
         if found is None:
             found = probe(library, timeout)
-            self.put(key, library, found)
+            # a hang may be a loaded machine, not the runtime: asked again next time
+            if not any(v.problem and v.problem.startswith(HUNG) for v in found):
+                self.put(key, library, found)
         return found
 
 
