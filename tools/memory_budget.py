@@ -18,7 +18,6 @@ against onnxruntime; the exit status is 1 if any fails or the peak passes the bu
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 import statistics
 import sys
@@ -34,21 +33,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.checking import format_table
+from mobile_opt.dialects.limits import parse_size
 from mobile_opt.tools.cli import UserError, one_line
 from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(|B|KB|KIB|MB|MIB|GB|GIB)\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "B": 1, "KB": 1 << 10, "KIB": 1 << 10, "MB": 1 << 20, "MIB": 1 << 20,
-          "GB": 1 << 30, "GIB": 1 << 30}
-
-
-def parse_size(text: str) -> int:
-    """'200MB', '1.5GB', '4096': bytes (KB, MB and GB are powers of 1024)."""
-    m = _SIZE.match(text)
-    if not m or float(m.group(1)) <= 0:
-        raise UserError(f"--memory-budget expects a size such as 200MB or 1.5GB, not '{text}'")
-    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
-
 
 def mib(n: float) -> str:
     return f"{n / (1 << 20):.1f}"
@@ -94,7 +81,7 @@ def run_memory_budget_mode(args: argparse.Namespace) -> int:
     """The mode of the module docstring."""
     from mobile_opt.backends.opencl.devices import DeviceError, choose_device, default_device
 
-    budget = parse_size(args.memory_budget)
+    budget = parse_size(args.memory_budget, "--memory-budget")
     if args.iterations < 1:
         raise UserError(f"--iterations expects N >= 1, got {args.iterations}")
     for option, given in (("--fp16", args.fp16), ("--reference", args.reference),
