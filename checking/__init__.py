@@ -32,6 +32,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 
 from mobile_opt.reference.interpreter import input_dtype
+from mobile_opt.dialects.limits import RunTotal, check_tensor
 from mobile_opt.dialects.onnx.base import constant_array
 from mobile_opt.dialects.onnx.quant import DequantizeLinearOp
 from mobile_opt.dialects.onnx.graph import graph_io_names
@@ -60,6 +61,8 @@ def random_input(name: str, t: object, rng: np.random.Generator) -> np.ndarray:
     if any(d < 0 for d in shape):
         raise CheckError(f"input '{name}' has a dynamic shape; give it with --input (or --dim)")
     dtype = input_dtype(name, t)
+    # sized before drawing: the draw is 64-bit, then cast
+    check_tensor(shape, max(dtype.itemsize, 8), f"input '{name}'")
     if dtype.kind == "f":
         return rng.uniform(-1, 1, shape).astype(dtype)
     if dtype.kind == "b":
@@ -74,8 +77,10 @@ def make_inputs(
     names, _ = graph_io_names(function)
     rng = np.random.default_rng(seed)
     feeds = {}
+    held = RunTotal("the inputs")
     for name, t in zip(names, function.function_type.inputs.data):
         feeds[name] = given[name] if name in given else random_input(name, t, rng)
+        held.add(feeds[name].nbytes, f"input '{name}'")
     return feeds
 
 

@@ -22,10 +22,13 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from mobile_opt.dialects.limits import LimitedParser
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.tools.cli import (
     DIM_HELP,
     UserError,
+    add_limit_option,
+    apply_limit_option,
     one_line,
     parse_dims,
     run_tool,
@@ -77,6 +80,7 @@ class MobileOptMain(xDSLOptMain):
             metavar="NAME=N|INPUT:AXIS=N",
             help=DIM_HELP,
         )
+        add_limit_option(arg_parser)
         arg_parser.add_argument(
             "--explain",
             action="store_true",
@@ -100,6 +104,12 @@ class MobileOptMain(xDSLOptMain):
     def register_all_frontends(self):
         super().register_all_frontends()
         self.available_frontends["onnx"] = self._import_onnx
+        self.available_frontends["mlir"] = self._parse_mlir
+
+    def _parse_mlir(self, stream: IO[bytes]) -> ModuleOp:
+        # xDSL's parser, refusing dense literals past the size limit before expanding them
+        parser = LimitedParser(self.ctx, stream.read(), self.get_input_name())
+        return parser.parse_module(not self.args.no_implicit_module)
 
     def _import_onnx(self, stream: IO[bytes]) -> ModuleOp:
         if self.args.input_file is None:
@@ -147,6 +157,7 @@ class MobileOptMain(xDSLOptMain):
         return self._output if self.args.output_file is not None else sys.stdout
 
     def run(self):
+        apply_limit_option(self.args)
         try:
             super().run()
         except ParseError:

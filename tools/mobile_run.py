@@ -78,12 +78,15 @@ from mobile_opt.checking import (
     random_weights,
     run_onnxruntime,
 )
+from mobile_opt.dialects.limits import LimitError, LimitedParser
 from mobile_opt.dialects.onnx.graph import graph_io_names
 from mobile_opt.frontend.onnx_import import import_onnx, read_model
 from mobile_opt import pipelines
 from mobile_opt.tools.cli import (
     DIM_HELP,
     UserError,
+    add_limit_option,
+    apply_limit_option,
     one_line,
     output_folder,
     parse_dims,
@@ -92,7 +95,6 @@ from mobile_opt.tools.cli import (
 )
 from xdsl.context import Context
 from xdsl.dialects.builtin import Float16Type, ModuleOp
-from xdsl.parser import Parser
 
 KERNEL_TABLE_ROWS = 15
 
@@ -171,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dim", action="append", metavar="NAME=N|INPUT:AXIS=N", help=DIM_HELP
     )
+    add_limit_option(parser)
     parser.add_argument(
         "--rtol", type=float,
         help="tolerance relative to the expected output's largest magnitude (default 1e-3)",
@@ -255,7 +258,7 @@ def load_module(path: Path, dims: dict[str, int], ctx: Context) -> ModuleOp:
         raise UserError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise UserError(f"{path}: cannot read: {e}") from None
-    module = Parser(ctx, text, str(path)).parse_module()
+    module = LimitedParser(ctx, text, str(path)).parse_module()
     module.verify()
     return module
 
@@ -311,6 +314,7 @@ def save_outputs(folder: Path, outputs: dict[str, np.ndarray]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    apply_limit_option(args)
     roofline = "--profile-kernels" if args.profile_kernels else "--roofline" if args.roofline \
         else None
     if roofline and (args.reference or args.target != "opencl" or args.memory_budget):
@@ -371,6 +375,8 @@ def load_with_inputs(args: argparse.Namespace, passes: str | None = None):
         feeds = make_inputs(function, parse_input_specs(args.input, names), args.seed)
     except CheckError as e:
         raise UserError(str(e)) from None
+    except LimitError as e:
+        raise UserError(f"{path}: {e}") from None
     return path, ctx, module, feeds, lsbs
 
 
@@ -391,7 +397,10 @@ def with_random_weights(path: Path, seed: int) -> Path:
 
 def run_reference_mode(args: argparse.Namespace) -> int:
     path, _, module, feeds, lsbs = load_with_inputs(args, args.passes)
-    outputs = run_reference(module, feeds, args.function)
+    try:
+        outputs = run_reference(module, feeds, args.function)
+    except LimitError as e:
+        raise UserError(f"{path}: {e}") from None
     if args.save_dir:
         save_outputs(Path(args.save_dir), outputs)
     return report_outputs(path, feeds, outputs, args, lsbs=lsbs)

@@ -15,7 +15,15 @@ from xdsl.printer import Printer
 
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.dialects.weights import INLINE_LIMIT
-from mobile_opt.tools.cli import DIM_HELP, UserError, parse_dims, run_tool, write_atomically
+from mobile_opt.tools.cli import (
+    DIM_HELP,
+    UserError,
+    add_limit_option,
+    apply_limit_option,
+    parse_dims,
+    run_tool,
+    write_atomically,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-o", "--output", help="output .mlir (default: standard output)")
     parser.add_argument("--dim", action="append", metavar="NAME=N|INPUT:AXIS=N", help=DIM_HELP)
+    add_limit_option(parser)
     parser.add_argument(
         "--inline-limit",
         type=int,
@@ -51,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
     def body() -> None:
+        apply_limit_option(args)
         if args.import_hexagon_asm:
             if args.dim:
                 raise UserError("--dim applies to .onnx models only")
