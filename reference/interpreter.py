@@ -28,7 +28,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.traits import SymbolTable
 
 from mobile_opt.reference.errors import KernelError, ReferenceRunError
-from mobile_opt.dialects.limits import RunTotal, check_tensor, element_bytes
+from mobile_opt.dialects.limits import RunTotal, check_bytes, check_tensor, element_bytes
 from mobile_opt.reference.kernels import KERNELS, evaluate
 from mobile_opt.dialects.onnx import ONNX_OPS, OnnxOp
 from mobile_opt.dialects.onnx.types import dtype_of
@@ -114,8 +114,9 @@ def check_sizes(function: func.FuncOp, inputs: Sequence[np.ndarray]) -> None:
     it returns) against the limits (`dialects/limits.py`), before anything runs.
     """
     held = RunTotal("the reference run")
-    for value in inputs:
-        held.add(value.nbytes, "the inputs")
+    for i, value in enumerate(inputs):
+        what = f"input #{i}"
+        held.add(check_bytes(value.nbytes, what), what)
     for op in function.walk():
         if op is function:
             continue
