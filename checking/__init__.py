@@ -368,6 +368,8 @@ def random_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
     spatial axes are then estimated on a random input (`_estimate_batch_norms`), so
     activations stay of order one.
     """
+    for t in model.graph.initializer:  # declared sizes, before any is read or drawn
+        check_tensor(list(t.dims), 8, f"initializer '{t.name}'")
     model = copy.deepcopy(model)
     graph = model.graph
     _constants_of_shape_as_initializers(graph)
@@ -411,6 +413,8 @@ def _constants_of_shape_as_initializers(graph: onnx.GraphProto) -> None:
             shape = numpy_helper.to_array(initializers[node.input[0]]).astype(np.int64)
             value = next((numpy_helper.to_array(a.t) for a in node.attribute
                           if a.name == "value"), np.zeros(1, np.float32))
+            check_tensor(shape.tolist(), value.dtype.itemsize,
+                         f"node '{node.name or node.output[0]}' (ConstantOfShape)")
             full = np.full(tuple(shape), value.reshape(-1)[0], value.dtype)
             graph.initializer.append(numpy_helper.from_array(full, node.output[0]))
         else:
@@ -458,6 +462,7 @@ def _estimate_batch_norms(model: onnx.ModelProto, rng: np.random.Generator) -> N
             continue
         dims = [d.dim_value or 1 for d in value.type.tensor_type.shape.dim]
         dtype = helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type)
+        check_tensor(dims, 8, f"input '{value.name}'")  # drawn as 64-bit, then cast
         feeds[value.name] = rng.uniform(-1, 1, dims).astype(dtype)
     seen = session_run(onnxruntime_session(probe.SerializeToString()), feeds)
     for node, x in zip(norms, seen):

@@ -438,4 +438,4 @@ def _element_types(graph: onnx.GraphProto) -> dict[str, int]:
 
 def _size(shape: tuple[int, ...] | None) -> int:
     """Elements in a static shape; 0 when unknown (the evaluated value is checked instead)."""
-    return 0 if shape is None else int(np.prod(shape, dtype=np.int64))
+    return 0 if shape is None else math.prod(shape)

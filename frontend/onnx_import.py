@@ -15,6 +15,7 @@ where there is one, the node.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -162,7 +163,7 @@ def _infer_shapes(model: onnx.ModelProto, path: Path) -> onnx.ModelProto:
     light.graph.sparse_initializer.extend(graph.sparse_initializer)
     listed = {v.name for v in graph.input}
     for t in graph.initializer:
-        if int(np.prod(t.dims)) <= SHAPE_INFERENCE_DATA_LIMIT:
+        if math.prod(t.dims) <= SHAPE_INFERENCE_DATA_LIMIT:
             light.graph.initializer.append(t)
         elif t.name not in listed:
             typed = onnx.helper.make_tensor_value_info(t.name, t.data_type, t.dims)

@@ -107,6 +107,12 @@ CASES = {
     "--dim batch=99999999999": (
         relu(["batch", 3]), ["--dim", "batch=99999999999"],
         "input 'x': [99999999999, 3] (299999999997 elements) is 1.1 TiB, over the limit"),
+    "--random-weights of a huge ConstantOfShape": (
+        model([helper.make_node("ConstantOfShape", ["shape"], ["w"], name="fill"),
+               helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+              [x_input([1])], inits=[HUGE_SHAPE], out_rank=3), ["--random-weights"],
+        "--random-weights: node 'fill' (ConstantOfShape): [100000, 100000, 100] "
+        "(1000000000000 elements) is 3.6 TiB"),
     "a small --max-tensor-size refuses a fine model": (
         relu([1, 1000]), ["--max-tensor-size", "1KB"],
         "input 'x': [1, 1000] (1000 elements) is 3.9 KiB, over the limit of 1.0 KiB a tensor "
@@ -245,3 +251,16 @@ def test_opencl_slots_are_checked_before_allocation(slot: Slot, message: str):
         check_slots([slot], DEVICE)
     set_max_tensor_bytes(None)
     check_slots([Slot(0, "buffer", 0, 0, "f32", 4096, False, ["y"])], DEVICE)
+
+
+def test_running_out_of_memory_anyway_is_one_line(capsys):
+    from mobile_opt.tools.cli import run_tool
+
+    def body():
+        raise MemoryError()
+
+    with pytest.raises(SystemExit) as exit_info:
+        run_tool("mobile-run", body)
+    _, err = capsys.readouterr()
+    assert exit_info.value.code == 1
+    assert err.startswith("mobile-run: error: out of memory: ") and err.count("\n") == 1, err

@@ -60,6 +60,13 @@ def run_tool(name: str, body: Callable[[], int | None]) -> None:
     except USER_ERRORS as e:
         print(f"{name}: error: {one_line(e)}", file=sys.stderr)
         sys.exit(1)
+    except MemoryError:
+        # the limits (dialects/limits.py) size each stage alone; what they all hold at once
+        # may still not fit
+        print(f"{name}: error: out of memory: the run holds more than this machine has "
+              f"(a lower {MAX_TENSOR_OPTION} refuses such models before they run)",
+              file=sys.stderr)
+        sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
     except BrokenPipeError:

@@ -386,7 +386,7 @@ def with_random_weights(path: Path, seed: int) -> Path:
         raise UserError(f"--random-weights applies to an .onnx model, not {path}")
     try:
         model = random_weights(read_model(path), seed)
-    except CheckError as e:
+    except (CheckError, LimitError) as e:
         raise UserError(f"{path}: --random-weights: {e}") from None
     folder = Path(tempfile.mkdtemp(prefix="mobile-run-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
