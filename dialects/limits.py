@@ -109,6 +109,7 @@ def max_run_bytes() -> int:
 
 
 def _source() -> str:
+    """Where the limit in force comes from, for a message."""
     if _override is not None:
         return MAX_TENSOR_OPTION
     if os.environ.get(MAX_TENSOR_ENV):

@@ -264,3 +264,77 @@ def test_running_out_of_memory_anyway_is_one_line(capsys):
     _, err = capsys.readouterr()
     assert exit_info.value.code == 1
     assert err.startswith("mobile-run: error: out of memory: ") and err.count("\n") == 1, err
+
+
+def i64(name: str, values) -> onnx.TensorProto:
+    return const(name, np.array(values, np.int64))
+
+
+def f32(name: str, values) -> onnx.TensorProto:
+    return const(name, np.array(values, np.float32))
+
+
+def node(op: str, inputs: list[str], **attrs) -> onnx.NodeProto:
+    return helper.make_node(op, inputs, ["y"], name="n", **attrs)
+
+
+def absolute(name: str) -> onnx.NodeProto:
+    """`name` through Abs: shape inference does not propagate the value, folding must."""
+    return helper.make_node("Abs", [f"{name}0"], [name], name=f"abs_{name}")
+
+
+FOLDS = {
+    # op: (nodes, initializers, the elements folding bounds the output to)
+    "Tile": ([absolute("r"), node("Tile", ["x", "r"])],
+             [f32("x", np.ones((2, 3))), i64("r0", [1000, 1000])], 2000 * 3000),
+    "Expand": ([absolute("s"), node("Expand", ["x", "s"])],
+               [f32("x", np.ones((3, 1))), i64("s0", [2000, 3, 2000])], 2000 * 3 * 2000),
+    "ConstantOfShape": ([absolute("s"), node("ConstantOfShape", ["s"])],
+                        [i64("s0", [3000, 3000])], 9_000_000),
+    "Range": ([helper.make_node("Abs", ["l0"], ["l"], name="abs"), node("Range", ["a", "l", "d"])],
+              [f32("a", 0), f32("l0", 1e7), f32("d", 2)], 5_000_000),
+    "Resize by sizes": ([absolute("s"), node("Resize", ["x", "", "", "s"])],
+                        [f32("x", np.ones((1, 1, 2, 2))), i64("s0", [1, 1, 3000, 3000])],
+                        9_000_000),
+    "Resize by scales": ([helper.make_node("Abs", ["c0"], ["c"], name="abs"),
+                          node("Resize", ["x", "", "c"])],
+                         [f32("x", np.ones((1, 1, 2, 2))), f32("c0", [1, 1, 1500, 1500])],
+                         9_000_000),
+    "Pad": ([absolute("p"), node("Pad", ["x", "p"])],
+            [f32("x", np.ones((2, 2))), i64("p0", [0, 1000, 3000, 1000])], 3002 * 2002),
+    "OneHot": ([absolute("k"), node("OneHot", ["i", "k", "v"])],
+               [i64("i", [1, 2, 3]), i64("k0", 3_000_000), f32("v", [0, 1])], 9_000_000),
+    "a broadcast": ([helper.make_node("Abs", ["a0"], ["a"], name="abs"), node("Add", ["a", "b"])],
+                    [f32("a0", np.ones((3000, 1))), f32("b", np.ones((1, 3000)))], 9_000_000),
+}
+
+
+def copied(built: onnx.ModelProto) -> onnx.ModelProto:
+    copy = onnx.ModelProto()
+    copy.CopyFrom(built)
+    return copy
+
+
+@pytest.mark.parametrize("name", FOLDS)
+def test_folding_sizes_outputs_before_evaluating(name: str, tmp_path: Path):
+    from mobile_opt.frontend.errors import OnnxImportError
+    from mobile_opt.frontend.folding import fold_constants
+
+    nodes, inits, elements = FOLDS[name]
+    graph = helper.make_graph(nodes, "g", [], [helper.make_empty_tensor_value_info("y")], inits)
+    built = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    op = nodes[-1].op_type
+    set_max_tensor_bytes(1 << 20)
+    # the op the dialect lacks must fold: over the limit it is an error naming it
+    with pytest.raises(OnnxImportError, match=rf"node 'n' \({op}\): cannot be computed at "
+                                              rf"import \(output 'y' \({elements} elements\)"):
+        fold_constants(copied(built), tmp_path / "m.onnx", lambda n: n.op_type != op)
+    # an op it has is left to run
+    kept = copied(built)
+    fold_constants(kept, tmp_path / "m.onnx", lambda n: True)
+    assert [n.op_type for n in kept.graph.node][-1] == op
+    # under a limit that admits it, it folds
+    set_max_tensor_bytes(elements * 8)
+    admitted = copied(built)
+    assert fold_constants(admitted, tmp_path / "m.onnx", lambda n: n.op_type != op) >= 1
+    assert op not in [n.op_type for n in admitted.graph.node]
