@@ -54,8 +54,11 @@ class LimitError(Exception):
     """A size past a limit or past the integer range; one line that says which."""
 
 
-def parse_size(text: str, option: str) -> int:
-    """'200MB', '1.5GB', '4096': bytes (KB, MB, GB and TB are powers of 1024)."""
+def parse_size(text: str, option: str, most: int = INT64_LIMIT - 1) -> int:
+    """
+    '200MB', '1.5GB', '4096': bytes (KB, MB, GB and TB are powers of 1024), from 1 to
+    `most`; a LimitError naming `option` otherwise.
+    """
     m = _SIZE.match(text)
     expects = f"{option} expects a size such as 200MB or 1.5GB"
     if not m or float(m.group(1)) <= 0:
@@ -63,14 +66,15 @@ def parse_size(text: str, option: str) -> int:
     number, unit = m.group(1), _UNITS[m.group(2).upper()]
     # exact for integers, whatever their length; a float only where a fraction is given
     size = int(number) * unit if number.isdigit() else int(float(number) * unit)
-    if not 0 < size < INT64_LIMIT:
-        raise LimitError(f"{expects}, below 8 EiB, not '{text}'")
+    if not 0 < size <= most:
+        raise LimitError(f"{expects}, at most {format_bytes(most)}, not '{text}'")
     return size
 
 
 def format_bytes(n: int) -> str:
     """`3.7 GiB`: a size for a message."""
-    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+    for unit, shift in (("EiB", 60), ("PiB", 50), ("TiB", 40), ("GiB", 30), ("MiB", 20),
+                        ("KiB", 10)):
         if n >= 1 << shift:
             return f"{n / (1 << shift):.1f} {unit}"
     return f"{n} bytes"

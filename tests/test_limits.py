@@ -140,11 +140,15 @@ USAGE = {
                          "--dim batch: N must be below 2^63, got 99999999999999999999999"),
     "--memory-budget past int64": (
         ["--memory-budget", "99999999999999999999GB"],
-        "--memory-budget expects a size such as 200MB or 1.5GB, below 8 EiB, "
+        "--memory-budget expects a size such as 200MB or 1.5GB, at most 1.0 PiB, "
         "not '99999999999999999999GB'"),
+    "--memory-budget past what the planner holds": (
+        ["--memory-budget", "1000000TB"],
+        "--memory-budget expects a size such as 200MB or 1.5GB, at most 1.0 PiB, "
+        "not '1000000TB'"),
     "--max-tensor-size past int64": (
         ["--max-tensor-size", "99999999999999999999GB"],
-        "--max-tensor-size expects a size such as 200MB or 1.5GB, below 8 EiB"),
+        "--max-tensor-size expects a size such as 200MB or 1.5GB, at most 8.0 EiB"),
     "--max-tensor-size not a size": (["--max-tensor-size", "lots"],
                                      "--max-tensor-size expects a size"),
 }

@@ -37,6 +37,10 @@ from mobile_opt.dialects.limits import parse_size
 from mobile_opt.tools.cli import UserError, one_line
 from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
 
+MOST_BUDGET = 1 << 50
+"""The largest `--memory-budget`: 1 PiB."""
+
+
 def mib(n: float) -> str:
     return f"{n / (1 << 20):.1f}"
 
@@ -81,7 +85,8 @@ def run_memory_budget_mode(args: argparse.Namespace) -> int:
     """The mode of the module docstring."""
     from mobile_opt.backends.opencl.devices import DeviceError, choose_device, default_device
 
-    budget = parse_size(args.memory_budget, "--memory-budget")
+    # no device holds a petabyte; the planner's integers overflow long before int64 does
+    budget = parse_size(args.memory_budget, "--memory-budget", most=MOST_BUDGET)
     if args.iterations < 1:
         raise UserError(f"--iterations expects N >= 1, got {args.iterations}")
     for option, given in (("--fp16", args.fp16), ("--reference", args.reference),
