@@ -65,11 +65,15 @@ NUMPY_TYPES = {
 """Element types that fold: those whose values numpy holds as they are."""
 INDEX_TYPES = {onnx.TensorProto.INT32, onnx.TensorProto.INT64, onnx.TensorProto.BOOL}
 """Element types of shapes, indices and masks: a constant computed in one is derived."""
-SIZED_BY_ATTRIBUTES = {
-    "CenterCropPad", "Col2Im", "ConvTranspose", "MaxRoiPool", "MaxUnpool", "RoiAlign",
+SIZED_ELSEWHERE = {
+    "AffineGrid", "CenterCropPad", "Col2Im", "ConvTranspose", "DFT", "MaxRoiPool",
+    "MaxUnpool", "MelWeightMatrix", "RoiAlign", "STFT", "TfIdfVectorizer",
 }
-"""Ops whose output may outgrow their inputs for reasons other than the values the
-folding bound reads: sized by shape inference alone."""
+"""Ops whose output may outgrow their inputs in ways the folding bound does not compute
+(attributes, lengths given as values): sized by shape inference alone, as is any node
+with `pads` or `output_shape`."""
+WINDOW_OPS = {"BlackmanWindow", "HammingWindow", "HannWindow"}
+"""Ops whose output length is their input's value."""
 SHAPE_OPS = {"Shape", "Size"}
 """Ops whose value is their input's shape: constant whenever that shape is static."""
 
@@ -304,9 +308,11 @@ def _output_bound(
             for axis, size in zip(axes, sizes):
                 shape[axis] = size
             return math.prod(max(d, 0) for d in shape)
-        scales = args[2] if op == "Resize" else args[1]
-        return math.prod(math.floor(d * abs(float(s))) for d, s in
-                         zip(args[0].shape, np.asarray(scales).reshape(-1)))
+        scales = np.asarray(args[2] if op == "Resize" else args[1]).reshape(-1)
+        factors = [1.0] * args[0].ndim
+        for axis, scale in zip(attrs.get("axes") or range(len(scales)), scales):
+            factors[axis] = abs(float(scale))
+        return math.prod(math.floor(d * f) for d, f in zip(args[0].shape, factors))
     if op == "Pad":
         pads = ints(1) if len(args) > 1 and args[1] is not None else list(attrs.get("pads", []))
         shape = list(args[0].shape)
@@ -317,7 +323,9 @@ def _output_bound(
         return math.prod(max(d, 0) for d in shape)
     if op == "OneHot":
         return args[0].size * abs(ints(1)[0])
-    if op in SIZED_BY_ATTRIBUTES:
+    if op in WINDOW_OPS:
+        return max(ints(0)[0], 0)
+    if op in SIZED_ELSEWHERE or "pads" in attrs or "output_shape" in attrs:
         return None
     # other ops hold no more than their inputs together: a broadcast, a product, a concat
     sizes = [a.size for a in args if a is not None]

@@ -304,6 +304,12 @@ FOLDS = {
                           node("Resize", ["x", "", "c"])],
                          [f32("x", np.ones((1, 1, 2, 2))), f32("c0", [1, 1, 1500, 1500])],
                          9_000_000),
+    "Resize by scales of some axes": (
+        [helper.make_node("Abs", ["c0"], ["c"], name="abs"),
+         node("Resize", ["x", "", "c"], axes=[2, 3])],
+        [f32("x", np.ones((1, 1, 2, 2))), f32("c0", [1500, 1500])], 9_000_000),
+    "HannWindow": ([absolute("k"), node("HannWindow", ["k"])], [i64("k0", 3_000_000)],
+                   3_000_000),
     "Pad": ([absolute("p"), node("Pad", ["x", "p"])],
             [f32("x", np.ones((2, 2))), i64("p0", [0, 1000, 3000, 1000])], 3002 * 2002),
     "OneHot": ([absolute("k"), node("OneHot", ["i", "k", "v"])],
@@ -342,3 +348,17 @@ def test_folding_sizes_outputs_before_evaluating(name: str, tmp_path: Path):
     admitted = copied(built)
     assert fold_constants(admitted, tmp_path / "m.onnx", lambda n: n.op_type != op) >= 1
     assert op not in [n.op_type for n in admitted.graph.node]
+
+
+def test_folding_refuses_what_it_cannot_size(tmp_path: Path):
+    from mobile_opt.frontend.errors import OnnxImportError
+    from mobile_opt.frontend.folding import fold_constants
+
+    theta = f32("theta", np.eye(2, 3)[None])
+    graph = helper.make_graph([absolute("s"), node("AffineGrid", ["theta", "s"])], "g", [],
+                              [helper.make_empty_tensor_value_info("y")],
+                              [theta, i64("s0", [1, 1, 3, 3])])
+    built = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    with pytest.raises(OnnxImportError, match=r"node 'n' \(AffineGrid\): cannot be computed at "
+                                              r"import \(the size of output 'y' is not known"):
+        fold_constants(built, tmp_path / "m.onnx", lambda n: n.op_type != "AffineGrid")
