@@ -249,8 +249,9 @@ def _over_limits(
     for name in (o for o in node.output if o):
         try:
             elements = _output_bound(node, feeds, shapes, name)
-        except (ValueError, TypeError, IndexError, OverflowError):
-            return None  # a malformed input: the evaluator says how
+        except (ValueError, TypeError, IndexError, OverflowError, AttributeError) as e:
+            # a malformed input: not evaluated unbounded
+            return node, f"output '{name}' cannot be sized ({e or type(e).__name__})"
         if elements is None:
             return node, f"the size of output '{name}' is not known before evaluating it"
         # an output whose type is unknown yet: as wide as the first input

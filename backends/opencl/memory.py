@@ -15,8 +15,8 @@ import pyopencl as cl
 
 from mobile_opt.backends.opencl.host_pack import OpenCLRunError
 from mobile_opt.backends.opencl.plan import PackRecord
-from mobile_opt.dialects.limits import LimitError, RunTotal, check_bytes, format_bytes
 from mobile_opt.backends.opencl.weight_store import WeightStore
+from mobile_opt.dialects.limits import LimitError, RunTotal, check_bytes, format_bytes
 from mobile_opt.models.storage import Slot, pixel_bytes
 
 
