@@ -32,6 +32,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 
 from mobile_opt.reference.interpreter import input_dtype
+from mobile_opt.dialects.limits import RunTotal, check_tensor
 from mobile_opt.dialects.onnx.base import constant_array
 from mobile_opt.dialects.onnx.quant import DequantizeLinearOp
 from mobile_opt.dialects.onnx.graph import graph_io_names, printable
@@ -61,6 +62,8 @@ def random_input(name: str, t: object, rng: np.random.Generator) -> np.ndarray:
         raise CheckError(f"input '{printable(name)}' has a dynamic shape; give it with "
                          "--input (or --dim)")
     dtype = input_dtype(name, t)
+    # sized before drawing: the draw is 64-bit, then cast
+    check_tensor(shape, max(dtype.itemsize, 8), f"input '{name}'")
     if dtype.kind == "f":
         return rng.uniform(-1, 1, shape).astype(dtype)
     if dtype.kind == "b":
@@ -75,8 +78,10 @@ def make_inputs(
     names, _ = graph_io_names(function)
     rng = np.random.default_rng(seed)
     feeds = {}
+    held = RunTotal("the inputs")
     for name, t in zip(names, function.function_type.inputs.data):
         feeds[name] = given[name] if name in given else random_input(name, t, rng)
+        held.add(feeds[name].nbytes, f"input '{name}'")
     return feeds
 
 
@@ -364,6 +369,8 @@ def random_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
     spatial axes are then estimated on a random input (`_estimate_batch_norms`), so
     activations stay of order one.
     """
+    for t in model.graph.initializer:  # declared sizes, before any is read or drawn
+        check_tensor(list(t.dims), 8, f"initializer '{t.name}'")
     model = copy.deepcopy(model)
     graph = model.graph
     _constants_of_shape_as_initializers(graph)
@@ -407,6 +414,8 @@ def _constants_of_shape_as_initializers(graph: onnx.GraphProto) -> None:
             shape = numpy_helper.to_array(initializers[node.input[0]]).astype(np.int64)
             value = next((numpy_helper.to_array(a.t) for a in node.attribute
                           if a.name == "value"), np.zeros(1, np.float32))
+            check_tensor(shape.tolist(), value.dtype.itemsize,
+                         f"node '{node.name or node.output[0]}' (ConstantOfShape)")
             full = np.full(tuple(shape), value.reshape(-1)[0], value.dtype)
             graph.initializer.append(numpy_helper.from_array(full, node.output[0]))
         else:
@@ -454,6 +463,7 @@ def _estimate_batch_norms(model: onnx.ModelProto, rng: np.random.Generator) -> N
             continue
         dims = [d.dim_value or 1 for d in value.type.tensor_type.shape.dim]
         dtype = helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type)
+        check_tensor(dims, 8, f"input '{value.name}'")  # drawn as 64-bit, then cast
         feeds[value.name] = rng.uniform(-1, 1, dims).astype(dtype)
     seen = session_run(onnxruntime_session(probe.SerializeToString()), feeds)
     for node, x in zip(norms, seen):

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import onnx
 
+from mobile_opt.dialects.limits import INT64_LIMIT
 from mobile_opt.dialects.onnx.graph import printable
-from mobile_opt.frontend.errors import OnnxImportError
+from mobile_opt.frontend.errors import OnnxImportError, check_size
 
 UNNAMED = ("", "?")
 """Dim symbols that name no particular dim."""
@@ -59,6 +60,8 @@ def fix_input_dims(model: onnx.ModelProto, path: Path, dims: Mapping[str, int]) 
     for key, size in dims.items():
         name, axis = dim_target(key)
         option = f"{path}: --dim {key}={size}"
+        if not 0 < size < INT64_LIMIT:
+            raise OnnxImportError(f"{option}: a size must be from 1 to 2^63-1")
         if axis is None:
             if name not in symbols:
                 if name in inputs:
@@ -103,6 +106,9 @@ def fix_input_dims(model: onnx.ModelProto, path: Path, dims: Mapping[str, int]) 
                 missing.append((i, dim))
         if missing:
             raise OnnxImportError(f"{path}: {_missing_message(name, missing)}")
+        # before anything holds the input: a size past int64 or past the limits is refused
+        elem_type = inputs[name].type.tensor_type.elem_type
+        check_size(path, f"input '{name}'", [d.dim_value for d in shape], elem_type)
 
     # stale inferred shapes of intermediates would conflict with the new input dims, and a
     # stored -1 in an output's type would conflict with what inference finds

@@ -20,6 +20,7 @@ that the dialect supports stays for `onnx-fold-constants`.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -30,8 +31,9 @@ import onnx
 from onnx import AttributeProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from mobile_opt.dialects.limits import LimitError, RunTotal, check_bytes
 from mobile_opt.dialects.onnx.graph import printable
-from mobile_opt.frontend.errors import OnnxImportError, node_label
+from mobile_opt.frontend.errors import OnnxImportError, element_size, node_label
 
 FOLD_LIMIT = 1 << 16
 """The most elements a derived value (a shape, an index, a mask) folds to."""
@@ -64,6 +66,15 @@ NUMPY_TYPES = {
 """Element types that fold: those whose values numpy holds as they are."""
 INDEX_TYPES = {onnx.TensorProto.INT32, onnx.TensorProto.INT64, onnx.TensorProto.BOOL}
 """Element types of shapes, indices and masks: a constant computed in one is derived."""
+SIZED_ELSEWHERE = {
+    "AffineGrid", "CenterCropPad", "Col2Im", "ConvTranspose", "DFT", "MaxRoiPool",
+    "MaxUnpool", "MelWeightMatrix", "RoiAlign", "STFT", "TfIdfVectorizer",
+}
+"""Ops whose output may outgrow their inputs in ways the folding bound does not compute
+(attributes, lengths given as values): sized by shape inference alone, as is any node
+with `pads` or `output_shape`."""
+WINDOW_OPS = {"BlackmanWindow", "HammingWindow", "HannWindow"}
+"""Ops whose output length is their input's value."""
 SHAPE_OPS = {"Shape", "Size"}
 """Ops whose value is their input's shape: constant whenever that shape is static."""
 
@@ -194,6 +205,7 @@ def _evaluate(
     base_dir = str(path.parent)
     values: dict[str, np.ndarray] = {}
     failures: dict[str, tuple[onnx.NodeProto, str]] = {}
+    held = RunTotal("import folding")  # what the values below hold together
     for index in sorted(needed):
         node = graph.node[index]
         inputs = [i for i in node.input if i]
@@ -209,17 +221,117 @@ def _evaluate(
                 else:
                     values[name] = numpy_helper.to_array(initializers[name], base_dir=base_dir)
                     feeds[name] = values[name]
-            try:
-                results = _run(node, feeds, opsets)
-                results = [_as_inferred(o, r, shapes, types) for o, r in zip(outputs, results)]
-            except Exception as e:  # the evaluator raises whatever numpy raises
-                lines = str(e).strip().splitlines()
-                failed = (node, lines[0] if lines else type(e).__name__)
-            else:
-                values.update(zip(outputs, results))
+            failed = _over_limits(node, feeds, shapes, types, held)
+            if failed is None:
+                try:
+                    results = _run(node, feeds, opsets)
+                    results = [_as_inferred(o, r, shapes, types) for o, r in zip(outputs, results)]
+                except Exception as e:  # the evaluator raises whatever numpy raises
+                    lines = str(e).strip().splitlines()
+                    failed = (node, lines[0] if lines else type(e).__name__)
+                else:
+                    values.update(zip(outputs, results))
         if failed is not None:
             failures.update((o, failed) for o in outputs)
     return values, failures
+
+
+def _over_limits(
+    node: onnx.NodeProto,
+    feeds: dict[str, np.ndarray],
+    shapes: dict[str, tuple[int, ...]],
+    types: dict[str, int],
+    held: RunTotal,
+) -> tuple[onnx.NodeProto, str] | None:
+    """
+    Why evaluating `node` would hold more than the limits allow (`dialects/limits.py`),
+    or None: its outputs are sized before the evaluator allocates anything.
+    """
+    for name in (o for o in node.output if o):
+        try:
+            elements = _output_bound(node, feeds, shapes, name)
+        except (ValueError, TypeError, IndexError, OverflowError, AttributeError) as e:
+            # a malformed input: not evaluated unbounded
+            return node, f"output '{name}' cannot be sized ({e or type(e).__name__})"
+        if elements is None:
+            return node, f"the size of output '{name}' is not known before evaluating it"
+        # an output whose type is unknown yet: as wide as the first input
+        first = feeds.get(node.input[0]) if node.input else None
+        itemsize = element_size(types[name]) if name in types else \
+            first.dtype.itemsize if first is not None else 8
+        what = f"output '{name}' ({elements} elements)"
+        try:
+            held.add(check_bytes(elements * itemsize, what), what)
+        except LimitError as e:
+            return node, str(e)
+    return None
+
+
+def _output_bound(
+    node: onnx.NodeProto,
+    feeds: dict[str, np.ndarray],
+    shapes: dict[str, tuple[int, ...]],
+    name: str,
+) -> int | None:
+    """
+    The most elements output `name` of `node` holds, from the shape inference found, or
+    from the values and shapes of the inputs; None if nothing bounds it.
+    """
+    if name in shapes:
+        return math.prod(shapes[name])
+    op = node.op_type
+    args = [feeds.get(i) if i else None for i in node.input]
+
+    def ints(i: int) -> list[int]:
+        return [int(v) for v in np.asarray(args[i]).reshape(-1)]
+
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    if op in SHAPE_OPS:
+        return len(args[0].shape)
+    if op == "NonZero":
+        return args[0].ndim * args[0].size
+    if op == "ConstantOfShape":
+        return math.prod(max(d, 0) for d in ints(0))
+    if op == "Expand":
+        given, wanted = list(args[0].shape), ints(1)
+        rank = max(len(given), len(wanted))
+        given, wanted = [1] * (rank - len(given)) + given, [1] * (rank - len(wanted)) + wanted
+        return math.prod(max(g, abs(w)) for g, w in zip(given, wanted))
+    if op == "Tile":
+        return math.prod(d * max(r, 0) for d, r in zip(args[0].shape, ints(1)))
+    if op == "Range":
+        start, limit, delta = (float(np.asarray(a).reshape(-1)[0]) for a in args[:3])
+        return max(math.ceil((limit - start) / delta), 0) if delta else 0
+    if op in ("Resize", "Upsample"):
+        if op == "Resize" and len(args) > 3 and args[3] is not None and args[3].size:
+            sizes = ints(3)
+            axes = attrs.get("axes") or range(len(sizes))
+            shape = list(args[0].shape)
+            for axis, size in zip(axes, sizes):
+                shape[axis] = size
+            return math.prod(max(d, 0) for d in shape)
+        scales = np.asarray(args[2] if op == "Resize" else args[1]).reshape(-1)
+        factors = [1.0] * args[0].ndim
+        for axis, scale in zip(attrs.get("axes") or range(len(scales)), scales):
+            factors[axis] = abs(float(scale))
+        return math.prod(math.floor(d * f) for d, f in zip(args[0].shape, factors))
+    if op == "Pad":
+        pads = ints(1) if len(args) > 1 and args[1] is not None else list(attrs.get("pads", []))
+        shape = list(args[0].shape)
+        axes = ints(3) if len(args) > 3 and args[3] is not None else list(range(len(shape)))
+        half = len(pads) // 2
+        for k, axis in enumerate(axes[:half]):
+            shape[axis] += pads[k] + pads[k + half]
+        return math.prod(max(d, 0) for d in shape)
+    if op == "OneHot":
+        return args[0].size * abs(ints(1)[0])
+    if op in WINDOW_OPS:
+        return max(ints(0)[0], 0)
+    if op in SIZED_ELSEWHERE or "pads" in attrs or "output_shape" in attrs:
+        return None
+    # other ops hold no more than their inputs together: a broadcast, a product, a concat
+    sizes = [a.size for a in args if a is not None]
+    return max(math.prod(sizes), sum(sizes)) if sizes else 1
 
 
 def _run(node: onnx.NodeProto, feeds: dict[str, np.ndarray], opsets: dict[str, int]) -> list:
@@ -337,4 +449,4 @@ def _element_types(graph: onnx.GraphProto) -> dict[str, int]:
 
 def _size(shape: tuple[int, ...] | None) -> int:
     """Elements in a static shape; 0 when unknown (the evaluated value is checked instead)."""
-    return 0 if shape is None else int(np.prod(shape, dtype=np.int64))
+    return 0 if shape is None else math.prod(shape)

@@ -15,6 +15,7 @@ where there is one, the node.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -54,10 +55,11 @@ from mobile_opt.dialects.onnx.constants import (
     dense_from_array,
 )
 from mobile_opt.dialects.onnx.shapes import ShapeError
+from mobile_opt.dialects.limits import LimitError, check_tensor, element_bytes
 from mobile_opt.dialects.onnx.types import element_type_from_onnx, onnx_type_name
 from mobile_opt.frontend.contrib_ops import ContribOpError, expand_contrib_ops
 from mobile_opt.frontend.dims import fix_input_dims
-from mobile_opt.frontend.errors import OnnxImportError, node_label
+from mobile_opt.frontend.errors import OnnxImportError, check_size, node_label
 from mobile_opt.frontend.external_data import check_external_data
 from mobile_opt.frontend.folding import FOLDED, fold_constants, run_time_nodes
 from mobile_opt.dialects.weights import INLINE_LIMIT, save_derived_weight
@@ -184,7 +186,7 @@ def _infer_shapes(model: onnx.ModelProto, path: Path) -> onnx.ModelProto:
     light.graph.sparse_initializer.extend(graph.sparse_initializer)
     listed = {v.name for v in graph.input}
     for t in graph.initializer:
-        if int(np.prod(t.dims)) <= SHAPE_INFERENCE_DATA_LIMIT:
+        if math.prod(t.dims) <= SHAPE_INFERENCE_DATA_LIMIT:
             light.graph.initializer.append(t)
         elif t.name not in listed:
             typed = onnx.helper.make_tensor_value_info(t.name, t.data_type, t.dims)
@@ -208,7 +210,38 @@ def _infer_shapes(model: onnx.ModelProto, path: Path) -> onnx.ModelProto:
     graph.value_info.extend(inferred.graph.value_info)
     del graph.output[:]
     graph.output.extend(inferred.graph.output)
+    _check_value_sizes(graph, path)
     return model
+
+
+def _check_value_sizes(graph: onnx.GraphProto, path: Path) -> None:
+    """
+    Every value whose shape inference found static refused if past the limits
+    (`dialects/limits.py`), naming the node that computes it: before folding or a
+    run holds it.
+    """
+    producer = {o: n for n in graph.node for o in n.output if o}
+    for value in (*graph.value_info, *graph.output):
+        t = value.type.tensor_type
+        if not value.type.HasField("tensor_type") or not t.HasField("shape"):
+            continue
+        dims = t.shape.dim
+        if all(d.HasField("dim_value") and d.dim_value >= 0 for d in dims):
+            node = producer.get(value.name)
+            where = f"{node_label(node)}: " if node is not None else ""
+            check_size(path, f"{where}output '{value.name}'", [d.dim_value for d in dims],
+                       t.elem_type)
+
+
+def _check_constant_sizes(graph: onnx.GraphProto, path: Path) -> None:
+    """The declared dims of initializers and Constant values, before any is read."""
+    for t in graph.initializer:
+        check_size(path, f"initializer '{t.name}'", t.dims, t.data_type)
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == AttributeProto.TENSOR:
+                check_size(path, f"{node_label(node)}: attribute '{attr.name}'", attr.t.dims,
+                           attr.t.data_type)
 
 
 def prepare_model(path: str | Path, dims: Mapping[str, int] | None = None) -> onnx.ModelProto:
@@ -224,6 +257,7 @@ def prepare_model(path: str | Path, dims: Mapping[str, int] | None = None) -> on
         raise OnnxImportError(f"{path}: {e}") from None
     version = _opset(model, path)
     _check_ops(run_time_nodes(model.graph), path)  # what no folding can save fails first
+    _check_constant_sizes(model.graph, path)
     fix_input_dims(model, path, dims or {})
     model = _convert(model, path, version)
     model = _infer_shapes(model, path)
@@ -368,6 +402,14 @@ class _GraphImporter:
         op.location = _loc(node)
         if not all(result_types):
             op = self.infer_missing(node, op, result_types)
+        for name, result in zip(outputs, op.results):  # the dialect's own shapes too
+            t = result.type
+            if isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape()):
+                try:
+                    check_tensor(t.get_shape(), element_bytes(t.element_type),
+                                 f"{node_label(node)}: output '{name}'")
+                except LimitError as e:
+                    raise self.fail(None, str(e)) from None
         try:
             op.verify()
         except (VerifyException, ShapeError) as e:

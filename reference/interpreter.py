@@ -28,6 +28,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.traits import SymbolTable
 
 from mobile_opt.reference.errors import KernelError, ReferenceRunError
+from mobile_opt.dialects.limits import RunTotal, check_bytes, check_tensor, element_bytes
 from mobile_opt.reference.kernels import KERNELS, evaluate
 from mobile_opt.dialects.onnx import ONNX_OPS, OnnxOp
 from mobile_opt.dialects.onnx.types import dtype_of
@@ -111,6 +112,25 @@ def check_interpretable(function: func.FuncOp) -> None:
             )
 
 
+def check_sizes(function: func.FuncOp, inputs: Sequence[np.ndarray]) -> None:
+    """
+    Every static result of `function` and their sum (the interpreter holds them all until
+    it returns) against the limits (`dialects/limits.py`), before anything runs.
+    """
+    held = RunTotal("the reference run")
+    for i, value in enumerate(inputs):
+        what = f"input #{i}"
+        held.add(check_bytes(value.nbytes, what), what)
+    for op in function.walk():
+        if op is function:
+            continue
+        for i, result in enumerate(op.results):
+            t = result.type
+            if isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape()):
+                what = f"{describe_op(op)}: result #{i}"
+                held.add(check_tensor(t.get_shape(), element_bytes(t.element_type), what), what)
+
+
 def bind_inputs(
     function: func.FuncOp, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]
 ) -> list[np.ndarray]:
@@ -176,6 +196,7 @@ def run_reference(
     funcop = find_function(module, function)
     check_interpretable(funcop)
     args = bind_inputs(funcop, inputs)
+    check_sizes(funcop, args)
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(OnnxFunctions())

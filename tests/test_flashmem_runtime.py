@@ -238,17 +238,20 @@ def test_an_infeasible_budget_is_one_line_and_writes_nothing(pocl_device, capsys
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize(("size", "message"), [("200", None), ("1.5GB", None),
-                                                ("lots", "expects a size"), ("-1MB", "expects")])
+@pytest.mark.parametrize(("size", "message"), [
+    ("200", None), ("1.5GB", None), ("lots", "expects a size"), ("-1MB", "expects"),
+    ("99999999999999999999GB", "at most 1.0 PiB"), ("1000000TB", "at most 1.0 PiB"),
+])
 def test_budget_sizes(size: str, message: str | None):
-    from mobile_opt.tools.cli import UserError
-    from mobile_opt.tools.memory_budget import parse_size
+    from mobile_opt.dialects.limits import LimitError, parse_size
+    from mobile_opt.tools.memory_budget import MOST_BUDGET
 
     if message is None:
-        assert parse_size(size) == {"200": 200, "1.5GB": 3 << 29}[size]
+        assert parse_size(size, "--memory-budget", MOST_BUDGET) == {"200": 200,
+                                                                    "1.5GB": 3 << 29}[size]
     else:
-        with pytest.raises(UserError, match=message):
-            parse_size(size)
+        with pytest.raises(LimitError, match=message):
+            parse_size(size, "--memory-budget", MOST_BUDGET)
 
 
 def test_split_matmul_computes_the_same(tmp_path):

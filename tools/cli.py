@@ -27,6 +27,14 @@ from mobile_opt.backends.hexagon.harness import ToolchainError
 from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.frontend.onnx_import import OnnxImportError
 from mobile_opt.dialects.weights import WeightStoreError
+from mobile_opt.dialects.limits import (
+    INT64_LIMIT,
+    MAX_TENSOR_HELP,
+    MAX_TENSOR_OPTION,
+    LimitError,
+    parse_size,
+    set_max_tensor_bytes,
+)
 
 
 class UserError(Exception):
@@ -42,6 +50,7 @@ USER_ERRORS = (
     UserError,
     OnnxImportError,
     WeightStoreError,
+    LimitError,
     ReferenceRunError,
     ToolchainError,
     DiagnosticException,
@@ -69,6 +78,13 @@ def run_tool(name: str, body: Callable[[], int | None]) -> None:
         sys.exit(2)
     except USER_ERRORS as e:
         print(f"{name}: error: {one_line(e)}", file=sys.stderr)
+        sys.exit(1)
+    except MemoryError:
+        # the limits (dialects/limits.py) size each stage alone; what they all hold at once
+        # may still not fit
+        print(f"{name}: error: out of memory: the run holds more than this machine has "
+              f"(a lower {MAX_TENSOR_OPTION} refuses such models before they run)",
+              file=sys.stderr)
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
@@ -346,7 +362,20 @@ def parse_dims(items: list[str] | None) -> dict[str, int]:
         name, _, value = item.rpartition("=")
         if not name or not value.isdigit() or int(value) < 1:
             raise UsageError(f"--dim expects NAME=N or INPUT:AXIS=N with N >= 1, got '{item}'")
+        if int(value) >= INT64_LIMIT:  # past the dialect's integers
+            raise UsageError(f"--dim {name}: N must be below 2^63, got {value}")
         if dims.get(name, int(value)) != int(value):
             raise UsageError(f"--dim {name} is given twice, as {dims[name]} and {value}")
         dims[name] = int(value)
     return dims
+
+
+def add_limit_option(parser: argparse.ArgumentParser) -> None:
+    """The `--max-tensor-size` option (`dialects/limits.py`), the same in every tool."""
+    parser.add_argument(MAX_TENSOR_OPTION, metavar="SIZE", help=MAX_TENSOR_HELP)
+
+
+def apply_limit_option(args: argparse.Namespace) -> None:
+    """Set the tensor limit from `--max-tensor-size`, if given (a one-line error if bad)."""
+    size = getattr(args, "max_tensor_size", None)
+    set_max_tensor_bytes(None if size is None else parse_size(size, MAX_TENSOR_OPTION))

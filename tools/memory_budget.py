@@ -18,7 +18,6 @@ against onnxruntime; the exit status is 1 if any fails or the peak passes the bu
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 import statistics
 import sys
@@ -33,21 +32,13 @@ from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.checking import format_table
+from mobile_opt.dialects.limits import parse_size
 from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.tools.cli import UsageError, UserError, one_line, scratch_folder, staged_save_dir
 from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(|B|KB|KIB|MB|MIB|GB|GIB)\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "B": 1, "KB": 1 << 10, "KIB": 1 << 10, "MB": 1 << 20, "MIB": 1 << 20,
-          "GB": 1 << 30, "GIB": 1 << 30}
-
-
-def parse_size(text: str) -> int:
-    """'200MB', '1.5GB', '4096': bytes (KB, MB and GB are powers of 1024)."""
-    m = _SIZE.match(text)
-    if not m or float(m.group(1)) <= 0:
-        raise UsageError(f"--memory-budget expects a size such as 200MB or 1.5GB, not '{text}'")
-    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+MOST_BUDGET = 1 << 50
+"""The largest `--memory-budget`: 1 PiB."""
 
 
 def mib(n: float) -> str:
@@ -94,7 +85,8 @@ def run_memory_budget_mode(args: argparse.Namespace) -> int:
     """The mode of the module docstring."""
     from mobile_opt.backends.opencl.devices import DeviceError, choose_device, default_device
 
-    budget = parse_size(args.memory_budget)
+    # no device holds a petabyte; the planner's integers overflow long before int64 does
+    budget = parse_size(args.memory_budget, "--memory-budget", most=MOST_BUDGET)
     if args.iterations < 1:
         raise UsageError(f"--iterations expects N >= 1, got {args.iterations}")
     for option, given in (("--fp16", args.fp16), ("--reference", args.reference),

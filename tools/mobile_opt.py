@@ -22,6 +22,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from mobile_opt.dialects.limits import LimitedParser
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.tools.cli import (
@@ -29,6 +30,8 @@ from mobile_opt.tools.cli import (
     ToolParser,
     UsageError,
     UserError,
+    add_limit_option,
+    apply_limit_option,
     one_line,
     output_folder,
     parse_dims,
@@ -84,6 +87,7 @@ class MobileOptMain(xDSLOptMain):
             metavar="NAME=N|INPUT:AXIS=N",
             help=DIM_HELP,
         )
+        add_limit_option(arg_parser)
         arg_parser.add_argument(
             "--explain",
             action="store_true",
@@ -107,6 +111,12 @@ class MobileOptMain(xDSLOptMain):
     def register_all_frontends(self):
         super().register_all_frontends()
         self.available_frontends["onnx"] = self._import_onnx
+        self.available_frontends["mlir"] = self._parse_mlir
+
+    def _parse_mlir(self, stream: IO[bytes]) -> ModuleOp:
+        # xDSL's parser, refusing dense literals past the size limit before expanding them
+        parser = LimitedParser(self.ctx, stream.read(), self.get_input_name())
+        return parser.parse_module(not self.args.no_implicit_module)
 
     def _import_onnx(self, stream: IO[bytes]) -> ModuleOp:
         if self.args.input_file is None:
@@ -157,6 +167,7 @@ class MobileOptMain(xDSLOptMain):
         for output in (self.args.output_file, self.args.weight_store):
             if output is not None:
                 output_folder(output)  # before the long work
+        apply_limit_option(self.args)
         try:
             super().run()
         except ParseError:

@@ -76,6 +76,7 @@ from mobile_opt.checking import (
     random_weights,
     run_onnxruntime,
 )
+from mobile_opt.dialects.limits import LimitError, LimitedParser
 from mobile_opt.dialects.onnx.graph import graph_io_names, printable
 from mobile_opt.frontend.onnx_import import import_onnx, read_model
 from mobile_opt import pipelines
@@ -85,6 +86,8 @@ from mobile_opt.tools.cli import (
     UsageError,
     UserError,
     check_save_dir,
+    add_limit_option,
+    apply_limit_option,
     one_line,
     output_folder,
     parse_dims,
@@ -96,7 +99,6 @@ from mobile_opt.tools.cli import (
 )
 from xdsl.context import Context
 from xdsl.dialects.builtin import Float16Type, ModuleOp
-from xdsl.parser import Parser
 
 KERNEL_TABLE_ROWS = 15
 
@@ -170,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dim", action="append", metavar="NAME=N|INPUT:AXIS=N", help=DIM_HELP
     )
+    add_limit_option(parser)
     parser.add_argument(
         "--rtol", type=float,
         help="tolerance relative to the expected output's largest magnitude (default 1e-3)",
@@ -257,7 +260,7 @@ def load_module(path: Path, dims: dict[str, int], ctx: Context) -> ModuleOp:
     except OSError as e:
         raise UserError(f"{path}: cannot read: {e.strerror}") from None
     try:
-        module = Parser(ctx, text, str(path)).parse_module()
+        module = LimitedParser(ctx, text, str(path)).parse_module()
         module.verify()
     except RecursionError:
         raise UserError(f"{path}: nesting too deep") from None
@@ -317,6 +320,7 @@ def save_outputs(folder: Path, outputs: dict[str, np.ndarray],
 
 
 def run(args: argparse.Namespace) -> int:
+    apply_limit_option(args)
     roofline = "--profile-kernels" if args.profile_kernels else "--roofline" if args.roofline \
         else None
     if roofline and (args.reference or args.target != "opencl" or args.memory_budget):
@@ -379,6 +383,8 @@ def load_with_inputs(args: argparse.Namespace, passes: str | None = None):
         feeds = make_inputs(function, parse_input_specs(args.input, names), args.seed)
     except CheckError as e:
         raise UserError(str(e)) from None
+    except LimitError as e:
+        raise UserError(f"{path}: {e}") from None
     return path, ctx, module, feeds, lsbs
 
 
@@ -388,7 +394,7 @@ def with_random_weights(path: Path, seed: int) -> Path:
         raise UserError(f"--random-weights applies to an .onnx model, not {path}")
     try:
         model = random_weights(read_model(path), seed)
-    except CheckError as e:
+    except (CheckError, LimitError) as e:
         raise UserError(f"{path}: --random-weights: {e}") from None
     # a file, not bytes: weights are read from the model by path (`dialects/weights.py`)
     copy = scratch_folder() / f"{path.stem}-random{seed}.onnx"
@@ -402,6 +408,8 @@ def run_reference_mode(args: argparse.Namespace) -> int:
         outputs = run_reference(module, feeds, args.function)
     except ReferenceRunError as e:  # names the node, if any: add the file
         raise UserError(f"{path}: {one_line(e)}") from None
+    except LimitError as e:
+        raise UserError(f"{path}: {e}") from None
     status = report_outputs(path, feeds, outputs, args, lsbs=lsbs)
     if args.save_dir:
         save_outputs(Path(args.save_dir), outputs)

@@ -20,6 +20,8 @@ from mobile_opt.tools.cli import (
     ToolParser,
     UsageError,
     UserError,
+    add_limit_option,
+    apply_limit_option,
     output_folder,
     parse_dims,
     run_tool,
@@ -36,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-o", "--output", help="output .mlir (default: standard output)")
     parser.add_argument("--dim", action="append", metavar="NAME=N|INPUT:AXIS=N", help=DIM_HELP)
+    add_limit_option(parser)
     parser.add_argument(
         "--inline-limit",
         type=int,
@@ -62,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     def body() -> None:
         if args.output:
             output_folder(args.output)
+        apply_limit_option(args)
         if args.import_hexagon_asm:
             if args.dim:
                 raise UsageError("--dim applies to .onnx models only")

@@ -27,6 +27,8 @@ from mobile_opt.tools.cli import (
     ToolParser,
     UsageError,
     UserError,
+    add_limit_option,
+    apply_limit_option,
     noting,
     output_folder,
     progress_bar,
@@ -49,6 +51,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-prune", action="store_true", help="measure the unpruned space")
     parser.add_argument("-o", "--output", required=True, help="JSON of the measurements")
     parser.add_argument("--save-mlir", help="the model's IR with the fastest configurations")
+    add_limit_option(parser)
     return parser.parse_args(argv)
 
 
@@ -59,6 +62,7 @@ def main(argv: list[str] | None = None) -> None:
 def tune(args: argparse.Namespace) -> int:
     from mobile_opt.frontend.onnx_import import import_onnx
 
+    apply_limit_option(args)
     if args.samples < 1:
         raise UsageError(f"--samples must be at least 1, not {args.samples}")
     for output in (args.output, args.save_mlir):

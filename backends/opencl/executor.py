@@ -28,7 +28,7 @@ from mobile_opt.backends.opencl.plan import (
     steps,
 )
 from mobile_opt.backends.opencl.device_pack import DevicePacker, gather_program, takes_device_pack
-from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, discrete
+from mobile_opt.backends.opencl.memory import ChunkCopier, DeviceMemory, check_slots, discrete
 from mobile_opt.backends.opencl.host_pack import (
     OpenCLRunError,
     host_value,
@@ -102,6 +102,7 @@ class CompiledModel:
         self.graph = find_function(module, function)
         self.input_names, self.output_names = graph_io_names(self.graph)
         self.plan = plan if plan is not None else build_plan(module, function)
+        check_slots([s for s in self.plan.slots if self._allocated_now(s)], self.device)
         started = time.perf_counter()
         self.source = opencl_source(module)
         self.source_seconds = time.perf_counter() - started

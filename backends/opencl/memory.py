@@ -13,8 +13,10 @@ from collections.abc import Iterable
 import numpy as np
 import pyopencl as cl
 
+from mobile_opt.backends.opencl.host_pack import OpenCLRunError
 from mobile_opt.backends.opencl.plan import PackRecord
 from mobile_opt.backends.opencl.weight_store import WeightStore
+from mobile_opt.dialects.limits import LimitError, RunTotal, check_bytes, format_bytes
 from mobile_opt.models.storage import Slot, pixel_bytes
 
 
@@ -34,6 +36,20 @@ class DeviceMemory:
         self.sizes: dict[int, int] = {}
         self.marks: list[tuple[str, int]] = []
 
+    def admit(self, nbytes: int, what: str) -> None:
+        """An OpenCLRunError, before allocating, if `nbytes` pass the tensor limit or the
+        largest allocation the device makes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)."""
+        try:
+            check_bytes(nbytes, what)
+        except LimitError as e:
+            raise OpenCLRunError(str(e)) from None
+        device = self.context.devices[0]
+        if nbytes > device.max_mem_alloc_size:
+            raise OpenCLRunError(
+                f"{what} is {format_bytes(nbytes)}, over the largest allocation of the device, "
+                f"{format_bytes(device.max_mem_alloc_size)}"
+            )
+
     def _count(self, obj: cl.MemoryObject, nbytes: int) -> cl.MemoryObject:
         self.sizes[id(obj)] = nbytes
         self.resident += nbytes
@@ -41,11 +57,13 @@ class DeviceMemory:
         return obj
 
     def buffer(self, nbytes: int, flags=cl.mem_flags.READ_WRITE) -> cl.Buffer:
+        self.admit(nbytes, "a buffer")
         return self._count(cl.Buffer(self.context, flags, nbytes), nbytes)
 
     def image(self, width: int, height: int, element_type: str) -> cl.Image:
         channel = cl.channel_type.HALF_FLOAT if element_type == "f16" else cl.channel_type.FLOAT
         fmt = cl.ImageFormat(cl.channel_order.RGBA, channel)
+        self.admit(width * height * pixel_bytes(element_type), f"an image of {width}x{height}")
         image = cl.create_image(self.context, cl.mem_flags.READ_WRITE, fmt, shape=(width, height))
         return self._count(image, width * height * pixel_bytes(element_type))
 
@@ -62,6 +80,32 @@ class DeviceMemory:
 
     def mark(self, label: str) -> None:
         self.marks.append((label, self.resident))
+
+
+def check_slots(slots: Iterable[Slot], device: cl.Device) -> None:
+    """
+    A host plan's slots against the limits (`dialects/limits.py`) and the device's, one
+    by one and together, before the program is built or anything allocated.
+    """
+    held = RunTotal("the device storage")
+    for slot in slots:
+        what = f"slot {slot.index} ({', '.join(slot.values[:2]) or slot.kind})"
+        max_size = (device.image2d_max_width, device.image2d_max_height)
+        if slot.kind == "image" and (slot.width > max_size[0] or slot.height > max_size[1]):
+            raise OpenCLRunError(
+                f"{what}: an image of {slot.width}x{slot.height} pixels exceeds the device "
+                f"limit {max_size[0]}x{max_size[1]}; lower with max-image-width/height of the "
+                "device"
+            )
+        if slot.nbytes > device.max_mem_alloc_size:
+            raise OpenCLRunError(
+                f"{what} is {format_bytes(slot.nbytes)}, over the largest allocation of the "
+                f"device, {format_bytes(device.max_mem_alloc_size)}"
+            )
+        try:
+            held.add(check_bytes(slot.nbytes, what), what)
+        except LimitError as e:
+            raise OpenCLRunError(str(e)) from None
 
 
 def chunk_regions(k: int, chunk: int, nbytes: int, width: int, pixel: int

@@ -162,6 +162,26 @@ def unnamed_inner_dim() -> onnx.ModelProto:
     return model
 
 
+def huge_tile() -> onnx.ModelProto:
+    """A Tile of one float 2^31 times: 8 GiB from a model of about 100 bytes."""
+    return _model(
+        [helper.make_node("Tile", ["c", "r"], ["y"], name="tile")],
+        [],
+        [helper.make_tensor_value_info("y", F, [None])],
+        [numpy_helper.from_array(np.ones(1, np.float32), "c"),
+         numpy_helper.from_array(np.array([2**31], np.int64), "r")],
+    )
+
+
+def dims62() -> onnx.ModelProto:
+    """An input of 2^62 x 2^62 floats: an element count past int64."""
+    return _model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        [helper.make_tensor_value_info("x", F, [2**62, 2**62])],
+        [helper.make_tensor_value_info("y", F, [None, None])],
+    )
+
+
 def _quantized_builders() -> dict:
     """The DSP path's quantized models (checking/quant_models.py)."""
     from mobile_opt.checking import quant_models as q
@@ -219,6 +239,8 @@ def write(kind: str, path: str) -> None:
             "dynamic": dynamic,
             "unnamed_dim": unnamed_dim,
             "unnamed_inner_dim": unnamed_inner_dim,
+            "huge_tile": huge_tile,
+            "dims62": dims62,
         }
         builders.update(_folding_builders())
         model = builders[kind]() if kind in builders else _quantized_builders()[kind]()
