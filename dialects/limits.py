@@ -10,8 +10,8 @@ one line that names the tensor, its size and the limit.
 
 Two limits: the bytes of any one tensor (`max_tensor_bytes`), by default an eighth of
 the machine's physical memory, and the bytes a whole run holds at once
-(`max_run_bytes`), twice that. The tools'
-`--max-tensor-size SIZE` option, or the `MOBILE_OPT_MAX_TENSOR_BYTES` environment
+(`max_run_bytes`), four times that (half the memory by default: a large model's weights
+are many tensors). The tools' `--max-tensor-size SIZE` option, or the `MOBILE_OPT_MAX_TENSOR_BYTES` environment
 variable, sets the tensor limit (and raises the run limit with it).
 
 Sizes past the dialect's integer range (a dim or an element count of 2^63 or more, a
@@ -33,7 +33,7 @@ MAX_TENSOR_OPTION = "--max-tensor-size"
 """The tools' option that sets the tensor limit; it takes precedence over the variable."""
 MAX_TENSOR_HELP = (
     "the most bytes any one tensor may hold, e.g. 4GB (default: an eighth of the "
-    f"machine's memory; also ${MAX_TENSOR_ENV}); the whole run may hold twice that"
+    f"machine's memory; also ${MAX_TENSOR_ENV}); the whole run may hold four times that"
 )
 """The option's help, the same in every tool."""
 
@@ -42,7 +42,7 @@ INT64_LIMIT = 1 << 63
 TENSOR_SHARE = 8
 """The default tensor limit is physical memory over this: a run holds several copies
 of a tensor (its value, onnxruntime's, the device's staging)."""
-RUN_SHARE = 2
+RUN_SHARE = 4
 """The run limit is the tensor limit times this."""
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(|B|KB|KIB|MB|MIB|GB|GIB|TB|TIB)\s*$", re.IGNORECASE)

@@ -160,7 +160,7 @@ def test_sizes_past_int64_in_options_are_one_line(name: str, tmp_path: Path, cap
     path = tmp_path / "m.onnx"
     onnx.save(relu(["batch", 3]), path)
     status, _, err = run_mobile_run([str(path), *options], capsys)
-    assert_one_line_error(status, err, message)
+    assert_one_line_error(status, err, message, code=2)
 
 
 def run_fine_model(tmp_path: Path, capsys, options: list[str]) -> tuple[int, str, str]:

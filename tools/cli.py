@@ -378,4 +378,12 @@ def add_limit_option(parser: argparse.ArgumentParser) -> None:
 def apply_limit_option(args: argparse.Namespace) -> None:
     """Set the tensor limit from `--max-tensor-size`, if given (a one-line error if bad)."""
     size = getattr(args, "max_tensor_size", None)
-    set_max_tensor_bytes(None if size is None else parse_size(size, MAX_TENSOR_OPTION))
+    set_max_tensor_bytes(None if size is None else option_size(size, MAX_TENSOR_OPTION))
+
+
+def option_size(text: str, option: str, most: int | None = None) -> int:
+    """An option's size ('200MB', '1.5GB'); a malformed or too large one is a usage error."""
+    try:
+        return parse_size(text, option) if most is None else parse_size(text, option, most)
+    except LimitError as e:
+        raise UsageError(str(e)) from None

@@ -32,9 +32,15 @@ from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.checking import format_table
-from mobile_opt.dialects.limits import parse_size
 from mobile_opt.reference.errors import ReferenceRunError
-from mobile_opt.tools.cli import UsageError, UserError, one_line, scratch_folder, staged_save_dir
+from mobile_opt.tools.cli import (
+    UsageError,
+    UserError,
+    one_line,
+    option_size,
+    scratch_folder,
+    staged_save_dir,
+)
 from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
 
 MOST_BUDGET = 1 << 50
@@ -86,7 +92,7 @@ def run_memory_budget_mode(args: argparse.Namespace) -> int:
     from mobile_opt.backends.opencl.devices import DeviceError, choose_device, default_device
 
     # no device holds a petabyte; the planner's integers overflow long before int64 does
-    budget = parse_size(args.memory_budget, "--memory-budget", most=MOST_BUDGET)
+    budget = option_size(args.memory_budget, "--memory-budget", most=MOST_BUDGET)
     if args.iterations < 1:
         raise UsageError(f"--iterations expects N >= 1, got {args.iterations}")
     for option, given in (("--fp16", args.fp16), ("--reference", args.reference),
