@@ -278,11 +278,20 @@ def hard_swish(x: np.ndarray) -> np.ndarray:
 
 
 def clip(x: np.ndarray, low: Any | None, high: Any | None) -> np.ndarray:
-    """Clamp to [low, high]; the lower bound is applied first, so low > high yields high."""
-    if low is not None:
-        x = np.maximum(x, np.asarray(low, dtype=x.dtype).reshape(()))
-    if high is not None:
-        x = np.minimum(x, np.asarray(high, dtype=x.dtype).reshape(()))
+    """
+    Clamp to [low, high]; the lower bound is applied first, so low > high yields high.
+    As onnxruntime: an absent bound is the type's extreme (ONNX's default: a float's
+    infinity is clipped to the largest finite value), a NaN bound none, a NaN x stays NaN.
+    """
+    floating = x.dtype.kind == "f"
+    extremes = (None, None)  # an integer's are no bound at all
+    if floating:
+        extremes = (np.finfo(x.dtype).min, np.finfo(x.dtype).max)
+    for bound, default, extremum in ((low, extremes[0], np.maximum),
+                                     (high, extremes[1], np.minimum)):
+        value = default if bound is None else np.asarray(bound, dtype=x.dtype).reshape(())
+        if value is not None and not (floating and np.isnan(value)):
+            x = extremum(x, np.asarray(value, dtype=x.dtype))
     return x
 
 

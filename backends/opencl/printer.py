@@ -56,7 +56,7 @@ inline float mo_lane(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k =
 _BUILTINS = (
     "exp log tanh erf sqrt rsqrt fabs floor ceil sin cos round pow fma fmax fmin max min "
     "copysign "
-    "select dot mad clamp vload4 vstore4 vload_half4 vstore_half4 vload_half vload16 "
+    "select isnan isless isgreater dot mad clamp vload4 vstore4 vload_half4 vstore_half4 vload_half vload16 "
     "vload_half16 read_imagef write_imagef "
     "read_imageh write_imageh convert_float4 convert_half4 barrier get_global_id "
     "get_local_id get_group_id"
@@ -123,7 +123,7 @@ _BINARY = {
     arith.SubfOp: "-", arith.MulfOp: "*", arith.DivfOp: "/",
 }
 _CALLS = {
-    arith.MaximumfOp: "fmax", arith.MinimumfOp: "fmin", arith.MaxSIOp: "max",
+    arith.MaxnumfOp: "fmax", arith.MinnumfOp: "fmin", arith.MaxSIOp: "max",
     arith.MinSIOp: "min", math.ExpOp: "exp", math.LogOp: "log", math.TanhOp: "tanh",
     math.ErfOp: "erf", math.SqrtOp: "sqrt", math.RsqrtOp: "rsqrt", math.AbsFOp: "fabs",
     math.FloorOp: "floor", math.CeilOp: "ceil", math.SinOp: "sin", math.CosOp: "cos",
@@ -135,6 +135,23 @@ _PREDICATES = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge
 _CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 _CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge",
          "ult", "ule", "une", "uno", "true"]
+
+
+def _is_constant(value: SSAValue) -> bool:
+    """A constant, or a constant broadcast to a vector."""
+    owner = value.owner
+    if isinstance(owner, vector.BroadcastOp):
+        owner = owner.source.owner
+    return isinstance(owner, arith.ConstantOp)
+
+
+def _is_nan_constant(value: SSAValue) -> bool:
+    owner = value.owner
+    if isinstance(owner, vector.BroadcastOp):
+        owner = owner.source.owner
+    attr = owner.value
+    values = attr.get_values() if isinstance(attr, DenseIntOrFPElementsAttr) else [attr.value.data]
+    return any(v != v for v in values)
 
 
 def access_qualifier(arg: SSAValue) -> str:
@@ -266,6 +283,21 @@ class OpenCLPrinter(BasePrinter):
         if pred is None:
             raise OpenCLPrintError(f"no OpenCL form for float comparison {_CMPF[op.predicate.value.data]}")
         self.assign(op.result, f"{self.expr(op.lhs)} {pred} {self.expr(op.rhs)}")
+
+    @print_op.register
+    def _(self, op: arith.MaximumfOp | arith.MinimumfOp) -> None:
+        # NaN-propagating, as `arith` defines them (and onnxruntime's Relu, Max, Clip... do):
+        # `fmax`/`fmin` return the other operand of a NaN. Against a constant c that is
+        # no NaN, max is `x < c ? c : x` (one compare and select, like `fmax` on CPUs);
+        # of two values, a NaN `a` is kept by the second test. Signed zeros: either.
+        toward = "isless" if isinstance(op, arith.MaximumfOp) else "isgreater"
+        a, b = op.lhs, op.rhs
+        if _is_constant(a) and not _is_constant(b):
+            a, b = b, a
+        x, y = self.expr(a), self.expr(b)
+        if _is_constant(b) and not _is_nan_constant(b):
+            return self.assign(op.result, f"select({x}, {y}, {toward}({x}, {y}))")
+        self.assign(op.result, f"select({x}, {y}, {toward}({x}, {y}) | isnan({y}))")
 
     @print_op.register
     def _(self, op: arith.SelectOp) -> None:
