@@ -230,10 +230,19 @@ def worst_relative_error(got: Mapping[str, np.ndarray], want: Mapping[str, np.nd
                 for name, value in want.items()), default=0.0)
 
 
+LSB_APART = 2**62
+"""The steps between a NaN or infinity and anything but itself (more than any real gap)."""
+
+
 def lsb_error(got: np.ndarray, want: np.ndarray, scale: float) -> np.ndarray:
-    """Per element, how many quantisation steps (of `scale`) `got` is from `want`."""
-    difference = np.abs(got.astype(np.float64) - want.astype(np.float64))
-    return np.rint(difference / float(scale)).astype(np.int64)
+    """Per element, how many quantisation steps (of `scale`) `got` is from `want`; NaNs
+    must coincide, infinities be equal (else `LSB_APART`)."""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        same = (g == w) | (np.isnan(g) & np.isnan(w))
+        steps = np.where(same, 0.0, np.abs(g - w) / float(scale))
+    steps = np.nan_to_num(steps, nan=LSB_APART, posinf=LSB_APART)
+    return np.rint(np.minimum(steps, LSB_APART)).astype(np.int64)
 
 
 

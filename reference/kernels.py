@@ -278,11 +278,20 @@ def hard_swish(x: np.ndarray) -> np.ndarray:
 
 
 def clip(x: np.ndarray, low: Any | None, high: Any | None) -> np.ndarray:
-    """Clamp to [low, high]; the lower bound is applied first, so low > high yields high."""
-    if low is not None:
-        x = np.maximum(x, np.asarray(low, dtype=x.dtype).reshape(()))
-    if high is not None:
-        x = np.minimum(x, np.asarray(high, dtype=x.dtype).reshape(()))
+    """
+    Clamp to [low, high]; the lower bound is applied first, so low > high yields high.
+    As onnxruntime: an absent bound is the type's extreme (ONNX's default: a float's
+    infinity is clipped to the largest finite value), a NaN bound none, a NaN x stays NaN.
+    """
+    floating = x.dtype.kind == "f"
+    extremes = (None, None)  # an integer's are no bound at all
+    if floating:
+        extremes = (np.finfo(x.dtype).min, np.finfo(x.dtype).max)
+    for bound, default, extremum in ((low, extremes[0], np.maximum),
+                                     (high, extremes[1], np.minimum)):
+        value = default if bound is None else np.asarray(bound, dtype=x.dtype).reshape(())
+        if value is not None and not (floating and np.isnan(value)):
+            x = extremum(x, np.asarray(value, dtype=x.dtype))
     return x
 
 
@@ -565,14 +574,27 @@ def convolve(x: np.ndarray, w: np.ndarray, win: Window, group: int) -> np.ndarra
     out = shapes.window(x.shape[2:], win.kernel, win.strides, win.dilations, win.pads)
     positions = math.prod(out)
     depth = c // group * math.prod(win.kernel)
+    rows = w.reshape(group, m // group, depth)
     if all(k == 1 for k in win.kernel) and all(s == 1 for s in win.strides) and not any(win.pads):
         columns = x.reshape(n, group, depth, positions)  # a 1x1 conv needs no im2col
-    else:
-        padded = padded_to_fit(x, win, out, 0)
-        view = windows(padded, win, out)  # (N, C, *out, *kernel)
-        channels_kernel_first = (0, 1, *range(2 + rank, 2 + 2 * rank), *range(2, 2 + rank))
-        columns = view.transpose(channels_kernel_first).reshape(n, group, depth, positions)
-    product = np.matmul(w.reshape(group, m // group, depth), columns)  # (N, group, M/group, P)
+        return np.matmul(rows, columns).reshape(n, m, *out)
+    channels_kernel_first = (0, 1, *range(2 + rank, 2 + 2 * rank), *range(2, 2 + rank))
+
+    def im2col(a: np.ndarray) -> np.ndarray:
+        view = windows(padded_to_fit(a, win, out, 0), win, out)  # (N, C, *out, *kernel)
+        return view.transpose(channels_kernel_first).reshape(a.shape[0], -1, positions)
+
+    columns = im2col(x).reshape(n, group, depth, positions)
+    unfinite = ~np.isfinite(rows)
+    if not unfinite.any():  # 0 * w is 0: the padding's zeros add nothing
+        return np.matmul(rows, columns).reshape(n, m, *out)
+    # a tap on the padding adds nothing whatever its weight, as onnxruntime's x86 kernels
+    # have it (not 0 * NaN): the non-finite weights meet only the input
+    product = np.matmul(np.where(unfinite, 0, rows), columns)  # (N, group, M/group, P)
+    inside = im2col(np.ones((1, c // group, *x.shape[2:]), x.dtype))[0] != 0  # (depth, P)
+    for g, d in zip(*np.nonzero(unfinite.any(axis=1))):
+        terms = rows[g, :, d, None] * columns[:, g, None, d, :]  # (N, M/group, P)
+        product[:, g] += np.where(unfinite[g, :, d, None] & inside[d], terms, 0)
     return product.reshape(n, m, *out)
 
 

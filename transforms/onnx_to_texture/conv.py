@@ -28,6 +28,13 @@ takes Winograd F(2x2, 3x3) instead of the wide kernel (`winograd.py`, `takes_win
 Out-of-range taps are skipped by explicit bounds checks (rows by a branch, the
 columns of a tile by a mask on a clamped read): in `nc4hw4` an x past a row's
 end is the next channel block's first column, not padding.
+
+A tap on the padding adds nothing, whatever its weight, as onnxruntime's x86 kernels
+have it: a NaN or infinite weight there leaves the output finite. The tiled, wide,
+Winograd and blocked-product kernels multiply masked zeros instead, which is the same
+only for finite weights (0 * w = 0); a conv whose taps reach the padding and whose
+weight is not a constant of finite values (`skips_exactly`) takes the one-pixel kernel,
+which branches around such taps.
 """
 
 from __future__ import annotations
@@ -750,12 +757,32 @@ def blocked_conv(k: KernelContext, op: Operation, geo: ConvShape, weight_value: 
     k.store(finish(total, cb))
 
 
+def skips_exactly(geo: ConvShape, weight: SSAValue) -> bool:
+    """
+    Whether a conv must skip its taps on the padding, not multiply zeros there: some tap
+    of it falls outside the input (a pad, or a transposed conv's gaps) and its weight
+    (as the graph gives it) is not a constant whose values are all finite.
+    """
+    outside = geo.transposed or any(
+        window_needs_check(geo.input[2 + a], geo.output[2 + a], geo.kernel[a], geo.strides[a],
+                           geo.dilations[a], geo.pads[a]) for a in range(2))
+    if not outside:
+        return False
+    array = constant_array(weight)
+    return array is None or not bool(np.isfinite(array).all())
+
+
 def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], geo: ConvShape,
               weight_value: SSAValue, bias_value: SSAValue | None,
               act: tuple[str, Sequence[float]] = ("", ()), host_computed: bool = False) -> None:
     """The kernel of a convolution whose weight is (M, C/group, KH, KW)."""
     k = KernelContext(ctx, op, "conv", epilogue)
     kb = k.kb
+    if skips_exactly(geo, op.operands[1]):
+        # the one-pixel kernel: rows and columns off the input are branched around
+        k.config = None
+        one_pixel_conv(k, geo, weight_value, bias_value, act, host_computed)
+        return
     grouped = None  # the grouped conv that runs as a dense one in the wide kernel
     dense = None if host_computed else dense_from_groups(k, geo, weight_value)
     if dense is not None:
@@ -799,6 +826,24 @@ def emit_conv(ctx: LoweringContext, op: Operation, epilogue: list[Operation], ge
         k.finish()
         return
     width = min(k.config.tile[0] if k.config else TILE_WIDTH, geo.output[3])
+    tiled_conv(k, geo, x, weight_value, bias, act, host_computed, width)
+
+
+def one_pixel_conv(k: KernelContext, geo: ConvShape, weight_value: SSAValue,
+                   bias_value: SSAValue | None, act: tuple[str, Sequence[float]],
+                   host_computed: bool) -> None:
+    """The conv one output pixel a work-item (`skips_exactly`)."""
+    x = activation_input(k, k.op.operands[0])
+    bias = k.input(bias_value, Layout.ROWS4, "bias") if bias_value is not None else None
+    tiled_conv(k, geo, x, weight_value, bias, act, host_computed, 1)
+
+
+def tiled_conv(k: KernelContext, geo: ConvShape, x: TensorView, weight_value: SSAValue,
+               bias: TensorView | None, act: tuple[str, Sequence[float]],
+               host_computed: bool, width: int) -> None:
+    """The blocked, depthwise or grouped kernel, `width` output pixels a work-item."""
+    kb = k.kb
+    name, params = act
     if geo.kind == "blocked":
         weight = host_weight(k, weight_value, Layout.OIHW4O, host_computed=host_computed)
         tile = blocked_tile(kb, geo, x, weight, bias)

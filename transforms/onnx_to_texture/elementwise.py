@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
 from xdsl.dialects.builtin import f32, i1
 from xdsl.ir import Operation
 
@@ -36,7 +37,7 @@ def activation(kb: KernelBuilder, name: str, params: Sequence[float], x: Val) ->
         case "LeakyRelu":
             return kb.max(x, 0.0) + kb.min(x, 0.0) * params[0]
         case "Clip":
-            return kb.min(kb.max(x, params[0]), params[1])
+            return clip(kb, x, params[0], params[1])
         case "Sigmoid":
             return 1.0 / (kb.math("exp", -x) + 1.0)
         case "Tanh":
@@ -48,6 +49,21 @@ def activation(kb: KernelBuilder, name: str, params: Sequence[float], x: Val) ->
         case "Gelu":
             return x * (erf(kb, x * (1.0 / math.sqrt(2.0))) + 1.0) * 0.5
     raise LoweringError(f"activation {name} has no GPU kernel")
+
+
+F32_MAX = float(np.finfo(np.float32).max)
+F32_LOWEST = -F32_MAX
+"""Clip's bounds where absent (ONNX's defaults): an infinite x is clipped to them."""
+
+
+def clip(kb: KernelBuilder, x: Val, lo: float, hi: float) -> Val:
+    """Clip as onnxruntime computes it: min(max(x, lo), hi), a NaN x staying NaN, a NaN
+    bound none (an infinite one too: it changes nothing)."""
+    if not (math.isnan(lo) or lo == -math.inf):
+        x = kb.max(x, lo)
+    if not (math.isnan(hi) or hi == math.inf):
+        x = kb.min(x, hi)
+    return x
 
 
 ERF_P = 0.3275911
@@ -191,8 +207,9 @@ def _unary(kb: KernelBuilder, op: Operation, x: Val) -> Val:
             return _per_lane(kb, x, lambda v: kb.select(
                 v < -lambd, v + bias, kb.select(v > lambd, v - bias, 0.0)))
         case onnx.SignOp():
+            # neither above nor below 0: 0 or NaN, its own sign
             return _per_lane(kb, x, lambda v: kb.select(
-                v > 0.0, 1.0, kb.select(v < 0.0, -1.0, 0.0)))
+                v > 0.0, kb.float(1.0), kb.select(v < 0.0, kb.float(-1.0), v)))
         case onnx.AbsOp():
             return kb.math("fabs", x)
         case onnx.NegOp():
@@ -217,13 +234,7 @@ def _unary(kb: KernelBuilder, op: Operation, x: Val) -> Val:
         case onnx.IsInfOp():
             return _per_lane(kb, x, lambda v: _is_inf(kb, op, v))
         case onnx.ClipOp():
-            lo = _const_scalar(op, 1, -math.inf)
-            hi = _const_scalar(op, 2, math.inf)
-            if lo != -math.inf:
-                x = kb.max(x, lo)
-            if hi != math.inf:
-                x = kb.min(x, hi)
-            return x
+            return clip(kb, x, _const_scalar(op, 1, F32_LOWEST), _const_scalar(op, 2, F32_MAX))
     raise LoweringError(f"{node_label(op)} has no GPU kernel")
 
 

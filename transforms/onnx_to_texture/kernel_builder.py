@@ -298,7 +298,17 @@ class KernelBuilder:
         return self._extremum(a, b, min, arith.MinSIOp, arith.MinimumfOp)
 
     def max(self, a: Operand, b: Operand) -> Val:
+        """The larger; of floats NaN if either is (`arith.maximumf`)."""
         return self._extremum(a, b, max, arith.MaxSIOp, arith.MaximumfOp)
+
+    def maxnum(self, a: Operand, b: Operand) -> Val:
+        """The larger float, the other operand of a NaN (`arith.maxnumf`, OpenCL's fmax)."""
+        return self._extremum(a, b, max, arith.MaxSIOp, arith.MaxnumfOp)
+
+    def nans(self, x: Val) -> Val:
+        """NaN where `x` is NaN, else 0 (infinities too): added to a value, it makes it NaN
+        where `x` is. min(|x|, 0), as `max` does without a comparison of pixels."""
+        return self.min(self.math("fabs", x), 0.0)
 
     def _extremum(self, a: Operand, b: Operand, fold, int_op, float_op) -> Val:
         a, b = self._pair(a, b)

@@ -5,6 +5,7 @@ BatchNormalization.
 
 A work-item computes one output pixel, four channels at (n, h, w), from whole
 input pixels; window taps outside the input are skipped (see `conv.over_taps`).
+A max is NaN where its window holds a NaN (`reduce.fold`).
 AveragePool divides by the number of taps inside the input, or with
 `count_include_pad` inside the input and its pads (never ceil mode's extra room).
 """
@@ -22,14 +23,16 @@ from xdsl.ir import Operation, SSAValue
 
 from .context import KernelContext, LoweringContext, LoweringError, node_label, shape
 from .conv import (
+    Column,
     activation_input,
     channel_block,
     in_range,
-    over_window,
+    over_taps,
     require_rank4,
     store_nchw,
 )
 from .kernel_builder import KernelBuilder, Val
+from .reduce import end, fold, start
 from .rules import lowers
 from .views import TensorView
 
@@ -77,12 +80,13 @@ def lower_pool(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -
     x = activation_input(k, op.X)
 
     def pixel(n: Val, cb: Val, h: Val, w: Val) -> Val:
-        def step(kh: Val, kw: Val, ih: Val, iw: Val, acc: Val) -> Val:
-            px = channel_block(x, n, cb, ih, iw)
-            return kb.max(acc, px) if is_max else acc + px
+        kind = "max" if is_max else "sum"
 
-        init = kb.float4(-math.inf if is_max else 0.0)
-        result = over_window(kb, geo, h, w, init.named("acc"), step)
+        def step(kh: Val, kw: Val, ih: Val, cols: list[Column], accs: list[Val]) -> list[Val]:
+            return fold(kb, kind, accs, channel_block(x, n, cb, ih, cols[0].iw))
+
+        init = [v.named("acc") for v in start(kb, kind, True)]
+        result = end(kind, over_taps(kb, geo, h, [w], init, step))
         if is_max:
             return result
         counts = []
@@ -110,15 +114,16 @@ def lower_global_pool(ctx: LoweringContext, op: Operation, epilogue: list[Operat
     _, _, height, width = shape(op.X)
 
     def pixel(n: Val, cb: Val, _h: Val, _w: Val) -> Val:
-        def row(h: Val, acc: Val) -> list[Val]:
-            def column(w: Val, acc: Val) -> list[Val]:
-                px = channel_block(x, n, cb, h, w)
-                return [kb.max(acc, px) if is_max else acc + px]
+        kind = "max" if is_max else "sum"
 
-            return kb.loop(0, width, column, [acc], name="w")
+        def row(h: Val, *accs: Val) -> list[Val]:
+            def column(w: Val, *accs: Val) -> list[Val]:
+                return fold(kb, kind, accs, channel_block(x, n, cb, h, w))
 
-        init = kb.float4(-math.inf if is_max else 0.0).named("acc")
-        result = kb.loop(0, height, row, [init], name="h")[0]
+            return kb.loop(0, width, column, list(accs), name="w")
+
+        init = [v.named("acc") for v in start(kb, kind, True)]
+        result = end(kind, kb.loop(0, height, row, init, name="h"))
         return result if is_max else result * (1.0 / (height * width))
 
     store_nchw(k, pixel)

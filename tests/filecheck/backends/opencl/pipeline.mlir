@@ -22,7 +22,7 @@
 // CHECK-NEXT:   const int gx = (int)get_global_id(0);
 // CHECK-NEXT:   const int gy = (int)get_global_id(1);
 // CHECK:        = read_imagef(in0, SMP, (int2)({{.*}}, h));
-// CHECK:        = fmax(
+// CHECK:        = select([[X:[a-z0-9_]+]], ((float4)(0.0f)), [[X]] < ((float4)(0.0f)));
 // CHECK-COUNT-4: = read_imagef(operand, SMP, (int2)(0, {{.*}}));
 // CHECK:        write_imagef(out, (int2)(gx, gy), {{.*}});
 // CHECK-NEXT: }

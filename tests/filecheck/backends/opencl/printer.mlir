@@ -4,7 +4,7 @@
 // `-t opencl` prints every ocl.kernel as one OpenCL C program: the prelude, then
 // each kernel with the access qualifier its uses imply on each argument.
 
-// BUILD: {{(built|skipped)}} 4 kernels
+// BUILD: {{(built|skipped)}} 5 kernels
 
 // Without cl_khr_fp16 (PoCL's CPU device), half pixels are read and written as float.
 // CHECK:      #ifdef cl_khr_fp16
@@ -111,7 +111,7 @@ builtin.module {
   // CHECK-NEXT:   const bool inside = grp < 4;
   // CHECK-NEXT:   float r;
   // CHECK-NEXT:   if (inside) {
-  // CHECK-NEXT:     const float m = fmax(pick, 0.5f);
+  // CHECK-NEXT:     const float m = select(pick, 0.5f, pick < 0.5f);
   // CHECK-NEXT:     r = m;
   // CHECK-NEXT:   } else {
   // CHECK-NEXT:     const float fl = (float)gx;
@@ -188,6 +188,40 @@ builtin.module {
     ocl.barrier
     %p = ocl.local_load %tile[%lx] : !ocl.local<64>
     ocl.write_imagef %p, %out[%lx, %c0] : !texture.image2d<8x1xf32>
+    ocl.return
+  }
+
+  // maximumf/minimumf propagate NaN (fmax/fmin do not): against a constant one compare
+  // and select, the constant second; of two values a NaN second operand tested too.
+  // maxnumf/minnumf are fmax/fmin.
+  // CHECK-EMPTY:
+  // CHECK-NEXT: __kernel void extrema(
+  // CHECK-NEXT:     __write_only image2d_t out,
+  // CHECK-NEXT:     __read_only image2d_t in) {
+  // CHECK-NEXT:   const float4 a = read_imagef(in, SMP, (int2)(0, 0));
+  // CHECK-NEXT:   const float4 b = read_imagef(in, SMP, (int2)(1, 0));
+  // CHECK-NEXT:   const float4 hi = select(a, b, (a < b) | (b != b));
+  // CHECK-NEXT:   const float4 lo = select(hi, ((float4)(6.0f)), hi > ((float4)(6.0f)));
+  // CHECK-NEXT:   const float4 nans = (float4)(NAN);
+  // CHECK-NEXT:   const float4 nan = select(lo, nans, (lo < nans) | (nans != nans));
+  // CHECK-NEXT:   const float4 num = fmax(nan, b);
+  // CHECK-NEXT:   const float4 least = fmin(num, a);
+  // CHECK-NEXT:   write_imagef(out, (int2)(0, 0), least);
+  // CHECK-NEXT: }
+  ocl.kernel @extrema(%out: !texture.image2d<8x1xf32>, %in: !texture.image2d<8x1xf32>) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %six = arith.constant dense<6.000000e+00> : vector<4xf32>
+    %nan_scalar = arith.constant 0x7FC00000 : f32
+    %a = ocl.read_imagef %in[%c0, %c0] : !texture.image2d<8x1xf32>
+    %b = ocl.read_imagef %in[%c1, %c0] : !texture.image2d<8x1xf32>
+    %hi = arith.maximumf %a, %b : vector<4xf32>
+    %lo = arith.minimumf %six, %hi : vector<4xf32>
+    %nans = vector.broadcast %nan_scalar : f32 to vector<4xf32>
+    %nan = arith.maximumf %lo, %nans : vector<4xf32>
+    %num = arith.maxnumf %nan, %b : vector<4xf32>
+    %least = arith.minnumf %num, %a : vector<4xf32>
+    ocl.write_imagef %least, %out[%c0, %c0] : !texture.image2d<8x1xf32>
     ocl.return
   }
 
