@@ -298,11 +298,20 @@ def _check_attributes(nodes: Iterable[onnx.NodeProto], path: Path) -> None:
     nothing): first, so that ONNX's shape inference never meets them.
     """
     for node in nodes:
-        if not _is_supported(node):
+        if not _is_supported(node) or node.op_type == "Constant":
             continue  # folding may remove it; if not, _check_ops names it
         cls = ONNX_OPS[node.op_type]
+        declared = cls.get_irdl_definition().properties
+        try:  # tensors hold no range checked here; other attributes are judged at import
+            properties = {
+                a.name: _attribute(node, a, path)
+                for a in node.attribute
+                if a.name in declared and a.type != AttributeProto.TENSOR
+            }
+        except OnnxImportError:
+            continue
         try:
-            cls.check_properties(_properties(node, cls, path))
+            cls.check_properties(properties)
         except ShapeError as e:
             raise _fail(path, node, str(e)) from None
 

@@ -190,7 +190,7 @@ def require_axes(
     places = rank + extra
     normal = [a % places if places else 0 for a in axes]
     if distinct and len(set(normal)) != len(normal):
-        raise ShapeError(f"{name} = {list(axes)} names an axis twice")
+        raise ShapeError(f"{name} = {list(axes)}, must name each axis once")
 
 
 def rank_of(value: SSAValue) -> int | None:

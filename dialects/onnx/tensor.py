@@ -126,7 +126,9 @@ class FlattenOp(OnnxOp):
 
     def verify_attributes(self) -> None:
         super().verify_attributes()
-        require_axis("axis", self.int_attr("axis"), rank_of(self.input), extra=1)
+        axis, rank = self.int_attr("axis"), rank_of(self.input)
+        if rank is not None and not -rank <= axis <= rank:  # rank itself: one row
+            raise ShapeError(f"axis = {axis}, must be in [{-rank}, {rank}] for rank {rank}")
 
     def infer_types(self):
         return [same_as(self.input, shapes.flatten(shape_of(self.input), self.int_attr("axis")))]
