@@ -176,7 +176,8 @@ def require_axis(name: str, axis: int, rank: int | None, extra: int = 0) -> None
         return
     places = rank + extra
     if not -places <= axis < max(places, 1):
-        raise ShapeError(f"{name} = {axis}, must be in [{-places}, {places - 1}] for rank {rank}")
+        of = f"output rank {places}" if extra else f"rank {rank}"
+        raise ShapeError(f"{name} = {axis}, must be in [{-places}, {places - 1}] for {of}")
 
 
 def require_axes(

@@ -57,7 +57,7 @@
 %n = onnx.None
 %y = onnx.Conv %x, %w, %n {auto_pad = "SAME"} : (tensor<1x16x15x15xf32>, tensor<8x16x3x3xf32>, none) -> tensor<1x8x15x15xf32>
 
-// CHECK: onnx.Conv: unknown auto_pad 'SAME'
+// CHECK: onnx.Conv: auto_pad = 'SAME', must be one of NOTSET, SAME_UPPER, SAME_LOWER, VALID
 
 // -----
 
@@ -93,7 +93,7 @@
 %n = onnx.None
 %y = onnx.Conv %x, %w, %n {strides = array<i64: 0, 1>} : (tensor<1x16x15x15xf32>, tensor<8x16x3x3xf32>, none) -> tensor<1x8x13x13xf32>
 
-// CHECK: onnx.Conv: strides and dilations must be positive
+// CHECK: onnx.Conv: strides[0] = 0, must be >= 1
 
 // -----
 
@@ -305,7 +305,7 @@
 %x = "test.op"() : () -> tensor<1x96x55x55xf32>
 %y = onnx.LRN %x {size = 0 : i64} : (tensor<1x96x55x55xf32>) -> tensor<1x96x55x55xf32>
 
-// CHECK: onnx.LRN: size must be positive
+// CHECK: onnx.LRN: size = 0, must be >= 1
 
 // -----
 
@@ -341,21 +341,21 @@
 %n = onnx.None
 %y = onnx.LayerNormalization %x, %s, %n {axis = 3 : i64} : (tensor<1x197x768xf32>, tensor<768xf32>, none) -> tensor<1x197x768xf32>
 
-// CHECK: onnx.LayerNormalization: axis 3 is out of range for rank 3
+// CHECK: onnx.LayerNormalization: axis = 3, must be in [-3, 2] for rank 3
 
 // -----
 
 %x = "test.op"() : () -> tensor<1x1000xf32>
 %y = onnx.Softmax %x {axis = 2 : i64} : (tensor<1x1000xf32>) -> tensor<1x1000xf32>
 
-// CHECK: onnx.Softmax: axis 2 is out of range for rank 2
+// CHECK: onnx.Softmax: axis = 2, must be in [-2, 1] for rank 2
 
 // -----
 
 %x = "test.op"() : () -> tensor<1x1000xf32>
 %y = onnx.LogSoftmax %x {axis = -3 : i64} : (tensor<1x1000xf32>) -> tensor<1x1000xf32>
 
-// CHECK: onnx.LogSoftmax: axis -3 is out of range for rank 2
+// CHECK: onnx.LogSoftmax: axis = -3, must be in [-2, 1] for rank 2
 
 // -----
 
@@ -392,7 +392,7 @@
 %axes = onnx.Constant {value = dense<[2, 4]> : tensor<2xi64>} : tensor<2xi64>
 %y = onnx.ReduceMean %x, %axes : (tensor<1x1024x7x7xf32>, tensor<2xi64>) -> tensor<1x1024x1x1xf32>
 
-// CHECK: onnx.ReduceMean: axis 4 is out of range for rank 4
+// CHECK: onnx.ReduceMean: axes[1] = 4, must be in [-4, 3] for rank 4
 
 // -----
 

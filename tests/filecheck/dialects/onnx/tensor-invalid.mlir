@@ -6,7 +6,7 @@
 %s = onnx.Constant {value = dense<[-1, -1]> : tensor<2xi64>} : tensor<2xi64>
 %y = onnx.Reshape %x, %s : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x12xf32>
 
-// CHECK: onnx.Reshape: Reshape shape has more than one -1
+// CHECK: onnx.Reshape: shape = [-1, -1], must have at most one -1
 
 // -----
 
@@ -49,7 +49,7 @@
 %x = "test.op"() : () -> tensor<1x3x224x224xf32>
 %y = onnx.Transpose %x {perm = array<i64: 0, 2, 1>} : (tensor<1x3x224x224xf32>) -> tensor<1x224x3xf32>
 
-// CHECK: onnx.Transpose: perm [0, 2, 1] is not a permutation of rank 4
+// CHECK: onnx.Transpose: perm = [0, 2, 1], must have 4 values for rank 4
 
 // -----
 
@@ -71,7 +71,7 @@
 %x = "test.op"() : () -> tensor<2x3x4xf32>
 %y = onnx.Flatten %x {axis = 4 : i64} : (tensor<2x3x4xf32>) -> tensor<24x1xf32>
 
-// CHECK: onnx.Flatten: axis 4 is out of range for rank 3
+// CHECK: onnx.Flatten: axis = 4, must be in [-3, 3] for rank 3
 
 // -----
 
@@ -98,7 +98,7 @@
 %a = onnx.Constant {value = dense<[1, -3]> : tensor<2xi64>} : tensor<2xi64>
 %y = onnx.Unsqueeze %x, %a : (tensor<3x4xf32>, tensor<2xi64>) -> tensor<3x1x1x4xf32>
 
-// CHECK: onnx.Unsqueeze: Unsqueeze axes repeat
+// CHECK: onnx.Unsqueeze: axes = [1, -3], must name each axis once
 
 // -----
 
@@ -106,7 +106,7 @@
 %a = onnx.Constant {value = dense<4> : tensor<1xi64>} : tensor<1xi64>
 %y = onnx.Unsqueeze %x, %a : (tensor<3x4xf32>, tensor<1xi64>) -> tensor<3x4x1xf32>
 
-// CHECK: onnx.Unsqueeze: axis 4 is out of range for rank 3
+// CHECK: onnx.Unsqueeze: axes[0] = 4, must be in [-3, 2] for output rank 3
 
 // -----
 
@@ -139,7 +139,7 @@
 %s = onnx.Constant {value = dense<[2, 4, 4]> : tensor<3xi64>} : tensor<3xi64>
 %a, %b, %c = onnx.Split %x, %s {axis = 1 : i64} : (tensor<1x12x4xf32>, tensor<3xi64>) -> (tensor<1x2x4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>)
 
-// CHECK: onnx.Split: split sizes [2, 4, 4] do not sum to 12
+// CHECK: onnx.Split: split = [2, 4, 4], must sum to 12, the size of axis 1
 
 // -----
 
@@ -173,7 +173,7 @@
 %s = onnx.Constant {value = dense<[6, -1]> : tensor<2xi64>} : tensor<2xi64>
 %a, %b = onnx.Split %x, %s : (tensor<5xf32>, tensor<2xi64>) -> (tensor<6xf32>, tensor<3xf32>)
 
-// CHECK: onnx.Split: the operands give result #1 a negative dimension: [-1]
+// CHECK: onnx.Split: split[1] = -1, must be >= 0
 
 // -----
 
@@ -186,7 +186,7 @@
 %n = onnx.None
 %y = onnx.Slice %x, %s, %e, %n, %st : (tensor<10xf32>, tensor<1xi64>, tensor<1xi64>, none, tensor<1xi64>) -> tensor<10xf32>
 
-// CHECK: onnx.Slice: Slice step is 0
+// CHECK: onnx.Slice: steps[0] = 0, must not be 0
 
 // -----
 
@@ -197,7 +197,7 @@
 %n = onnx.None
 %y = onnx.Slice %x, %s, %e, %a, %n : (tensor<4x4xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, none) -> tensor<4x2xf32>
 
-// CHECK: onnx.Slice: Slice axes repeat
+// CHECK: onnx.Slice: axes = [1, -1], must name each axis once
 
 // -----
 
@@ -229,7 +229,7 @@
 %i = "test.op"() : () -> tensor<2xi64>
 %y = onnx.Gather %x, %i {axis = 3 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x3x4x2xf32>
 
-// CHECK: onnx.Gather: axis 3 is out of range for rank 3
+// CHECK: onnx.Gather: axis = 3, must be in [-3, 2] for rank 3
 
 // -----
 
@@ -247,7 +247,7 @@
 %n = onnx.None
 %y = onnx.Pad %x, %p, %n, %n {mode = "symmetric"} : (tensor<1x3x8x8xf32>, tensor<8xi64>, none, none) -> tensor<3x5x10x10xf32>
 
-// CHECK: onnx.Pad: unknown mode 'symmetric'
+// CHECK: onnx.Pad: mode = 'symmetric', must be one of constant, reflect, edge, wrap
 
 // -----
 
@@ -340,7 +340,7 @@
 %n = onnx.None
 %y = onnx.Resize %x, %n, %n, %sz : (tensor<1x3x10x10xf32>, none, none, tensor<4xi64>) -> tensor<1x3x20x20xf32>
 
-// CHECK: onnx.Resize: the operands give result #0 a negative dimension: [1, 3, -1, 20]
+// CHECK: onnx.Resize: sizes[2] = -1, must be >= 1
 
 // -----
 
@@ -383,7 +383,7 @@
 %d = onnx.Constant {value = dense<0> : tensor<i64>} : tensor<i64>
 %y = onnx.Range %s, %l, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<5xi64>
 
-// CHECK: onnx.Range: Range delta is 0
+// CHECK: onnx.Range: delta = 0, must not be 0
 
 // -----
 
