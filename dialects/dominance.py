@@ -9,48 +9,64 @@ before the verifier.
 
 from __future__ import annotations
 
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.irdl.dominance import DominanceInfo
 from xdsl.utils.exceptions import VerifyException
 
 
 def verify_dominance(root: Operation) -> None:
     """
-    A VerifyException naming the first operand of an op in `root` that its definition
-    does not dominate: a value is usable after its op in the same block, in every block
-    of its region that its block dominates, and in the regions nested there.
+    A VerifyException naming an operand in `root` that its definition does not
+    dominate. A value is usable after its op in the same block, in the blocks of its
+    region that its block dominates, and in the regions nested in either.
     """
-    for region in root.regions:
-        _verify_region(region, frozenset())
+    order = _BlockOrder()
+    for op in root.walk():
+        for index, operand in enumerate(op.operands):
+            if not order.dominates(operand, op):
+                raise VerifyException(_used_before_defined(op, index, operand))
 
 
-def _verify_region(region: Region, outer: frozenset[SSAValue]) -> None:
-    blocks = list(region.blocks)
-    dominance = DominanceInfo(region) if len(blocks) > 1 else None
-    defined = {block: _defined_in(block) for block in blocks}
-    for block in blocks:
-        visible = set(outer)
-        if dominance is not None:
-            for other in blocks:
-                if dominance.strictly_dominates(other, block):
-                    visible |= defined[other]
-        visible.update(block.args)
-        for op in block.ops:
-            for index, operand in enumerate(op.operands):
-                if operand not in visible:
-                    raise VerifyException(_used_before_defined(op, index, operand))
-            if op.regions:
-                inner = frozenset(visible)
-                for nested in op.regions:
-                    _verify_region(nested, inner)
-            visible.update(op.results)
+class _BlockOrder:
+    """Positions of ops in their blocks and dominance of blocks, computed once each."""
+
+    def __init__(self) -> None:
+        self.positions: dict[Block, dict[Operation, int]] = {}
+        self.regions: dict[Region, DominanceInfo] = {}
+
+    def dominates(self, value: SSAValue, user: Operation) -> bool:
+        if isinstance(value, BlockArgument):
+            block, definer = value.block, None
+        else:
+            definer = value.owner
+            assert isinstance(definer, Operation)
+            block = definer.parent_block()
+        if block is None or block.parent is None:
+            return False
+        # the ancestor of `user` (or `user`) in the region that defines the value
+        here: Operation | None = user
+        while here is not None and not _in_region(here, block.parent):
+            here = here.parent_op()
+        if here is None:
+            return False
+        where = here.parent_block()
+        assert where is not None
+        if where is not block:
+            dominance = self.regions.get(block.parent)
+            if dominance is None:
+                dominance = self.regions[block.parent] = DominanceInfo(block.parent)
+            return dominance.strictly_dominates(block, where)
+        if definer is None:
+            return True
+        position = self.positions.get(block)
+        if position is None:
+            position = self.positions[block] = {op: i for i, op in enumerate(block.ops)}
+        return position[definer] < position[here]
 
 
-def _defined_in(block: Block) -> set[SSAValue]:
-    values: set[SSAValue] = set(block.args)
-    for op in block.ops:
-        values.update(op.results)
-    return values
+def _in_region(op: Operation, region: Region) -> bool:
+    block = op.parent_block()
+    return block is not None and block.parent is region
 
 
 def _used_before_defined(op: Operation, index: int, operand: SSAValue) -> str:

@@ -474,6 +474,8 @@ class _GraphImporter:
             op.verify_attributes()
         except ShapeError as e:
             raise self.fail(node, str(e)) from None
+        except VerifyException as e:
+            raise self.fail(node, " ".join(line.strip() for line in str(e).strip().splitlines())) from None
         if not all(result_types):
             op = self.infer_missing(node, op, result_types)
         for name, result in zip(outputs, op.results):  # the dialect's own shapes too

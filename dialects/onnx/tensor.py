@@ -293,14 +293,16 @@ class GatherOp(OnnxOp):
         axis, rank = self.int_attr("axis"), rank_of(self.data)
         require_axis("axis", axis, rank)
         size = dim_of(self.data, axis)
-        indices = known_ints(self.indices)
+        indices = constant_array(self.indices)
         if size is None or indices is None:
             return
-        for i, index in enumerate(indices):
-            if not -size <= index < size:
-                raise ShapeError(
-                    f"indices[{i}] = {index}, must be in [{-size}, {size - 1}] for axis {axis} of size {size}"
-                )
+        flat = np.asarray(indices).reshape(-1)  # vectorised: an index table may be large
+        bad = np.flatnonzero((flat < -size) | (flat >= size))
+        if bad.size:
+            i = int(bad[0])
+            raise ShapeError(
+                f"indices[{i}] = {int(flat[i])}, must be in [{-size}, {size - 1}] for axis {axis} of size {size}"
+            )
 
     def infer_types(self):
         return [same_as(self.data, shapes.gather(shape_of(self.data), shape_of(self.indices), self.int_attr("axis")))]

@@ -44,6 +44,34 @@ func.func @main_graph(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// In a region of several blocks, a value is usable only where its block dominates.
+func.func @branches(%c: i1) -> i32 {
+  cf.cond_br %c, ^left, ^right
+^left:
+  %v = "test.op"() : () -> i32
+  cf.br ^right
+^right:
+  func.return %v : i32
+}
+
+// CHECK: %v is used before it is defined (func.return)
+
+// -----
+
+func.func @dominated(%c: i1) -> i32 {
+  %v = "test.op"() : () -> i32
+  cf.cond_br %c, ^left, ^right
+^left:
+  cf.br ^right
+^right:
+  func.return %v : i32
+}
+
+// CHECK: func.func @dominated
+// CHECK: func.return %v
+
+// -----
+
 // Block arguments, earlier values and enclosing values are all visible.
 func.func @main_graph(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = onnx.Relu %x : (tensor<4xf32>) -> tensor<4xf32>
