@@ -410,3 +410,70 @@
 %y = onnx.ReduceMax %x, %axes : (tensor<2x3x4xf32>, tensor<1x1xi64>) -> tensor<2x1x4xf32>
 
 // CHECK: onnx.ReduceMax: axes must be 1-D
+
+// -----
+
+// Attribute ranges are checked whatever the shapes: here the batch is dynamic, so no
+// shape rule runs, and a kernel of 0 is still caught.
+%x = "test.op"() : () -> tensor<?x2x4x4xf32>
+%y = onnx.MaxPool %x {kernel_shape = array<i64: 0, 2>} : (tensor<?x2x4x4xf32>) -> tensor<?x2x4x3xf32>
+
+// CHECK: onnx.MaxPool: kernel_shape[0] = 0, must be >= 1
+
+// -----
+
+// Pads stay below 2^31: the device kernels index with 32-bit ints.
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%y = onnx.MaxPool %x {kernel_shape = array<i64: 2, 2>, pads = array<i64: 1099511627776, 0, 0, 0>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x3xf32>
+
+// CHECK: onnx.MaxPool: pads[0] = 1099511627776, must be < 2147483648
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%y = onnx.AveragePool %x {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, -1, 0, 0>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x3x2xf32>
+
+// CHECK: onnx.AveragePool: pads[1] = -1, must be >= 0
+
+// -----
+
+// A pool's pad is narrower than its window, else whole windows read padding only.
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%y = onnx.MaxPool %x {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 2, 0>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x5x3xf32>
+
+// CHECK: onnx.MaxPool: pads[2] = 2, must be < 2, the extent of kernel_shape[0]
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%y = onnx.MaxPool %x {kernel_shape = array<i64: 2, 2>, dilations = array<i64: 2, 0>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x3xf32>
+
+// CHECK: onnx.MaxPool: dilations[1] = 0, must be >= 1
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%w = "test.op"() : () -> tensor<2x2x1x1xf32>
+%n = onnx.None
+%y = onnx.Conv %x, %w, %n {group = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, none) -> tensor<1x2x4x4xf32>
+
+// CHECK: onnx.Conv: group = 0, must be >= 1
+
+// -----
+
+// The channel count alone decides it, whatever the other dims.
+%x = "test.op"() : () -> tensor<?x2x?x?xf32>
+%w = "test.op"() : () -> tensor<3x1x1x1xf32>
+%n = onnx.None
+%y = onnx.Conv %x, %w, %n {group = 3 : i64} : (tensor<?x2x?x?xf32>, tensor<3x1x1x1xf32>, none) -> tensor<?x3x?x?xf32>
+
+// CHECK: onnx.Conv: group = 3, must divide the 2 input channels
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%w = "test.op"() : () -> tensor<2x2x1x1xf32>
+%n = onnx.None
+%y = onnx.ConvTranspose %x, %w, %n {output_padding = array<i64: -1, 0>} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, none) -> tensor<1x2x3x4xf32>
+
+// CHECK: onnx.ConvTranspose: output_padding[0] = -1, must be >= 0
