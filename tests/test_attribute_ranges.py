@@ -250,25 +250,3 @@ def test_in_range_attribute(name: str, tmp_path: Path, capsys, monkeypatch):
     assert (status, err) == (0, "")
     assert f"onnx.{ACCEPTED[name].op}" in out.read_text()
 
-
-def test_graph_cycle_names_node(tmp_path: Path, capsys, monkeypatch):
-    """The ONNX checker's complaint about node order names the node and its input."""
-    monkeypatch.setenv("MOBILE_OPT_WEIGHT_DIR", str(tmp_path / "weights"))
-    nodes = [
-        helper.make_node("Add", ["x", "b"], ["a"], name="first"),
-        helper.make_node("Relu", ["a"], ["b"], name="second"),
-        helper.make_node("Relu", ["a"], ["y"], name="out"),
-    ]
-    vector = [helper.make_tensor_value_info(n, F, [4]) for n in ("x", "y")]
-    model = helper.make_model(
-        helper.make_graph(nodes, "g", vector[:1], vector[1:]), opset_imports=[helper.make_opsetid("", 21)]
-    )
-    model.ir_version = 10
-    path = tmp_path / "cycle.onnx"
-    onnx.save(model, path)
-    status, err = _run([str(path), "-o", str(tmp_path / "out.mlir")], capsys)
-    assert (status, err) == (
-        1,
-        f"mobile-opt: error: {path}: invalid ONNX model: node 'first' (Add): input 'b' is not the "
-        "output of an earlier node (the graph has a cycle or is not topologically sorted)\n",
-    )
