@@ -260,6 +260,7 @@ def prepare_model(path: str | Path, dims: Mapping[str, int] | None = None) -> on
     _check_constant_sizes(model.graph, path)
     fix_input_dims(model, path, dims or {})
     model = _convert(model, path, version)
+    _check_attributes(model.graph.node, path)
     model = _infer_shapes(model, path)
     # folding makes shapes static, which makes more Shape nodes constant: to a fixpoint
     while fold_constants(model, path, _is_supported):
@@ -286,6 +287,76 @@ def _tensor_type(value: onnx.ValueInfoProto) -> TensorType | None:
         return None
 
 
+def _fail(path: Path, node: onnx.NodeProto | None, message: str) -> OnnxImportError:
+    where = f"{node_label(node)}: " if node is not None else ""
+    return OnnxImportError(f"{path}: {where}{message}")
+
+
+def _check_attributes(nodes: Iterable[onnx.NodeProto], path: Path) -> None:
+    """
+    Every node's attribute ranges (a kernel of 0, a negative pad, a perm that permutes
+    nothing): first, so that ONNX's shape inference never meets them.
+    """
+    for node in nodes:
+        if not _is_supported(node) or node.op_type == "Constant":
+            continue  # folding may remove it; if not, _check_ops names it
+        cls = ONNX_OPS[node.op_type]
+        declared = cls.get_irdl_definition().properties
+        try:  # tensors hold no range checked here; other attributes are judged at import
+            properties = {
+                a.name: _attribute(node, a, path)
+                for a in node.attribute
+                if a.name in declared and a.type != AttributeProto.TENSOR
+            }
+        except OnnxImportError:
+            continue
+        try:
+            cls.check_properties(properties)
+        except ShapeError as e:
+            raise _fail(path, node, str(e)) from None
+
+
+def _properties(node: onnx.NodeProto, cls: type[OnnxOp], path: Path) -> dict[str, Attribute]:
+    declared = cls.get_irdl_definition().properties
+    result: dict[str, Attribute] = {}
+    for attr in node.attribute:
+        if attr.name not in declared:
+            raise _fail(path, node, f"attribute '{printable(attr.name)}' is not supported")
+        result[attr.name] = _attribute(node, attr, path)
+    return result
+
+
+def _attribute(node: onnx.NodeProto, attr: onnx.AttributeProto, path: Path) -> Attribute:
+    kind = attr.type
+    if node.op_type == "Cast" and attr.name == "to":
+        try:
+            return element_type_from_onnx(attr.i)
+        except KeyError:
+            raise _fail(path, node, f"cast to {onnx_type_name(attr.i)} is not supported") from None
+    if kind == AttributeProto.INT:
+        return IntegerAttr(attr.i, i64)
+    if kind == AttributeProto.FLOAT:
+        return FloatAttr(attr.f, f32)
+    if kind == AttributeProto.STRING:
+        return StringAttr(attr.s.decode())
+    if kind == AttributeProto.INTS:
+        return DenseArrayBase.from_list(i64, list(attr.ints))
+    if kind == AttributeProto.FLOATS:
+        return DenseArrayBase.from_list(f32, list(attr.floats))
+    if kind == AttributeProto.TENSOR:
+        try:
+            return dense_from_array(numpy_helper.to_array(attr.t))
+        except KeyError:
+            raise _fail(
+                path, node, f"attribute '{printable(attr.name)}' has an unsupported tensor type"
+            ) from None
+    raise _fail(
+        path,
+        node,
+        f"attribute '{printable(attr.name)}' of kind {AttributeProto.AttributeType.Name(kind)} is not supported",
+    )
+
+
 class _GraphImporter:
     def __init__(self, model: onnx.ModelProto, path: Path, inline_limit: int):
         self.model = model
@@ -300,8 +371,7 @@ class _GraphImporter:
         self.used.update(o.name for o in model.graph.output)
 
     def fail(self, node: onnx.NodeProto | None, message: str) -> OnnxImportError:
-        where = f"{node_label(node)}: " if node is not None else ""
-        return OnnxImportError(f"{self.path}: {where}{message}")
+        return _fail(self.path, node, message)
 
     def run(self) -> ModuleOp:
         graph = self.model.graph
@@ -384,7 +454,7 @@ class _GraphImporter:
             operands.append(self.value(node, name) if name else self.none)
         if len(names) > len(op_def.operands):
             raise self.fail(node, f"takes {len(op_def.operands)} inputs, got {len(names)}")
-        properties = self.properties(node, cls)
+        properties = _properties(node, cls, self.path)
         variadic_results = any(isinstance(d, VarResultDef) for _, d in op_def.results)
         outputs = list(node.output) if variadic_results else list(node.output[: len(op_def.results)])
         for extra in node.output[len(outputs) :]:
@@ -400,6 +470,12 @@ class _GraphImporter:
         except Exception as e:
             raise self.fail(node, f"cannot build op: {e}") from None
         op.location = _loc(node)
+        try:  # before shape rules, which would only see a shape they cannot make
+            op.verify_attributes()
+        except ShapeError as e:
+            raise self.fail(node, str(e)) from None
+        except VerifyException as e:
+            raise self.fail(node, " ".join(line.strip() for line in str(e).strip().splitlines())) from None
         if not all(result_types):
             op = self.infer_missing(node, op, result_types)
         for name, result in zip(outputs, op.results):  # the dialect's own shapes too
@@ -424,8 +500,12 @@ class _GraphImporter:
         """Fill result types ONNX left dynamic from the dialect's own shape rules."""
         try:
             inferred = op.infer_types()
-        except (UnknownShape, ShapeError, VerifyException):
+        except UnknownShape:
             inferred = None
+        except ShapeError as e:
+            raise self.fail(node, f"{op.name}: {e}") from None
+        except VerifyException as e:
+            raise self.fail(node, " ".join(line.strip() for line in str(e).strip().splitlines())) from None
         if inferred is None or any(
             isinstance(t, TensorType) and any(d < 0 for d in t.get_shape()) for t in inferred
         ):
@@ -463,43 +543,6 @@ class _GraphImporter:
             raise self.fail(node, f"attribute '{printable(attr.name)}' is not supported")
         data, dtype = simple[attr.name]
         return numpy_helper.from_array(np.array(data, dtype=dtype), node.output[0])
-
-    def properties(self, node: onnx.NodeProto, cls: type[OnnxOp]) -> dict[str, Attribute]:
-        declared = cls.get_irdl_definition().properties
-        result: dict[str, Attribute] = {}
-        for attr in node.attribute:
-            if attr.name not in declared:
-                raise self.fail(node, f"attribute '{printable(attr.name)}' is not supported")
-            result[attr.name] = self.attribute(node, attr)
-        return result
-
-    def attribute(self, node: onnx.NodeProto, attr: onnx.AttributeProto) -> Attribute:
-        kind = attr.type
-        if node.op_type == "Cast" and attr.name == "to":
-            try:
-                return element_type_from_onnx(attr.i)
-            except KeyError:
-                raise self.fail(node, f"cast to {onnx_type_name(attr.i)} is not supported") from None
-        if kind == AttributeProto.INT:
-            return IntegerAttr(attr.i, i64)
-        if kind == AttributeProto.FLOAT:
-            return FloatAttr(attr.f, f32)
-        if kind == AttributeProto.STRING:
-            return StringAttr(attr.s.decode())
-        if kind == AttributeProto.INTS:
-            return DenseArrayBase.from_list(i64, list(attr.ints))
-        if kind == AttributeProto.FLOATS:
-            return DenseArrayBase.from_list(f32, list(attr.floats))
-        if kind == AttributeProto.TENSOR:
-            try:
-                return dense_from_array(numpy_helper.to_array(attr.t))
-            except KeyError:
-                raise self.fail(node, f"attribute '{printable(attr.name)}' has an "
-                                      "unsupported tensor type") from None
-        raise self.fail(
-            node, f"attribute '{printable(attr.name)}' of kind "
-                  f"{AttributeProto.AttributeType.Name(kind)} is not supported"
-        )
 
 
 def _names_attr(names) -> ArrayAttr[DictionaryAttr]:

@@ -22,6 +22,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from mobile_opt.dialects.dominance import verify_dominance
 from mobile_opt.dialects.limits import LimitedParser
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.reference.errors import ReferenceRunError
@@ -122,6 +123,13 @@ class MobileOptMain(xDSLOptMain):
         if self.args.input_file is None:
             raise UserError("an .onnx input must be a file, not standard input")
         return import_onnx(self.args.input_file, dims=parse_dims(self.args.dim))
+
+    def parse_chunk(self, chunk, file_extension, start_offset=0):
+        module = super().parse_chunk(chunk, file_extension, start_offset)
+        # before the verifier, whose shape rules walk operands and would loop on a cycle
+        if module is not None and not self.args.disable_verify:
+            verify_dominance(module)
+        return module
 
     def get_input_stream(self):
         if self.args.input_file is not None:

@@ -76,6 +76,7 @@ from mobile_opt.checking import (
     random_weights,
     run_onnxruntime,
 )
+from mobile_opt.dialects.dominance import verify_dominance
 from mobile_opt.dialects.limits import LimitError, LimitedParser
 from mobile_opt.dialects.onnx.graph import graph_io_names, printable
 from mobile_opt.frontend.onnx_import import import_onnx, read_model
@@ -99,6 +100,7 @@ from mobile_opt.tools.cli import (
 )
 from xdsl.context import Context
 from xdsl.dialects.builtin import Float16Type, ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
 
 KERNEL_TABLE_ROWS = 15
 
@@ -261,9 +263,12 @@ def load_module(path: Path, dims: dict[str, int], ctx: Context) -> ModuleOp:
         raise UserError(f"{path}: cannot read: {e.strerror}") from None
     try:
         module = LimitedParser(ctx, text, str(path)).parse_module()
+        verify_dominance(module)  # first: the verifier's shape rules walk operands
         module.verify()
     except RecursionError:
         raise UserError(f"{path}: nesting too deep") from None
+    except DiagnosticException as e:
+        raise UserError(f"{path}: {one_line(e)}") from None
     return module
 
 

@@ -10,7 +10,7 @@ attributes are properties with ONNX's own names and defaults.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 import numpy as np
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -53,7 +53,27 @@ class OnnxOp(IRDLOperation, ABC):
         """Result types from operand types and properties, or None to not check."""
         return None
 
+    @classmethod
+    def check_properties(cls, properties: Mapping[str, Attribute]) -> None:
+        """
+        A ShapeError naming the attribute and its value where a property is out of the
+        range ONNX gives it. It needs no operand, so the importer runs it on every node
+        before ONNX's shape inference.
+        """
+
+    def verify_attributes(self) -> None:
+        """
+        `check_properties`, then the ranges that depend on operands (an axis and the
+        rank, an index and a dim, a constant step): each checked where the operands are
+        known, whatever else is dynamic.
+        """
+        type(self).check_properties(self.properties)
+
     def verify_(self) -> None:
+        try:
+            self.verify_attributes()
+        except ShapeError as e:
+            raise VerifyException(f"{self.name}: {e}") from None
         try:
             expected = self.infer_types()
         except UnknownShape:
@@ -117,6 +137,88 @@ class OnnxConstantOp(OnnxOp, ABC):
     @abstractmethod
     def array(self) -> np.ndarray:
         """The value, as a (possibly read-only) numpy array."""
+
+
+INT32_LIMIT = 2**31
+"""Pads and sizes stay below this: the device kernels index with 32-bit ints."""
+
+
+def ints_property(properties: Mapping[str, Attribute], name: str) -> tuple[int, ...] | None:
+    attr = properties.get(name)
+    if not isinstance(attr, DenseArrayBase):
+        return None
+    return tuple(int(v) for v in attr.get_values())
+
+
+def int_property(properties: Mapping[str, Attribute], name: str) -> int | None:
+    attr = properties.get(name)
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+def require_at_least(name: str, values: Sequence[int] | None, low: int, below: int | None = None) -> None:
+    """Each of `values` (the list attribute `name`) is >= `low` (and < `below`)."""
+    for i, v in enumerate(values or ()):
+        if v < low:
+            raise ShapeError(f"{name}[{i}] = {v}, must be >= {low}")
+        if below is not None and v >= below:
+            raise ShapeError(f"{name}[{i}] = {v}, must be < {below}")
+
+
+def require_nonzero(name: str, values: Sequence[int | float]) -> None:
+    for i, v in enumerate(values):
+        if v == 0:
+            raise ShapeError(f"{name}[{i}] = {v}, must not be 0")
+
+
+def require_axis(name: str, axis: int, rank: int | None, extra: int = 0) -> None:
+    """`axis` (the attribute or input `name`) indexes a rank-`rank` tensor (`rank + extra` places)."""
+    if rank is None:
+        return
+    places = rank + extra
+    if not -places <= axis < max(places, 1):
+        of = f"output rank {places}" if extra else f"rank {rank}"
+        raise ShapeError(f"{name} = {axis}, must be in [{-places}, {places - 1}] for {of}")
+
+
+def require_axes(
+    name: str, axes: Sequence[int] | None, rank: int | None, extra: int = 0, distinct: bool = True
+) -> None:
+    """Each of `axes` (the list `name`) indexes rank `rank` (+ `extra`), none twice if `distinct`."""
+    if axes is None or rank is None:
+        return
+    for i, axis in enumerate(axes):
+        require_axis(f"{name}[{i}]", axis, rank, extra)
+    places = rank + extra
+    normal = [a % places if places else 0 for a in axes]
+    if distinct and len(set(normal)) != len(normal):
+        raise ShapeError(f"{name} = {list(axes)}, must name each axis once")
+
+
+def rank_of(value: SSAValue) -> int | None:
+    """The rank of a tensor value (its dims may be dynamic), or None."""
+    t = value.type
+    return t.get_num_dims() if isinstance(t, TensorType) else None
+
+
+def dim_of(value: SSAValue, axis: int) -> int | None:
+    """Static size of dim `axis` (normalised) of a tensor value, or None."""
+    t = value.type
+    if not isinstance(t, TensorType):
+        return None
+    shape = t.get_shape()
+    if not -len(shape) <= axis < len(shape) or shape[axis] < 0:
+        return None
+    return shape[axis]
+
+
+def known_ints(value: SSAValue) -> tuple[int, ...] | None:
+    """The integers of an operand defined by a constant op (any shape), else None."""
+    if is_none(value):
+        return None
+    array = constant_array(value)
+    if array is None:
+        return None
+    return tuple(int(v) for v in np.asarray(array).reshape(-1))
 
 
 def types_agree(actual: Attribute, expected: Attribute) -> bool:

@@ -29,8 +29,17 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import shapes
 from .base import (
+    INT32_LIMIT,
     OnnxOp,
     constant_array,
+    dim_of,
+    int_property,
+    ints_property,
+    rank_of,
+    require_at_least,
+    require_axes,
+    require_axis,
+    known_ints,
     is_none,
     optional_ints,
     require_same_element_type,
@@ -61,6 +70,9 @@ class Window:
     pads: Shape
 
 
+AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
 class WindowOp(OnnxOp):
     """Attributes shared by convolutions and pools."""
 
@@ -69,6 +81,18 @@ class WindowOp(OnnxOp):
     kernel_shape = opt_prop_def(Ints)
     pads = opt_prop_def(Ints)
     strides = opt_prop_def(Ints)
+
+    @classmethod
+    def check_properties(cls, properties):
+        super().check_properties(properties)
+        auto_pad = properties.get("auto_pad")
+        if isinstance(auto_pad, StringAttr) and auto_pad.data not in AUTO_PADS:
+            raise ShapeError(f"auto_pad = '{auto_pad.data}', must be one of {', '.join(AUTO_PADS)}")
+        # below 2^31 too: sizes and offsets are 32-bit ints in the device kernels
+        require_at_least("kernel_shape", ints_property(properties, "kernel_shape"), 1, INT32_LIMIT)
+        require_at_least("strides", ints_property(properties, "strides"), 1, INT32_LIMIT)
+        require_at_least("dilations", ints_property(properties, "dilations"), 1, INT32_LIMIT)
+        require_at_least("pads", ints_property(properties, "pads"), 0, INT32_LIMIT)
 
     def window(self, spatial: Shape, kernel: Shape | None = None) -> Window:
         """Resolve defaults and `auto_pad` into explicit geometry for `spatial` input dims."""
@@ -97,6 +121,20 @@ class WindowOp(OnnxOp):
 
 class ConvAttrsOp(WindowOp):
     group = prop_def(IntegerAttr[I64], default_value=_int(1))
+
+    @classmethod
+    def check_properties(cls, properties):
+        super().check_properties(properties)
+        group = int_property(properties, "group")
+        if group is not None and group < 1:
+            raise ShapeError(f"group = {group}, must be >= 1")
+
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        channels = dim_of(self.operands[0], 1)  # X (N, C, ...) of every conv
+        group = self.int_attr("group")
+        if channels is not None and channels % group:
+            raise ShapeError(f"group = {group}, must divide the {channels} input channels")
 
     def conv_output(self, x: Shape, w: Shape, bias: Shape | None) -> Shape:
         """Output shape of a convolution of `x` (N,C,...) with `w` (M,C/group,...)."""
@@ -141,6 +179,12 @@ class ConvTransposeOp(ConvAttrsOp):
     Y = result_def(FloatTensor)
     output_padding = opt_prop_def(Ints)
     output_shape = opt_prop_def(Ints)
+
+    @classmethod
+    def check_properties(cls, properties):
+        super().check_properties(properties)
+        require_at_least("output_padding", ints_property(properties, "output_padding"), 0, INT32_LIMIT)
+        require_at_least("output_shape", ints_property(properties, "output_shape"), 1, INT32_LIMIT)
 
     def transposed_window(self, x: Shape, w: Shape) -> tuple[Window, Shape, Shape]:
         """Geometry, output padding and output spatial shape."""
@@ -242,6 +286,21 @@ class PoolOp(WindowOp):
     Y = result_def(FloatTensor)
     ceil_mode = prop_def(IntegerAttr[I64], default_value=_int(0))
 
+    @classmethod
+    def check_properties(cls, properties):
+        super().check_properties(properties)
+        kernel = ints_property(properties, "kernel_shape")
+        pads = ints_property(properties, "pads")
+        if not kernel or not pads or len(pads) != 2 * len(kernel):
+            return
+        dilations = ints_property(properties, "dilations") or (1,) * len(kernel)
+        # as in ONNX Runtime: a pad as wide as the window would give windows of padding only
+        for i, pad in enumerate(pads):
+            n = i % len(kernel)
+            extent = (kernel[n] - 1) * (dilations[n] if n < len(dilations) else 1) + 1
+            if pad >= extent:
+                raise ShapeError(f"pads[{i}] = {pad}, must be < {extent}, the extent of kernel_shape[{n}]")
+
     def infer_types(self):
         x = shape_of(self.X)
         if len(x) < 3:
@@ -306,9 +365,14 @@ class LRNOp(OnnxOp):
     bias = prop_def(FloatAttr, default_value=_float(1.0))
     size = prop_def(IntegerAttr[I64])
 
+    @classmethod
+    def check_properties(cls, properties):
+        super().check_properties(properties)
+        size = int_property(properties, "size")
+        if size is not None and size < 1:
+            raise ShapeError(f"size = {size}, must be >= 1")
+
     def infer_types(self):
-        if self.int_attr("size") < 1:
-            raise ShapeError("size must be positive")
         return [same_as(self.X)]
 
 
@@ -352,6 +416,10 @@ class LayerNormalizationOp(OnnxOp):
     epsilon = prop_def(FloatAttr, default_value=_float(1e-5))
     stash_type = prop_def(IntegerAttr[I64], default_value=_int(1))
 
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        require_axis("axis", self.int_attr("axis"), rank_of(self.X))
+
     def infer_types(self):
         x = shape_of(self.X)
         axis = shapes.normalize_axis(self.int_attr("axis"), len(x))
@@ -365,6 +433,10 @@ class SoftmaxBaseOp(OnnxOp):
     input = operand_def(FloatTensor)
     output = result_def(FloatTensor)
     axis = prop_def(IntegerAttr[I64], default_value=_int(-1))
+
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        require_axis("axis", self.int_attr("axis"), rank_of(self.input))
 
     def infer_types(self):
         shapes.normalize_axis(self.int_attr("axis"), len(shape_of(self.input)))
@@ -412,6 +484,10 @@ class ReduceOp(OnnxOp):
     reduced = result_def(TensorType)
     keepdims = prop_def(IntegerAttr[I64], default_value=_int(1))
     noop_with_empty_axes = prop_def(IntegerAttr[I64], default_value=_int(0))
+
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        require_axes("axes", known_ints(self.axes), rank_of(self.data), distinct=False)
 
     def reduction_axes(self, axes: Sequence[int] | None = None) -> tuple[int, ...] | None:
         """

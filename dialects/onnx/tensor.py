@@ -32,9 +32,19 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import shapes
 from .base import (
+    INT32_LIMIT,
     OnnxOp,
     UnknownShape,
     constant_array,
+    dim_of,
+    int_property,
+    ints_property,
+    known_ints,
+    rank_of,
+    require_at_least,
+    require_axes,
+    require_axis,
+    require_nonzero,
     constant_ints,
     is_none,
     optional_ints,
@@ -63,6 +73,17 @@ class ReshapeOp(OnnxOp):
     reshaped = result_def(TensorType)
     allowzero = prop_def(IntegerAttr[I64], default_value=_int(0))
 
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        target = known_ints(self.shape)
+        if target is None:
+            return
+        require_at_least("shape", target, -1)
+        if target.count(-1) > 1:
+            raise ShapeError(f"shape = {list(target)}, must have at most one -1")
+        if self.int_attr("allowzero") and -1 in target and 0 in target:
+            raise ShapeError(f"shape = {list(target)}, must not have both 0 and -1 with allowzero")
+
     def infer_types(self):
         target = constant_ints(self.shape)
         return [same_as(self.data, shapes.reshape(shape_of(self.data), target, bool(self.int_attr("allowzero"))))]
@@ -77,6 +98,19 @@ class TransposeOp(OnnxOp):
     transposed = result_def(TensorType)
     perm = opt_prop_def(Ints)
 
+    @classmethod
+    def check_properties(cls, properties):
+        super().check_properties(properties)
+        perm = ints_property(properties, "perm")
+        if perm is not None and sorted(perm) != list(range(len(perm))):
+            raise ShapeError(f"perm = {list(perm)}, must be a permutation of 0..{len(perm) - 1}")
+
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        perm, rank = self.ints_attr("perm"), rank_of(self.data)
+        if perm is not None and rank is not None and len(perm) != rank:
+            raise ShapeError(f"perm = {list(perm)}, must have {rank} values for rank {rank}")
+
     def infer_types(self):
         return [same_as(self.data, shapes.transpose(shape_of(self.data), self.ints_attr("perm")))]
 
@@ -89,6 +123,12 @@ class FlattenOp(OnnxOp):
     input = operand_def(TensorType)
     output = result_def(TensorType)
     axis = prop_def(IntegerAttr[I64], default_value=_int(1))
+
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        axis, rank = self.int_attr("axis"), rank_of(self.input)
+        if rank is not None and not -rank <= axis <= rank:  # rank itself: one row
+            raise ShapeError(f"axis = {axis}, must be in [{-rank}, {rank}] for rank {rank}")
 
     def infer_types(self):
         return [same_as(self.input, shapes.flatten(shape_of(self.input), self.int_attr("axis")))]
@@ -103,6 +143,10 @@ class SqueezeOp(OnnxOp):
     axes = operand_def(IntTensor | NoneType)
     squeezed = result_def(TensorType)
 
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        require_axes("axes", known_ints(self.axes), rank_of(self.data))
+
     def infer_types(self):
         return [same_as(self.data, shapes.squeeze(shape_of(self.data), optional_ints(self.axes)))]
 
@@ -116,6 +160,11 @@ class UnsqueezeOp(OnnxOp):
     axes = operand_def(IntTensor)
     expanded = result_def(TensorType)
 
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        axes, rank = known_ints(self.axes), rank_of(self.data)
+        require_axes("axes", axes, rank, extra=len(axes or ()))
+
     def infer_types(self):
         return [same_as(self.data, shapes.unsqueeze(shape_of(self.data), constant_ints(self.axes)))]
 
@@ -128,6 +177,11 @@ class ConcatOp(OnnxOp):
     inputs = var_operand_def(TensorType)
     concat_result = result_def(TensorType)
     axis = prop_def(IntegerAttr[I64])
+
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        if self.inputs:
+            require_axis("axis", self.int_attr("axis"), rank_of(self.inputs[0]))
 
     def infer_types(self):
         require_same_element_type(self, self.inputs)
@@ -146,6 +200,25 @@ class SplitOp(OnnxOp):
     outputs = var_result_def(TensorType)
     axis = prop_def(IntegerAttr[I64], default_value=_int(0))
     num_outputs = opt_prop_def(IntegerAttr[I64])
+
+    @classmethod
+    def check_properties(cls, properties):
+        super().check_properties(properties)
+        count = int_property(properties, "num_outputs")
+        if count is not None and count < 1:
+            raise ShapeError(f"num_outputs = {count}, must be >= 1")
+
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        axis, rank = self.int_attr("axis"), rank_of(self.input)
+        require_axis("axis", axis, rank)
+        split = known_ints(self.split)
+        if split is None:
+            return
+        require_at_least("split", split, 0)
+        size = dim_of(self.input, axis)
+        if size is not None and sum(split) != size:
+            raise ShapeError(f"split = {list(split)}, must sum to {size}, the size of axis {axis}")
 
     def sizes(self) -> list[int]:
         data = shape_of(self.input)
@@ -178,6 +251,13 @@ class SliceOp(OnnxOp):
     steps = operand_def(IntTensor | NoneType)
     output = result_def(TensorType)
 
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        require_axes("axes", known_ints(self.axes), rank_of(self.data))
+        steps = known_ints(self.steps)
+        if steps is not None:
+            require_nonzero("steps", steps)
+
     def slices(self) -> list[slice]:
         return shapes.slice_dims(
             shape_of(self.data),
@@ -208,8 +288,27 @@ class GatherOp(OnnxOp):
     output = result_def(TensorType)
     axis = prop_def(IntegerAttr[I64], default_value=_int(0))
 
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        axis, rank = self.int_attr("axis"), rank_of(self.data)
+        require_axis("axis", axis, rank)
+        size = dim_of(self.data, axis)
+        indices = constant_array(self.indices)
+        if size is None or indices is None:
+            return
+        flat = np.asarray(indices).reshape(-1)  # vectorised: an index table may be large
+        bad = np.flatnonzero((flat < -size) | (flat >= size))
+        if bad.size:
+            i = int(bad[0])
+            raise ShapeError(
+                f"indices[{i}] = {int(flat[i])}, must be in [{-size}, {size - 1}] for axis {axis} of size {size}"
+            )
+
     def infer_types(self):
         return [same_as(self.data, shapes.gather(shape_of(self.data), shape_of(self.indices), self.int_attr("axis")))]
+
+
+PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
 
 @irdl_op_definition
@@ -224,9 +323,24 @@ class PadOp(OnnxOp):
     output = result_def(TensorType)
     mode = prop_def(StringAttr, default_value=StringAttr("constant"))
 
+    @classmethod
+    def check_properties(cls, properties):
+        super().check_properties(properties)
+        mode = properties.get("mode")
+        if isinstance(mode, StringAttr) and mode.data not in PAD_MODES:
+            raise ShapeError(f"mode = '{mode.data}', must be one of {', '.join(PAD_MODES)}")
+
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        rank = rank_of(self.data)
+        require_axes("axes", known_ints(self.axes), rank)
+        pads = known_ints(self.pads)
+        # negative pads crop, as ONNX allows; huge ones are no model's
+        for i, pad in enumerate(pads or ()):
+            if abs(pad) >= INT32_LIMIT:
+                raise ShapeError(f"pads[{i}] = {pad}, must be in ({-INT32_LIMIT}, {INT32_LIMIT})")
+
     def infer_types(self):
-        if self.mode.data not in ("constant", "reflect", "edge", "wrap"):
-            raise VerifyException(f"onnx.Pad: unknown mode '{self.mode.data}'")
         return [same_as(self.data, shapes.pad(shape_of(self.data), constant_ints(self.pads), optional_ints(self.axes)))]
 
 
@@ -249,6 +363,16 @@ class ResizeOp(OnnxOp):
     exclude_outside = prop_def(IntegerAttr[I64], default_value=_int(0))
     extrapolation_value = prop_def(FloatAttr, default_value=FloatAttr(0.0, f32))
     keep_aspect_ratio_policy = prop_def(StringAttr, default_value=StringAttr("stretch"))
+
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        rank = rank_of(self.X)
+        require_axes("axes", self.ints_attr("axes"), rank)
+        scales = None if is_none(self.scales) else constant_array(self.scales)
+        for i, scale in enumerate(np.asarray(scales).reshape(-1) if scales is not None else ()):
+            if not scale > 0:
+                raise ShapeError(f"scales[{i}] = {float(scale):g}, must be > 0")
+        require_at_least("sizes", known_ints(self.sizes), 1, INT32_LIMIT)
 
     def scales_and_sizes(self) -> tuple[list[float], list[int]]:
         """Per-dim scale factors and output sizes, both over every dim of X."""
@@ -341,6 +465,12 @@ class RangeOp(OnnxOp):
     limit = operand_def(TensorType)
     delta = operand_def(TensorType)
     output = result_def(TensorType)
+
+    def verify_attributes(self) -> None:
+        super().verify_attributes()
+        delta = constant_array(self.delta)
+        if delta is not None and np.asarray(delta).size == 1 and np.asarray(delta).reshape(()) == 0:
+            raise ShapeError("delta = 0, must not be 0")
 
     def infer_types(self):
         require_same_element_type(self, [self.start, self.limit, self.delta])

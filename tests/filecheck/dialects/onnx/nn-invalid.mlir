@@ -57,7 +57,7 @@
 %n = onnx.None
 %y = onnx.Conv %x, %w, %n {auto_pad = "SAME"} : (tensor<1x16x15x15xf32>, tensor<8x16x3x3xf32>, none) -> tensor<1x8x15x15xf32>
 
-// CHECK: onnx.Conv: unknown auto_pad 'SAME'
+// CHECK: onnx.Conv: auto_pad = 'SAME', must be one of NOTSET, SAME_UPPER, SAME_LOWER, VALID
 
 // -----
 
@@ -93,7 +93,7 @@
 %n = onnx.None
 %y = onnx.Conv %x, %w, %n {strides = array<i64: 0, 1>} : (tensor<1x16x15x15xf32>, tensor<8x16x3x3xf32>, none) -> tensor<1x8x13x13xf32>
 
-// CHECK: onnx.Conv: strides and dilations must be positive
+// CHECK: onnx.Conv: strides[0] = 0, must be >= 1
 
 // -----
 
@@ -305,7 +305,7 @@
 %x = "test.op"() : () -> tensor<1x96x55x55xf32>
 %y = onnx.LRN %x {size = 0 : i64} : (tensor<1x96x55x55xf32>) -> tensor<1x96x55x55xf32>
 
-// CHECK: onnx.LRN: size must be positive
+// CHECK: onnx.LRN: size = 0, must be >= 1
 
 // -----
 
@@ -341,21 +341,21 @@
 %n = onnx.None
 %y = onnx.LayerNormalization %x, %s, %n {axis = 3 : i64} : (tensor<1x197x768xf32>, tensor<768xf32>, none) -> tensor<1x197x768xf32>
 
-// CHECK: onnx.LayerNormalization: axis 3 is out of range for rank 3
+// CHECK: onnx.LayerNormalization: axis = 3, must be in [-3, 2] for rank 3
 
 // -----
 
 %x = "test.op"() : () -> tensor<1x1000xf32>
 %y = onnx.Softmax %x {axis = 2 : i64} : (tensor<1x1000xf32>) -> tensor<1x1000xf32>
 
-// CHECK: onnx.Softmax: axis 2 is out of range for rank 2
+// CHECK: onnx.Softmax: axis = 2, must be in [-2, 1] for rank 2
 
 // -----
 
 %x = "test.op"() : () -> tensor<1x1000xf32>
 %y = onnx.LogSoftmax %x {axis = -3 : i64} : (tensor<1x1000xf32>) -> tensor<1x1000xf32>
 
-// CHECK: onnx.LogSoftmax: axis -3 is out of range for rank 2
+// CHECK: onnx.LogSoftmax: axis = -3, must be in [-2, 1] for rank 2
 
 // -----
 
@@ -392,7 +392,7 @@
 %axes = onnx.Constant {value = dense<[2, 4]> : tensor<2xi64>} : tensor<2xi64>
 %y = onnx.ReduceMean %x, %axes : (tensor<1x1024x7x7xf32>, tensor<2xi64>) -> tensor<1x1024x1x1xf32>
 
-// CHECK: onnx.ReduceMean: axis 4 is out of range for rank 4
+// CHECK: onnx.ReduceMean: axes[1] = 4, must be in [-4, 3] for rank 4
 
 // -----
 
@@ -410,3 +410,70 @@
 %y = onnx.ReduceMax %x, %axes : (tensor<2x3x4xf32>, tensor<1x1xi64>) -> tensor<2x1x4xf32>
 
 // CHECK: onnx.ReduceMax: axes must be 1-D
+
+// -----
+
+// Attribute ranges are checked whatever the shapes: here the batch is dynamic, so no
+// shape rule runs, and a kernel of 0 is still caught.
+%x = "test.op"() : () -> tensor<?x2x4x4xf32>
+%y = onnx.MaxPool %x {kernel_shape = array<i64: 0, 2>} : (tensor<?x2x4x4xf32>) -> tensor<?x2x4x3xf32>
+
+// CHECK: onnx.MaxPool: kernel_shape[0] = 0, must be >= 1
+
+// -----
+
+// Pads stay below 2^31: the device kernels index with 32-bit ints.
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%y = onnx.MaxPool %x {kernel_shape = array<i64: 2, 2>, pads = array<i64: 1099511627776, 0, 0, 0>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x3xf32>
+
+// CHECK: onnx.MaxPool: pads[0] = 1099511627776, must be < 2147483648
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%y = onnx.AveragePool %x {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, -1, 0, 0>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x3x2xf32>
+
+// CHECK: onnx.AveragePool: pads[1] = -1, must be >= 0
+
+// -----
+
+// A pool's pad is narrower than its window, else whole windows read padding only.
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%y = onnx.MaxPool %x {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 2, 0>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x5x3xf32>
+
+// CHECK: onnx.MaxPool: pads[2] = 2, must be < 2, the extent of kernel_shape[0]
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%y = onnx.MaxPool %x {kernel_shape = array<i64: 2, 2>, dilations = array<i64: 2, 0>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x3xf32>
+
+// CHECK: onnx.MaxPool: dilations[1] = 0, must be >= 1
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%w = "test.op"() : () -> tensor<2x2x1x1xf32>
+%n = onnx.None
+%y = onnx.Conv %x, %w, %n {group = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, none) -> tensor<1x2x4x4xf32>
+
+// CHECK: onnx.Conv: group = 0, must be >= 1
+
+// -----
+
+// The channel count alone decides it, whatever the other dims.
+%x = "test.op"() : () -> tensor<?x2x?x?xf32>
+%w = "test.op"() : () -> tensor<3x1x1x1xf32>
+%n = onnx.None
+%y = onnx.Conv %x, %w, %n {group = 3 : i64} : (tensor<?x2x?x?xf32>, tensor<3x1x1x1xf32>, none) -> tensor<?x3x?x?xf32>
+
+// CHECK: onnx.Conv: group = 3, must divide the 2 input channels
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%w = "test.op"() : () -> tensor<2x2x1x1xf32>
+%n = onnx.None
+%y = onnx.ConvTranspose %x, %w, %n {output_padding = array<i64: -1, 0>} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, none) -> tensor<1x2x3x4xf32>
+
+// CHECK: onnx.ConvTranspose: output_padding[0] = -1, must be >= 0

@@ -6,7 +6,7 @@
 %s = onnx.Constant {value = dense<[-1, -1]> : tensor<2xi64>} : tensor<2xi64>
 %y = onnx.Reshape %x, %s : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x12xf32>
 
-// CHECK: onnx.Reshape: Reshape shape has more than one -1
+// CHECK: onnx.Reshape: shape = [-1, -1], must have at most one -1
 
 // -----
 
@@ -49,7 +49,7 @@
 %x = "test.op"() : () -> tensor<1x3x224x224xf32>
 %y = onnx.Transpose %x {perm = array<i64: 0, 2, 1>} : (tensor<1x3x224x224xf32>) -> tensor<1x224x3xf32>
 
-// CHECK: onnx.Transpose: perm [0, 2, 1] is not a permutation of rank 4
+// CHECK: onnx.Transpose: perm = [0, 2, 1], must have 4 values for rank 4
 
 // -----
 
@@ -71,7 +71,7 @@
 %x = "test.op"() : () -> tensor<2x3x4xf32>
 %y = onnx.Flatten %x {axis = 4 : i64} : (tensor<2x3x4xf32>) -> tensor<24x1xf32>
 
-// CHECK: onnx.Flatten: axis 4 is out of range for rank 3
+// CHECK: onnx.Flatten: axis = 4, must be in [-3, 3] for rank 3
 
 // -----
 
@@ -98,7 +98,7 @@
 %a = onnx.Constant {value = dense<[1, -3]> : tensor<2xi64>} : tensor<2xi64>
 %y = onnx.Unsqueeze %x, %a : (tensor<3x4xf32>, tensor<2xi64>) -> tensor<3x1x1x4xf32>
 
-// CHECK: onnx.Unsqueeze: Unsqueeze axes repeat
+// CHECK: onnx.Unsqueeze: axes = [1, -3], must name each axis once
 
 // -----
 
@@ -106,7 +106,7 @@
 %a = onnx.Constant {value = dense<4> : tensor<1xi64>} : tensor<1xi64>
 %y = onnx.Unsqueeze %x, %a : (tensor<3x4xf32>, tensor<1xi64>) -> tensor<3x4x1xf32>
 
-// CHECK: onnx.Unsqueeze: axis 4 is out of range for rank 3
+// CHECK: onnx.Unsqueeze: axes[0] = 4, must be in [-3, 2] for output rank 3
 
 // -----
 
@@ -139,7 +139,7 @@
 %s = onnx.Constant {value = dense<[2, 4, 4]> : tensor<3xi64>} : tensor<3xi64>
 %a, %b, %c = onnx.Split %x, %s {axis = 1 : i64} : (tensor<1x12x4xf32>, tensor<3xi64>) -> (tensor<1x2x4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>)
 
-// CHECK: onnx.Split: split sizes [2, 4, 4] do not sum to 12
+// CHECK: onnx.Split: split = [2, 4, 4], must sum to 12, the size of axis 1
 
 // -----
 
@@ -173,7 +173,7 @@
 %s = onnx.Constant {value = dense<[6, -1]> : tensor<2xi64>} : tensor<2xi64>
 %a, %b = onnx.Split %x, %s : (tensor<5xf32>, tensor<2xi64>) -> (tensor<6xf32>, tensor<3xf32>)
 
-// CHECK: onnx.Split: the operands give result #1 a negative dimension: [-1]
+// CHECK: onnx.Split: split[1] = -1, must be >= 0
 
 // -----
 
@@ -186,7 +186,7 @@
 %n = onnx.None
 %y = onnx.Slice %x, %s, %e, %n, %st : (tensor<10xf32>, tensor<1xi64>, tensor<1xi64>, none, tensor<1xi64>) -> tensor<10xf32>
 
-// CHECK: onnx.Slice: Slice step is 0
+// CHECK: onnx.Slice: steps[0] = 0, must not be 0
 
 // -----
 
@@ -197,7 +197,7 @@
 %n = onnx.None
 %y = onnx.Slice %x, %s, %e, %a, %n : (tensor<4x4xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, none) -> tensor<4x2xf32>
 
-// CHECK: onnx.Slice: Slice axes repeat
+// CHECK: onnx.Slice: axes = [1, -1], must name each axis once
 
 // -----
 
@@ -229,7 +229,7 @@
 %i = "test.op"() : () -> tensor<2xi64>
 %y = onnx.Gather %x, %i {axis = 3 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x3x4x2xf32>
 
-// CHECK: onnx.Gather: axis 3 is out of range for rank 3
+// CHECK: onnx.Gather: axis = 3, must be in [-3, 2] for rank 3
 
 // -----
 
@@ -247,7 +247,7 @@
 %n = onnx.None
 %y = onnx.Pad %x, %p, %n, %n {mode = "symmetric"} : (tensor<1x3x8x8xf32>, tensor<8xi64>, none, none) -> tensor<3x5x10x10xf32>
 
-// CHECK: onnx.Pad: unknown mode 'symmetric'
+// CHECK: onnx.Pad: mode = 'symmetric', must be one of constant, reflect, edge, wrap
 
 // -----
 
@@ -340,7 +340,7 @@
 %n = onnx.None
 %y = onnx.Resize %x, %n, %n, %sz : (tensor<1x3x10x10xf32>, none, none, tensor<4xi64>) -> tensor<1x3x20x20xf32>
 
-// CHECK: onnx.Resize: the operands give result #0 a negative dimension: [1, 3, -1, 20]
+// CHECK: onnx.Resize: sizes[2] = -1, must be >= 1
 
 // -----
 
@@ -383,7 +383,7 @@
 %d = onnx.Constant {value = dense<0> : tensor<i64>} : tensor<i64>
 %y = onnx.Range %s, %l, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<5xi64>
 
-// CHECK: onnx.Range: Range delta is 0
+// CHECK: onnx.Range: delta = 0, must not be 0
 
 // -----
 
@@ -432,3 +432,110 @@
 %y = "onnx.Trilu"(%x, %k) : (tensor<3x5xf32>, tensor<i32>) -> tensor<3x5xf32>
 
 // CHECK:      operand 'k' at position 1 does not verify:
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%i = onnx.Constant {value = dense<[0, 99]> : tensor<2xi64>} : tensor<2xi64>
+%y = onnx.Gather %x, %i {axis = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<2xi64>) -> tensor<1x2x2x4xf32>
+
+// CHECK: onnx.Gather: indices[1] = 99, must be in [-4, 3] for axis 2 of size 4
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%s = onnx.Constant {value = dense<0> : tensor<1xi64>} : tensor<1xi64>
+%e = onnx.Constant {value = dense<2> : tensor<1xi64>} : tensor<1xi64>
+%a = onnx.Constant {value = dense<5> : tensor<1xi64>} : tensor<1xi64>
+%n = onnx.None
+%y = onnx.Slice %x, %s, %e, %a, %n : (tensor<1x2x4x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> tensor<1x2x4x4xf32>
+
+// CHECK: onnx.Slice: axes[0] = 5, must be in [-4, 3] for rank 4
+
+// -----
+
+// A step of 0 is caught even where the data's shape is dynamic.
+%x = "test.op"() : () -> tensor<?x8xf32>
+%s = onnx.Constant {value = dense<0> : tensor<1xi64>} : tensor<1xi64>
+%e = onnx.Constant {value = dense<4> : tensor<1xi64>} : tensor<1xi64>
+%a = onnx.Constant {value = dense<1> : tensor<1xi64>} : tensor<1xi64>
+%st = onnx.Constant {value = dense<0> : tensor<1xi64>} : tensor<1xi64>
+%y = onnx.Slice %x, %s, %e, %a, %st : (tensor<?x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4xf32>
+
+// CHECK: onnx.Slice: steps[0] = 0, must not be 0
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%s = onnx.Constant {value = dense<[-2, 16]> : tensor<2xi64>} : tensor<2xi64>
+%y = onnx.Reshape %x, %s : (tensor<1x2x4x4xf32>, tensor<2xi64>) -> tensor<2x16xf32>
+
+// CHECK: onnx.Reshape: shape[0] = -2, must be >= -1
+
+// -----
+
+// With allowzero a 0 is a size of 0, and no -1 can be inferred beside it.
+%x = "test.op"() : () -> tensor<0x4xf32>
+%s = onnx.Constant {value = dense<[0, -1]> : tensor<2xi64>} : tensor<2xi64>
+%y = onnx.Reshape %x, %s {allowzero = 1 : i64} : (tensor<0x4xf32>, tensor<2xi64>) -> tensor<0x4xf32>
+
+// CHECK: onnx.Reshape: shape = [0, -1], must not have both 0 and -1 with allowzero
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%y = onnx.Transpose %x {perm = array<i64: 0, 0, 1, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x1x2x4xf32>
+
+// CHECK: onnx.Transpose: perm = [0, 0, 1, 2], must be a permutation of 0..3
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x1x4xf32>
+%a = onnx.Constant {value = dense<[2, -5]> : tensor<2xi64>} : tensor<2xi64>
+%y = onnx.Squeeze %x, %a : (tensor<1x2x1x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+
+// CHECK: onnx.Squeeze: axes[1] = -5, must be in [-4, 3] for rank 4
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x?x4xf32>
+%y = onnx.Concat %x, %x {axis = 9 : i64} : (tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>) -> tensor<1x2x?x8xf32>
+
+// CHECK: onnx.Concat: axis = 9, must be in [-4, 3] for rank 4
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%n = onnx.None
+onnx.Split %x, %n {axis = 1 : i64, num_outputs = 0 : i64} : (tensor<1x2x4x4xf32>, none) -> ()
+
+// CHECK: onnx.Split: num_outputs = 0, must be >= 1
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x4x4xf32>
+%n = onnx.None
+%sc = onnx.Constant {value = dense<[1.0, 1.0, 0.0, 2.0]> : tensor<4xf32>} : tensor<4xf32>
+%y = onnx.Resize %x, %n, %sc, %n : (tensor<1x2x4x4xf32>, none, tensor<4xf32>, none) -> tensor<1x2x0x8xf32>
+
+// CHECK: onnx.Resize: scales[2] = 0, must be > 0
+
+// -----
+
+// Pads may be negative (they crop), within the 32-bit range.
+%x = "test.op"() : () -> tensor<4xf32>
+%p = onnx.Constant {value = dense<[-4294967296, 0]> : tensor<2xi64>} : tensor<2xi64>
+%n = onnx.None
+%y = onnx.Pad %x, %p, %n, %n : (tensor<4xf32>, tensor<2xi64>, none, none) -> tensor<4xf32>
+
+// CHECK: onnx.Pad: pads[0] = -4294967296, must be in (-2147483648, 2147483648)
+
+// -----
+
+// A Range delta of 0 is caught before the length needs the other operands.
+%s = "test.op"() : () -> tensor<i64>
+%l = onnx.Constant {value = dense<5> : tensor<i64>} : tensor<i64>
+%d = onnx.Constant {value = dense<0> : tensor<i64>} : tensor<i64>
+%y = onnx.Range %s, %l, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+
+// CHECK: onnx.Range: delta = 0, must not be 0

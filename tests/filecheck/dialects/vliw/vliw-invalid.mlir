@@ -198,7 +198,8 @@ hvx.func @f {
 
 // -----
 
-// A packet's ops are in program order: the add reads the load's vector before the load.
+// A packet's ops are in program order: the add reads the load's vector before the load
+// (the tools' dominance check reports it before the packet's own verifier does).
 hvx.func @f {
   %base = hvx.arg : !hvx.reg<r0>
   %a = hvx.arg : !hvx.vec<v0>
@@ -209,7 +210,7 @@ hvx.func @f {
   } : !hvx.vec<v2>, !hvx.vec<v1>
 }
 
-// CHECK: {{^}}vliw.packet: hvx.vadd_w reads a value the packet defines after it
+// CHECK: {{^}}%x0 is used before it is defined (hvx.vadd_w)
 
 // -----
 
