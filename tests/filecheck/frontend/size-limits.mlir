@@ -25,7 +25,7 @@
 // RUN: %python %inputs/exit_status.py mobile-opt dynamic.onnx --dim N=99999999999999999999 | filecheck %s --check-prefix=DIM64
 // DIM64:      [output]
 // DIM64-NEXT: mobile-opt: error: --dim N: N must be below 2^63, got 99999999999999999999
-// DIM64-NEXT: [exit status 1]
+// DIM64-NEXT: [exit status 2]
 
 // RUN: env MOBILE_OPT_MAX_TENSOR_BYTES=512 %python %inputs/exit_status.py mobile-opt dynamic.onnx --dim N=1 | filecheck %s --check-prefix=ENV
 // ENV:      [output]

@@ -15,7 +15,7 @@
 // RUN: %python %inputs/exit_status.py mobile-opt %s --max-tensor-size 99999999999999999999GB | filecheck %s --check-prefix=HUGE
 // HUGE:      [output]
 // HUGE-NEXT: mobile-opt: error: --max-tensor-size expects a size such as 200MB or 1.5GB, at most 8.0 EiB, not '99999999999999999999GB'
-// HUGE-NEXT: [exit status 1]
+// HUGE-NEXT: [exit status 2]
 
 func.func @main_graph() -> tensor<800000x800000xf32> {
   %0 = onnx.Constant {value = dense<1.0> : tensor<800000x800000xf32>} : tensor<800000x800000xf32>
