@@ -63,6 +63,8 @@ def main() -> int:
                 return H.run_case(row, H.fresh_root(base, row.id))
             except H.Unavailable as e:
                 return e
+            except Exception as e:  # noqa: BLE001 (a broken row is reported, not fatal)
+                return H.Outcome(None, "", [f"suite error: {type(e).__name__}: {e}"])
 
         with ThreadPoolExecutor(args.workers) as pool:
             outcomes = list(pool.map(one, rows))
@@ -98,6 +100,9 @@ def main() -> int:
         for problems in fuzz:
             for p in problems[:1]:
                 print(f"| fuzz | | {p[:240].replace('|', '/')} | |")
+    slow = sorted(((o.seconds, r.id) for r, o in zip(rows, outcomes)
+                   if isinstance(o, H.Outcome)), reverse=True)[:5]
+    print("slowest rows: " + ", ".join(f"{i} {s:.0f} s" for s, i in slow), file=sys.stderr)
     print(f"\n{len(rows)} rows and {len(fuzz)} fuzz examples in "
           f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
     return 0
