@@ -17,7 +17,8 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# this tree's package (through its `mobile_opt -> .` link) for the in-process fuzz run
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 import hostile_inputs as H  # noqa: E402
 
@@ -35,7 +36,7 @@ def fuzz_outcomes(examples: int, folder: Path) -> list[list[str]]:
     @settings(max_examples=examples, derandomize=True, deadline=None, database=None,
               phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(seed=st.sampled_from(sorted(H.SEED_MODELS)),
-           how=st.sampled_from(["bytes", "structure"]), data=st.data())
+           how=st.sampled_from(T.HOW), data=st.data())
     def each(seed, how, data):
         blob = T.mutated(seed, how, data)
         work = Path(tempfile.mkdtemp(dir=folder))
