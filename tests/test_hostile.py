@@ -55,6 +55,32 @@ def test_hostile_row(row: H.Case, outcomes):
         f"first stderr line: {outcome.first_line[:300]}\nstderr tail: {outcome.stderr[-1500:]}")
 
 
+JUDGED = H.Case("judged", "judge", "mobile-opt", lambda c: [], (1,), ("m.onnx",))
+
+
+@pytest.mark.parametrize("status, stderr, clean", [
+    (1, "mobile-opt: error: m.onnx: node 'n' (Relu): bad\n", True),
+    (1, "remark: note\nmobile-opt: error: m.onnx: bad\n", True),
+    (2, "mobile-opt: error: m.onnx: bad\n", False),  # the wrong status
+    (1, "mobile-opt: error: other.onnx: bad\n", False),  # names no file
+    (1, "mobile-run: error: m.onnx: bad\n", False),  # another tool's name
+    (1, "usage: mobile-opt\nmobile-opt: error: m.onnx: bad\n", False),  # two lines
+    (1, "mobile-opt: error: m.onnx: node 'a\x1b[31m' (X): bad\n", False),  # an escape
+    (1, "Traceback (most recent call last):\nmobile-opt: error: m.onnx\n", False),
+    (1, "", False),
+    (-9, "mobile-opt: error: m.onnx: bad\n", False),  # killed
+])
+def test_judge(status, stderr, clean):
+    """The contract check itself: it passes a right line and catches each kind of wrong one."""
+    assert (not H.judge(JUDGED, status, stderr)) == clean
+
+
+def test_hang_guard_interrupts():
+    with pytest.raises(Hang), _bounded(1, 1 << 30):
+        while True:
+            pass
+
+
 def test_save_dir_shared_by_two_models(tmp_path):
     """
     Two models run one after the other with one --save-dir: the folder then holds the
@@ -126,8 +152,8 @@ GRAPH_PIPELINE = ("onnx-fold-constants,onnx-fold-batchnorm,onnx-canonicalize,onn
                   "select-layouts{target=gpu},onnx-to-texture,texture-to-ocl,cse")
 
 
-class Hang(Exception):
-    pass
+class Hang(BaseException):
+    """Raised by the alarm; not an Exception, so that no tool's handler turns it into a line."""
 
 
 def _mutate_structure(model: onnx.ModelProto, data) -> None:
@@ -245,7 +271,7 @@ def fuzz_one(model_bytes: bytes, folder: Path) -> list[str]:
         try:
             with _bounded(FUZZ_SECONDS, 3 << 30):
                 status, stderr = _in_process(module, tool, argv)
-        except Exception as e:  # noqa: BLE001 (any escape is the finding)
+        except (Exception, Hang) as e:  # noqa: BLE001 (any escape is the finding)
             problems.append(f"{tool}: {type(e).__name__}: {str(e)[:200]}")
             continue
         if status != 0:
