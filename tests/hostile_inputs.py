@@ -891,11 +891,18 @@ def environment(root: Path, extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
+LIBRARY_FILES = {".ses"}
+"""What libraries leave in $TMPDIR on any run, not the tools' output (onnxruntime's
+session stamp)."""
+
+
 def snapshot(folder: Path) -> dict[str, tuple]:
     """Every entry under `folder`: its kind, inode, size and mtime (links not followed)."""
     entries = {}
     for dirpath, dirnames, filenames in os.walk(folder):
         for name in dirnames + filenames:
+            if name in LIBRARY_FILES and Path(dirpath) == folder:
+                continue
             path = Path(dirpath) / name
             s = path.lstat()
             entries[str(path.relative_to(folder))] = (
