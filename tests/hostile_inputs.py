@@ -265,11 +265,11 @@ case("unknown-op", "malformed", "mobile-translate", expect=["model.onnx", "FooBa
     lambda c: translate(c, one_node("FooBar", ["x"], [vi("x", [2])], [2])))
 case("unknown-domain", "malformed", "mobile-translate", expect=["model.onnx", "com.evil"])(
     lambda c: translate(c, _with_domain()))
-case("opset-3", "malformed", "mobile-translate", expect=["model.onnx", "3"])(
+case("opset-3", "malformed", "mobile-translate", expect=["model.onnx", "opset 3"])(
     lambda c: translate(c, one_node("Relu", ["x"], [vi("x", [2])], [2], opset=3)))
-case("opset-99", "malformed", "mobile-translate", expect=["model.onnx", "99"])(
+case("opset-99", "malformed", "mobile-translate", expect=["model.onnx", "opset 99"])(
     lambda c: translate(c, one_node("Relu", ["x"], [vi("x", [2])], [2], opset=99)))
-case("opset-99-run", "malformed", "mobile-run", expect=["model.onnx", "99"])(
+case("opset-99-run", "malformed", "mobile-run", expect=["model.onnx", "opset 99"])(
     lambda c: reference(c, one_node("Relu", ["x"], [vi("x", [2])], [2], opset=99)))
 case("duplicate-output-names", "malformed", "mobile-translate", expect=["model.onnx"])(
     lambda c: translate(c, make_model(
