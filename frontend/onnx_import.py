@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
-from onnx import AttributeProto, numpy_helper, shape_inference, version_converter
+from onnx import AttributeProto, TensorProto, numpy_helper, shape_inference, version_converter
 from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -105,6 +105,9 @@ def read_model(path: str | Path) -> onnx.ModelProto:
             raise OnnxImportError(f"{path}: invalid ONNX model: {unordered}") from None
         first = str(e).strip().splitlines()[0]
         raise OnnxImportError(f"{path}: invalid ONNX model: {first}") from None
+    except UnicodeDecodeError:  # the checker's message quotes a name that is not UTF-8
+        raise OnnxImportError(f"{path}: invalid ONNX model: a name or string in it is not "
+                              "UTF-8") from None
     return model
 
 
@@ -233,15 +236,50 @@ def _check_value_sizes(graph: onnx.GraphProto, path: Path) -> None:
                        t.elem_type)
 
 
+_PACKED = {getattr(TensorProto, name) for name in ("INT4", "UINT4", "FLOAT4E2M1")
+           if hasattr(TensorProto, name)}
+"""Element types stored two to a byte (and two to an `int32_data` entry)."""
+_PAIRED = {TensorProto.COMPLEX64, TensorProto.COMPLEX128}
+"""Element types stored as two numbers each in the typed fields."""
+
+
+def _check_stored_values(path: Path, what: str, t: onnx.TensorProto) -> None:
+    """A tensor's stored values must be as many as its dims need (numpy cannot reshape)."""
+    if t.data_location == TensorProto.EXTERNAL:
+        return  # `check_external_data` holds the file's bytes to the dims
+    count = math.prod(t.dims)
+    if t.raw_data:
+        try:
+            itemsize = onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+        except (KeyError, TypeError, ValueError):
+            return  # a type numpy lacks: its reader says what is wrong
+        stored = len(t.raw_data)
+        need = (count + 1) // 2 if t.data_type in _PACKED else count * itemsize
+        if stored != need:
+            raise OnnxImportError(f"{path}: {what}: holds {stored} bytes, its dims "
+                                  f"{list(t.dims)} need {need}")
+        return
+    stored = sum(len(field) for field in (t.float_data, t.int32_data, t.int64_data,
+                                          t.double_data, t.uint64_data, t.string_data))
+    need = (count + 1) // 2 if t.data_type in _PACKED else \
+        2 * count if t.data_type in _PAIRED else count
+    if stored != need:
+        raise OnnxImportError(f"{path}: {what}: holds {stored} values, its dims "
+                              f"{list(t.dims)} need {need}")
+
+
 def _check_constant_sizes(graph: onnx.GraphProto, path: Path) -> None:
-    """The declared dims of initializers and Constant values, before any is read."""
+    """The declared dims of initializers and Constant values, and their stored values."""
     for t in graph.initializer:
-        check_size(path, f"initializer '{t.name}'", t.dims, t.data_type)
+        what = f"initializer '{printable(t.name)}'"
+        check_size(path, what, t.dims, t.data_type)
+        _check_stored_values(path, what, t)
     for node in graph.node:
         for attr in node.attribute:
             if attr.type == AttributeProto.TENSOR:
-                check_size(path, f"{node_label(node)}: attribute '{attr.name}'", attr.t.dims,
-                           attr.t.data_type)
+                what = f"{node_label(node)}: attribute '{printable(attr.name)}'"
+                check_size(path, what, attr.t.dims, attr.t.data_type)
+                _check_stored_values(path, what, attr.t)
 
 
 def prepare_model(path: str | Path, dims: Mapping[str, int] | None = None) -> onnx.ModelProto:

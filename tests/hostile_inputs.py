@@ -293,6 +293,14 @@ case("initializer-short-raw-data", "malformed", "mobile-run", expect=["model.onn
 case("initializer-too-many-values", "malformed", "mobile-translate", expect=["model.onnx"])(
     lambda c: translate(c, one_node("Add", ["x", "b"], [vi("x", [4])], [4],
                                     [_too_many_values()])))
+case("op-type-control-char", "malformed", "mobile-translate", expect=["model.onnx"])(
+    lambda c: c.text(one_node("Relu", ["x"], [vi("x", [2])], [2]).SerializeToString()
+                     .replace(b"Relu", b"R\x01lu"), "model.onnx") and
+    ["--import-onnx", str(c.inp / "model.onnx"), "-o", str(c.out / "out.mlir")])
+case("op-type-not-utf8", "malformed", "mobile-translate", expect=["model.onnx", "UTF-8"])(
+    lambda c: c.text(one_node("Relu", ["x"], [vi("x", [2])], [2]).SerializeToString()
+                     .replace(b"Relu", b"R\xfflu"), "model.onnx") and
+    ["--import-onnx", str(c.inp / "model.onnx"), "-o", str(c.out / "out.mlir")])
 case("node-name-newline", "malformed", "mobile-translate", expect=["model.onnx", "FooBar"])(
     lambda c: translate(c, one_node("FooBar", ["x"], [vi("x", [2])], [2],
                                     name="evil\nmobile-opt: error: forged line")))

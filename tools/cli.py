@@ -27,6 +27,7 @@ from mobile_opt.backends.hexagon.harness import ToolchainError
 from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.frontend.onnx_import import OnnxImportError
 from mobile_opt.dialects.weights import WeightStoreError
+from mobile_opt.dialects.onnx.graph import printable
 from mobile_opt.dialects.limits import (
     INT64_LIMIT,
     MAX_TENSOR_HELP,
@@ -59,11 +60,13 @@ USER_ERRORS = (
 
 
 def one_line(error: BaseException) -> str:
+    """An error's message as one line; control characters (from a name, a library's own
+    message) escaped, so that none can forge a line or move the terminal's cursor."""
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     if isinstance(error, ParseError) and len(lines) > 1:
         # xDSL puts "file:line:col" first and the message last
-        return f"{lines[0]}: {lines[-1]}"
-    return lines[0] if lines else type(error).__name__
+        return printable(f"{lines[0]}: {lines[-1]}")
+    return printable(lines[0]) if lines else type(error).__name__
 
 
 def run_tool(name: str, body: Callable[[], int | None]) -> None:

@@ -8,12 +8,15 @@ from __future__ import annotations
 from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr
 
-def printable(name: str) -> str:
+def printable(name: str | bytes) -> str:
     """
     An ONNX name (of a node, tensor or file) as diagnostics print it: control
     characters escaped as Python writes them (`\\n`, `\\x1b`), so that a name can
-    neither break a one-line message nor move the terminal's cursor.
+    neither break a one-line message nor move the terminal's cursor. A name that is not
+    UTF-8 (protobuf then gives bytes) has its bad bytes escaped the same way.
     """
+    if isinstance(name, bytes):
+        name = name.decode("utf-8", "backslashreplace")
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
 
 
