@@ -270,24 +270,7 @@ def _info(platform, device) -> DeviceInfo:
 def available_devices() -> list[DeviceInfo]:
     """Every OpenCL device, once each (a platform two `.icd` files name counts once)."""
     register_pip_vendors()
-    import pyopencl as cl
-
-    try:
-        platforms = cl.get_platforms()
-    except cl.Error:  # an ICD loader that finds no platform raises
-        return []
-    seen: set[int] = set()
-    found = []
-    for platform in platforms:
-        if platform.int_ptr in seen:
-            continue
-        seen.add(platform.int_ptr)
-        try:
-            devices = platform.get_devices()
-        except cl.Error:
-            continue
-        found += [_info(platform, d) for d in devices]
-    return found
+    return [_info(platform, device) for platform, device in runtime_probe.platform_devices()]
 
 
 _verdicts: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}

@@ -24,6 +24,7 @@ whose platform name, version or device name holds TEXT.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 import hashlib
 import json
 import os
@@ -221,19 +222,15 @@ def _identity(platform_, device) -> list[str]:
     return [platform_.name.strip(), platform_.version.strip(), device.name.strip()]
 
 
-def child_main(argv: list[str]) -> int:
-    """Probe every device of every platform the ICD loader sees, from device `argv[0]` on."""
-    import warnings
-
+def platform_devices() -> Iterator[tuple[object, object]]:
+    """Every (platform, device) the ICD loader sees, a platform two `.icd` files name once."""
     import pyopencl as cl
 
-    warnings.simplefilter("ignore")  # pyopencl's compiler-output chatter
-    start = int(argv[0]) if argv else 0
     try:
         platforms = cl.get_platforms()
-    except cl.Error:
-        platforms = []
-    index, seen = 0, set()
+    except cl.Error:  # an ICD loader that finds no platform raises
+        return
+    seen: set[int] = set()
     for platform_ in platforms:
         if platform_.int_ptr in seen:
             continue
@@ -243,18 +240,31 @@ def child_main(argv: list[str]) -> int:
         except cl.Error:
             continue
         for device in devices:
-            if index >= start:
-                ident = _identity(platform_, device)
-                print(json.dumps({"index": index, "device": ident}), flush=True)
-                try:
-                    problem = _run_kernels(device, ident)
-                except Exception as e:  # noqa: BLE001 - any failure is the runtime's verdict
-                    said = (str(e).strip().splitlines() or [""])[0]
-                    problem = f"{'OpenCL error' if isinstance(e, cl.Error) else type(e).__name__}" \
-                        f": {said}"
-                print(json.dumps({"index": index, "device": ident, "problem": problem}),
-                      flush=True)
-            index += 1
+            yield platform_, device
+
+
+def child_main(argv: list[str]) -> int:
+    """Probe every device of every platform the ICD loader sees, from device `argv[0]` on."""
+    import warnings
+
+    import pyopencl as cl
+
+    warnings.simplefilter("ignore")  # pyopencl's compiler-output chatter
+    start = int(argv[0]) if argv else 0
+    index = 0
+    for platform_, device in platform_devices():
+        if index >= start:
+            ident = _identity(platform_, device)
+            print(json.dumps({"index": index, "device": ident}), flush=True)
+            try:
+                problem = _run_kernels(device, ident)
+            except Exception as e:  # noqa: BLE001 - any failure is the runtime's verdict
+                said = (str(e).strip().splitlines() or [""])[0]
+                problem = f"{'OpenCL error' if isinstance(e, cl.Error) else type(e).__name__}" \
+                    f": {said}"
+            print(json.dumps({"index": index, "device": ident, "problem": problem}),
+                  flush=True)
+        index += 1
     print(json.dumps({"done": index}), flush=True)
     return 0
 

@@ -155,6 +155,13 @@ def int_property(properties: Mapping[str, Attribute], name: str) -> int | None:
     return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
+def require_positive_property(properties: Mapping[str, Attribute], name: str) -> None:
+    """The integer attribute `name`, where given, is >= 1."""
+    value = int_property(properties, name)
+    if value is not None and value < 1:
+        raise ShapeError(f"{name} = {value}, must be >= 1")
+
+
 def require_at_least(name: str, values: Sequence[int] | None, low: int, below: int | None = None) -> None:
     """Each of `values` (the list attribute `name`) is >= `low` (and < `below`)."""
     for i, v in enumerate(values or ()):

@@ -33,7 +33,7 @@ from .base import (
     OnnxOp,
     constant_array,
     dim_of,
-    int_property,
+    require_positive_property,
     ints_property,
     rank_of,
     require_at_least,
@@ -125,9 +125,7 @@ class ConvAttrsOp(WindowOp):
     @classmethod
     def check_properties(cls, properties):
         super().check_properties(properties)
-        group = int_property(properties, "group")
-        if group is not None and group < 1:
-            raise ShapeError(f"group = {group}, must be >= 1")
+        require_positive_property(properties, "group")
 
     def verify_attributes(self) -> None:
         super().verify_attributes()
@@ -368,9 +366,7 @@ class LRNOp(OnnxOp):
     @classmethod
     def check_properties(cls, properties):
         super().check_properties(properties)
-        size = int_property(properties, "size")
-        if size is not None and size < 1:
-            raise ShapeError(f"size = {size}, must be >= 1")
+        require_positive_property(properties, "size")
 
     def infer_types(self):
         return [same_as(self.X)]

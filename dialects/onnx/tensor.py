@@ -37,7 +37,7 @@ from .base import (
     UnknownShape,
     constant_array,
     dim_of,
-    int_property,
+    require_positive_property,
     ints_property,
     known_ints,
     rank_of,
@@ -204,9 +204,7 @@ class SplitOp(OnnxOp):
     @classmethod
     def check_properties(cls, properties):
         super().check_properties(properties)
-        count = int_property(properties, "num_outputs")
-        if count is not None and count < 1:
-            raise ShapeError(f"num_outputs = {count}, must be >= 1")
+        require_positive_property(properties, "num_outputs")
 
     def verify_attributes(self) -> None:
         super().verify_attributes()
