@@ -322,6 +322,11 @@ def odd_models(folder: Path) -> dict[str, Path]:
                                                       name="pick\nme"),
                                      helper.make_node("Add", ["g", "x"], ["y"], name="add")],
                                     "g", [x], [y], [table, index]),
+        "gather-input": helper.make_graph(
+            [helper.make_node("Gather", ["table", "index"], ["g"], name="pick\nme"),
+             helper.make_node("Add", ["g", "x"], ["y"], name="add")],
+            "g", [x, helper.make_tensor_value_info("index", TensorProto.INT64, [1])], [y],
+            [table]),
     }
     paths = {}
     for name, graph in graphs.items():
@@ -331,14 +336,22 @@ def odd_models(folder: Path) -> dict[str, Path]:
     return paths
 
 
+GATHER_AT_IMPORT = ("node 'pick\\nme' (Gather): indices[0] = 9, must be in [-4, 3] for axis 0 "
+                    "of size 4")
+
+
 @pytest.mark.parametrize("model, says", [
     ("cycle", "invalid ONNX model: node 'r1\\nx' (Relu): input 'b' is no output of an earlier "
               "node"),
-    ("gather", "onnx.Gather 'pick\\nme': an index is out of range"),
+    ("gather", GATHER_AT_IMPORT),  # a constant index: the importer's check
+    ("gather-input", "onnx.Gather 'pick\\nme': an index is out of range"),  # the run's
 ])
 def test_errors_name_file_and_escaped_node(model, says, tmp_path, capsys):
     path = odd_models(tmp_path)[model]
-    status, err = call("mobile-run", ["--reference", str(path)], capsys)
+    index = tmp_path / "index.npy"
+    np.save(index, np.array([9], np.int64))
+    status, err = call("mobile-run", ["--reference", str(path), "--input", f"index={index}"]
+                       if model == "gather-input" else ["--reference", str(path)], capsys)
     assert_one_line("mobile-run", status, err, 1, f"{path}: {says}")
 
 
@@ -350,11 +363,10 @@ def test_printable_escapes_control_characters(name, shown):
     assert printable(name) == shown
 
 
-def test_a_host_evaluated_op_names_file_and_node_on_opencl(pocl_device, tmp_path, capsys):
+def test_a_bad_constant_index_names_file_and_node_on_opencl(pocl_device, tmp_path, capsys):
     path = odd_models(tmp_path)["gather"]
     save_dir = tmp_path / "run"
     status, err = call("mobile-run", [str(path), "--device", "pocl", "--save-dir",
                                       str(save_dir)], capsys)
-    assert_one_line("mobile-run", status, err, 1,
-                    f"{path}: onnx.Gather 'pick\\nme': an index is out of range")
+    assert_one_line("mobile-run", status, err, 1, f"{path}: {GATHER_AT_IMPORT}")
     assert not save_dir.exists()
