@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import re
 import sys
 import tempfile
@@ -135,6 +136,8 @@ def load_weight(store: str, key: str) -> np.ndarray:
         raise WeightStoreError(f"{store}: cannot read weight store: no such file") from None
     except OSError as e:
         raise WeightStoreError(f"{store}: cannot read weight store: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block, a device never end
+        raise WeightStoreError(f"{store}: cannot read weight store: not a regular file")
     # the file's version is part of the cache key: a rewritten file is read anew
     return _load_weight(store, key, st.st_mtime_ns, st.st_size)
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import stat
+from pathlib import Path
+
 import onnx
 from onnx import helper
 
@@ -12,6 +16,38 @@ from mobile_opt.dialects.onnx.graph import printable
 
 class OnnxImportError(Exception):
     """A one-line user-facing import diagnostic."""
+
+
+_KINDS = (
+    (stat.S_ISDIR, "is a directory"),
+    (stat.S_ISLNK, "is a symbolic link"),
+    (stat.S_ISFIFO, "is a FIFO"),
+    (stat.S_ISSOCK, "is a socket"),
+    (stat.S_ISCHR, "is a character device"),
+    (stat.S_ISBLK, "is a block device"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a file of `st_mode` is, said for a message (`is a FIFO`)."""
+    return next((why for test, why in _KINDS if test(mode)), "is no regular file")
+
+
+def check_input_file(path: str | Path) -> Path:
+    """
+    `path` as an input file: it must be a regular file (through links), since a FIFO
+    blocks and a device such as /dev/zero never ends. A one-line error otherwise.
+    """
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise OnnxImportError(f"{path}: no such file") from None
+    except OSError as e:
+        raise OnnxImportError(f"{path}: cannot read: {e.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise OnnxImportError(f"{path}: {file_kind(mode)}, not a file to read")
+    return path
 
 
 def node_label(node: onnx.NodeProto) -> str:

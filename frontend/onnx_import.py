@@ -59,7 +59,7 @@ from mobile_opt.dialects.limits import LimitError, check_tensor, element_bytes
 from mobile_opt.dialects.onnx.types import element_type_from_onnx, onnx_type_name
 from mobile_opt.frontend.contrib_ops import ContribOpError, expand_contrib_ops
 from mobile_opt.frontend.dims import fix_input_dims
-from mobile_opt.frontend.errors import OnnxImportError, check_size, node_label
+from mobile_opt.frontend.errors import OnnxImportError, check_input_file, check_size, node_label
 from mobile_opt.frontend.external_data import check_external_data
 from mobile_opt.frontend.folding import FOLDED, fold_constants, run_time_nodes
 from mobile_opt.dialects.weights import INLINE_LIMIT, save_derived_weight
@@ -80,11 +80,9 @@ SHAPE_INFERENCE_DATA_LIMIT = 1024
 
 def read_model(path: str | Path) -> onnx.ModelProto:
     """Parse and check an ONNX file, with a diagnostic for each way it can be bad."""
-    path = Path(path)
+    path = check_input_file(path)
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
-        raise OnnxImportError(f"{path}: no such file") from None
     except OSError as e:
         raise OnnxImportError(f"{path}: cannot read: {e.strerror}") from None
     model = onnx.ModelProto()

@@ -540,6 +540,50 @@ case("mlir-truncated", "mlir", "mobile-opt", expect=["cut.mlir"])(
     lambda c: [c.text(_mlir_relu("4")[:70], "cut.mlir"), "-o", str(c.out / "out.mlir")])
 
 
+# --- inputs that are not regular files: a FIFO would block a reader, /dev/zero never ends
+
+
+def _input_fifo(c: Ctx, name: str) -> str:
+    path = c.inp / name
+    os.mkfifo(path)
+    c.guarded.append(path)
+    return str(path)
+
+
+def _input_zero(c: Ctx, name: str) -> str:
+    link = c.inp / name
+    link.symlink_to("/dev/zero")  # only ever read
+    return str(link)
+
+
+def _weight_from(store: str) -> str:
+    return ("func.func @main_graph(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+            f"  %w = onnx.Weight {{store = \"{store}\", key = \"w\"}} : tensor<4xf32>\n"
+            "  %y = onnx.Add %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+            "  func.return %y : tensor<4xf32>\n}\n")
+
+
+case("input-fifo-onnx", "inputs", "mobile-opt", expect=["in.onnx", "FIFO"])(
+    lambda c: [_input_fifo(c, "in.onnx")])
+case("input-fifo-translate", "inputs", "mobile-translate", expect=["in.onnx", "FIFO"])(
+    lambda c: ["--import-onnx", _input_fifo(c, "in.onnx")])
+case("input-fifo-mlir-run", "inputs", "mobile-run", expect=["in.mlir", "FIFO"])(
+    lambda c: ["--reference", _input_fifo(c, "in.mlir")])
+case("input-fifo-asm", "inputs", "mobile-translate", expect=["in.s", "FIFO"])(
+    lambda c: ["--import-hexagon-asm", _input_fifo(c, "in.s")])
+case("input-dev-zero-onnx", "inputs", "mobile-translate", expect=["zero.onnx", "device"])(
+    lambda c: ["--import-onnx", _input_zero(c, "zero.onnx")])
+case("input-dev-zero-mlir", "inputs", "mobile-opt", expect=["zero.mlir", "device"])(
+    lambda c: [_input_zero(c, "zero.mlir")])
+case("input-directory", "inputs", "mobile-run", expect=["dir.onnx", "directory"])(
+    lambda c: ["--reference", str((c.inp / "dir.onnx").mkdir() or c.inp / "dir.onnx")])
+case("input-npy-fifo", "inputs", "mobile-run", expect=["x.npy", "FIFO"])(
+    lambda c: ["--reference", c.model(one_node("Relu", ["x"], [vi("x", [2])], [2])),
+               "--input", f"x={_input_fifo(c, 'x.npy')}"])
+case("input-weight-store-fifo", "inputs", "mobile-run", expect=["store.onnx"])(
+    lambda c: ["--reference", c.text(_weight_from(_input_fifo(c, "store.onnx")), "w.mlir")])
+
+
 # --- options
 
 for _tool, _argv in (("mobile-opt", []), ("mobile-translate", ["--import-onnx", "M"]),

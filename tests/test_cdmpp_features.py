@@ -159,7 +159,7 @@ def test_mobile_learn_bad_files_are_one_line(tmp_path, capsys):
     arrays = dict(np.load(Path(__file__).parents[1] / "bench" / "data" / "cdmpp-pocl.npz"))
     np.savez(older, **arrays | {"leaf_fields": arrays["leaf_fields"][:-2]})
     for argv, name, why in (
-        (["eval", str(tmp_path / "none.npz"), weights], "none.npz", "No such file"),
+        (["eval", str(tmp_path / "none.npz"), weights], "none.npz", "no such file"),
         (["eval", weights, str(garbage)], "garbage.npz", "CDMPP dataset"),
         (["eval", weights, weights], "cdmpp-pocl.npz", "no field 'leaf_fields'"),
         (["eval", weights, str(older)], "older.npz", "other fields than this version's"),

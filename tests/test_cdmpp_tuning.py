@@ -218,7 +218,7 @@ def test_mobile_learn_adapt_bad_input_is_one_line(tmp_path, capsys):
     pocl = dict(np.load(shipped_path("pocl")))
     np.savez(ensemble, **ensemble_arrays([pocl, pocl]))
     for argv, name, why in (
-        ([str(tmp_path / "none.npz"), DATASET], "none.npz", "No such file"),
+        ([str(tmp_path / "none.npz"), DATASET], "none.npz", "no such file"),
         ([str(shipped_path("pocl")), DATASET, "--tasks", "100000"], "cdmpp-pocl.npz",
          "--tasks must be"),
         ([str(ensemble), DATASET], "ensemble.npz", "an ensemble"),

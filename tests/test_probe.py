@@ -315,7 +315,7 @@ def test_kernel_groups_failure_is_one_line(pocl_device, tmp_path, capsys, monkey
 
 
 @pytest.mark.parametrize("profile, message", [
-    (None, "No such file"), ("nvidia-h100", "a profile of NVIDIA H100 80GB HBM3, not of"),
+    (None, "no such file"), ("nvidia-h100", "a profile of NVIDIA H100 80GB HBM3, not of"),
 ])
 def test_update_needs_a_profile_of_the_device(pocl_device, tmp_path, capsys, profile, message):
     out = tmp_path / "p.json"

@@ -25,6 +25,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from mobile_opt.backends.hexagon.harness import ToolchainError
 from mobile_opt.reference.errors import ReferenceRunError
+from mobile_opt.frontend.errors import file_kind
 from mobile_opt.frontend.onnx_import import OnnxImportError
 from mobile_opt.dialects.weights import WeightStoreError
 from mobile_opt.dialects.onnx.graph import printable
@@ -98,16 +99,6 @@ def run_tool(name: str, body: Callable[[], int | None]) -> None:
     sys.exit(status or 0)
 
 
-_KINDS = (
-    (stat.S_ISDIR, "is a directory"),
-    (stat.S_ISLNK, "is a symbolic link"),
-    (stat.S_ISFIFO, "is a FIFO"),
-    (stat.S_ISSOCK, "is a socket"),
-    (stat.S_ISCHR, "is a character device"),
-    (stat.S_ISBLK, "is a block device"),
-)
-
-
 def _refusal(path: Path) -> str | None:
     """Why the entry at `path` may not be replaced by an output file; None where it may (it
     is absent or a regular file). Never opens it, so a FIFO or device is never touched."""
@@ -119,7 +110,7 @@ def _refusal(path: Path) -> str | None:
         return e.strerror
     if stat.S_ISREG(mode):
         return None
-    return next((why for test, why in _KINDS if test(mode)), "is no regular file")
+    return file_kind(mode)
 
 
 def output_folder(path: str | Path) -> Path:

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mobile_opt.frontend.errors import OnnxImportError, check_input_file
 from mobile_opt.models.cdmpp import MEMBERS, POOLED, UNREADABLE, Predictor, box_cox, ensemble_arrays
 from mobile_opt.models.cdmpp_features import LEAF_FIELDS, CompactAST, pooled
 from mobile_opt.tools.cli import ToolParser, UserError, output_folder, progress_bar, seed, \
@@ -65,7 +66,9 @@ class InputError(Exception):
 def read(path: Path, what: str, load):
     """`load(path)`, or one line saying why the file is no `what`."""
     try:
-        return load(path)
+        return load(check_input_file(path))
+    except OnnxImportError as e:  # none, or no regular file
+        raise InputError(str(e)) from None
     except UNREADABLE as e:
         reason = f"no field {e}" if isinstance(e, KeyError) else str(e).split(". ")[0]
         raise InputError(f"{path}: not a readable {what} ({reason})") from None

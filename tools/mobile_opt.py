@@ -24,6 +24,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from mobile_opt.dialects.dominance import verify_dominance
 from mobile_opt.dialects.limits import LimitedParser
+from mobile_opt.frontend.errors import check_input_file
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.tools.cli import (
@@ -133,6 +134,7 @@ class MobileOptMain(xDSLOptMain):
 
     def get_input_stream(self):
         if self.args.input_file is not None:
+            check_input_file(self.args.input_file)
             try:
                 return super().get_input_stream()
             except OSError as e:

@@ -35,6 +35,7 @@ from mobile_opt.backends.opencl.probe.archprobe import Effort
 from mobile_opt.models.device_profile import SCHEMA, describes
 from mobile_opt.backends.opencl.probe.runner import ProbeError, Runner
 from mobile_opt.backends.opencl.probe.sweep import Sweep
+from mobile_opt.frontend.errors import check_input_file
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.tools import kernel_groups, tuning
 from mobile_opt.tools.cli import (
@@ -180,7 +181,7 @@ def overlay(earlier: dict, fresh: dict) -> dict:
 def profile_to_update(path: str, info) -> dict:
     """The existing profile `--update` puts readings into: of this device, readable."""
     try:
-        earlier = json.loads(Path(path).read_text())
+        earlier = json.loads(check_input_file(path).read_text())
     except (OSError, ValueError) as e:
         raise UserError(f"--update {path}: {e}") from None
     if not (isinstance(earlier, dict) and isinstance(earlier.get("identity"), dict)

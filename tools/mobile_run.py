@@ -79,6 +79,7 @@ from mobile_opt.checking import (
 from mobile_opt.dialects.dominance import verify_dominance
 from mobile_opt.dialects.limits import LimitError, LimitedParser
 from mobile_opt.dialects.onnx.graph import graph_io_names, printable
+from mobile_opt.frontend.errors import OnnxImportError, check_input_file
 from mobile_opt.frontend.onnx_import import import_onnx, read_model
 from mobile_opt import pipelines
 from mobile_opt.tools.cli import (
@@ -254,9 +255,7 @@ def load_module(path: Path, dims: dict[str, int], ctx: Context) -> ModuleOp:
     if dims:
         raise UserError("--dim applies to .onnx models only")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
+        text = check_input_file(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise UserError(f"{path}: not UTF-8 text") from None
     except OSError as e:
@@ -291,9 +290,9 @@ def parse_input_specs(items: Sequence[str] | None, names: Sequence[str]) -> dict
                 f"--input {name}: the model has no input '{name}' (inputs: {', '.join(names)})"
             )
         try:
-            values[name] = np.load(file, allow_pickle=False)
-        except FileNotFoundError:
-            raise UserError(f"--input {name}: {file}: no such file") from None
+            values[name] = np.load(check_input_file(file), allow_pickle=False)
+        except OnnxImportError as e:  # no file, or one that is not a regular file
+            raise UserError(f"--input {name}: {e}") from None
         except (OSError, ValueError, EOFError) as e:
             raise UserError(f"--input {name}: {file}: not a .npy array ({e})") from None
     return values

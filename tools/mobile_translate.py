@@ -13,6 +13,7 @@ from io import StringIO
 
 from xdsl.printer import Printer
 
+from mobile_opt.frontend.errors import check_input_file
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.dialects.weights import INLINE_LIMIT
 from mobile_opt.tools.cli import (
@@ -52,7 +53,7 @@ def import_hexagon_asm(path: str):
     from mobile_opt.backends.hexagon.asm_parser import parse_program
 
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(check_input_file(path), encoding="utf-8") as f:
             text = f.read()
     except (OSError, UnicodeDecodeError) as e:
         raise UserError(f"{path}: {getattr(e, 'strerror', None) or e}") from None

@@ -18,7 +18,7 @@
 
 // RUN: %python %inputs/exit_status.py mobile-opt missing.onnx | filecheck %s --check-prefix=MISSING
 // MISSING:      [output]
-// MISSING-NEXT: mobile-opt: error: missing.onnx: No such file or directory
+// MISSING-NEXT: mobile-opt: error: missing.onnx: no such file
 // MISSING-NEXT: [exit status 1]
 
 // RUN: %python %inputs/exit_status.py mobile-opt garbage.onnx | filecheck %s --check-prefix=GARBAGE

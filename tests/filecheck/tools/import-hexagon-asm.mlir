@@ -54,5 +54,5 @@
 
 // RUN: %python %inputs/exit_status.py mobile-translate --import-hexagon-asm missing.s | filecheck %s --check-prefix=MISSING
 // MISSING:      [output]
-// MISSING-NEXT: mobile-translate: error: missing.s: No such file or directory
+// MISSING-NEXT: mobile-translate: error: missing.s: no such file
 // MISSING-NEXT: [exit status 1]
