@@ -82,18 +82,23 @@ def test_hang_guard_interrupts():
             pass
 
 
+def _two_models(tmp_path: Path):
+    """The folders, environment and --save-dir of two runs, and their two models, whose
+    outputs are named apart (`first_out`, `y`)."""
+    paths = H.folders(tmp_path)
+    first = H.save(H.one_node("Relu", ["x"], [H.vi("x", [2])], [2]), paths["in"] / "a.onnx")
+    first.write_bytes(_renamed_output(first, "first_out"))
+    second = H.save(H.matmul_add(), paths["in"] / "b.onnx")
+    return paths, H.environment(tmp_path, {}), paths["out"] / "saved", first, second
+
+
 def test_save_dir_shared_by_two_models(tmp_path):
     """
     Two models run one after the other with one --save-dir: the folder then holds the
     second model's outputs and none of the first's, or the second run is refused in one
     line and the folder is as the first run left it. Never a mix.
     """
-    paths = H.folders(tmp_path)
-    env = H.environment(tmp_path, {})
-    save_dir = paths["out"] / "saved"
-    first = H.save(H.one_node("Relu", ["x"], [H.vi("x", [2])], [2]), paths["in"] / "a.onnx")
-    first.write_bytes(_renamed_output(first, "first_out"))
-    second = H.save(H.matmul_add(), paths["in"] / "b.onnx")
+    paths, env, save_dir, first, second = _two_models(tmp_path)
     run = lambda model: subprocess.run(  # noqa: E731
         H.tool_command("mobile-run", ["--reference", str(model), "--save-dir", str(save_dir)]),
         cwd=paths["cwd"], env=env, capture_output=True, timeout=H.TIMEOUT)
@@ -113,12 +118,7 @@ def test_save_dir_shared_by_two_models(tmp_path):
 
 def test_save_dir_two_runs_at_once(tmp_path):
     """Two runs of different models into one --save-dir at the same time: no mix either."""
-    paths = H.folders(tmp_path)
-    env = H.environment(tmp_path, {})
-    save_dir = paths["out"] / "saved"
-    first = H.save(H.one_node("Relu", ["x"], [H.vi("x", [2])], [2]), paths["in"] / "a.onnx")
-    first.write_bytes(_renamed_output(first, "first_out"))
-    second = H.save(H.matmul_add(), paths["in"] / "b.onnx")
+    paths, env, save_dir, first, second = _two_models(tmp_path)
     runs = [subprocess.Popen(
         H.tool_command("mobile-run", ["--reference", str(m), "--save-dir", str(save_dir)]),
         cwd=paths["cwd"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
