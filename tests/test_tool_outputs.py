@@ -243,6 +243,24 @@ def test_a_second_run_replaces_the_first_runs_files(tmp_path, capsys):
         assert set((folder / MANIFEST).read_text().split()) == names
 
 
+def test_a_killed_runs_staging_folder_goes_at_the_next_run(tmp_path, capsys):
+    """A run killed while staging leaves its hidden folder; the next run into the folder
+    removes it (its process is gone), and keeps a live run's."""
+    from mobile_opt.tools.cli import _process_start
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    dead = folder / ".mobile-run-4194305.77-abc"  # above Linux's largest process id
+    live = folder / f".mobile-run-{os.getpid()}.{_process_start(os.getpid())}-xyz"
+    for stale in (dead, live):
+        stale.mkdir()
+        (stale / "y.npy").write_bytes(b"half")
+    status, err = call("mobile-run", ["--reference", str(relu_model(tmp_path / "m.onnx")),
+                                      "--save-dir", str(folder)], capsys)
+    assert status == 0, err
+    assert not dead.exists() and live.is_dir()
+
+
 def test_a_save_dir_that_is_a_file_is_refused_before_the_run(tmp_path, capsys):
     model = relu_model(tmp_path / "m.onnx")
     taken = tmp_path / "taken"

@@ -184,8 +184,14 @@ def _process_start(pid: int) -> str | None:
 
 
 def _scratch_owner(name: str) -> tuple[int, str] | None:
-    found = re.fullmatch(rf"{re.escape(SCRATCH_PREFIX)}(\d+)\.(\d*)-\w+", name)
+    found = re.fullmatch(rf"\.?{re.escape(SCRATCH_PREFIX)}(\d+)\.(\d*)-\w+", name)
     return (int(found[1]), found[2]) if found else None
+
+
+def _scratch_prefix() -> str:
+    """The start of this run's scratch names: its process id and start, for `sweep_scratch`."""
+    pid = os.getpid()
+    return f"{SCRATCH_PREFIX}{pid}.{_process_start(pid) or ''}-"
 
 
 def sweep_scratch(root: Path) -> None:
@@ -217,9 +223,7 @@ def scratch_folder() -> Path:
     """
     root = Path(tempfile.gettempdir())
     sweep_scratch(root)
-    pid = os.getpid()
-    folder = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{pid}.{_process_start(pid) or ''}-",
-                                   dir=root))
+    folder = Path(tempfile.mkdtemp(prefix=_scratch_prefix(), dir=root))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     return folder
 
@@ -252,7 +256,8 @@ def staged_save_dir(folder: str | Path) -> Iterator[Path]:
     made = not folder.exists()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=folder, prefix=f"{MANIFEST}-"))
+        sweep_scratch(folder)  # staging folders of runs killed before they could remove them
+        staging = Path(tempfile.mkdtemp(dir=folder, prefix=f".{_scratch_prefix()}"))
     except OSError as e:
         raise UserError(f"--save-dir {folder}: {e.strerror}") from None
     try:
