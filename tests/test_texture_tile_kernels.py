@@ -221,7 +221,7 @@ def _bench(script: str, *args: str) -> subprocess.CompletedProcess:
     (["--profile", "nonesuch", "--families", "softmax"], "nonesuch: no such device profile"),
     (["--device", "nonesuch"], "no OpenCL device matches 'nonesuch'"),
     (["--rescore", str(REPO / "bench" / "results" / "tmmodel-pocl.json"), "--predictor",
-      "/nonexistent/p.npz"], "/nonexistent/p.npz: not a readable CDMPP predictor"),
+      "/nonexistent/p.npz"], "/nonexistent/p.npz: no such file"),
 ])
 def test_bench_bad_input_is_one_line(args, message):
     done = _bench("tmmodel", *args)
