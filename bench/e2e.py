@@ -18,6 +18,15 @@ says
   `nn.Module`); the onnx package's light models and other `.onnx` files are converted
   by onnx2torch (`torch_source`) where it is installed, else their torch cells stay
   empty;
+- with `--torch-compile` (on CUDA): the same module under `torch.compile` in three
+  modes, each compiled afresh (`TORCH_COMPILE_MODES`): `torch_compile_ms` (the default
+  mode), `torch_autotune_ms` (`max-autotune-no-cudagraphs`) and `torch_cudagraphs_ms`
+  (`reduce-overhead`: its launches replayed as a CUDA graph), each timed host to host
+  like ours, and its `*_gpu_ms` twin: CUDA events around the call on inputs already on the
+  device. `torch_compile_s` keeps each mode's compile time (its first call), apart from
+  the timings; `torch_compile_rel_err` each mode's error against onnxruntime, and
+  `torch_compile_error` the one-line reason of a mode that failed. `torch_cuda_gpu_ms` is
+  eager's GPU time the same way;
 - `rel_err`: max |ours - onnxruntime| / max |onnxruntime| over every output
   (`checking.worst_relative_error`).
 
@@ -284,32 +293,97 @@ def compile_model(module, device, passes: str, storage: str):
     return CompiledModel(module, device)
 
 
+TORCH_COMPILE_MODES = {
+    "compile": "default",
+    "autotune": "max-autotune-no-cudagraphs",
+    "cudagraphs": "reduce-overhead",
+}
+"""`torch.compile`'s modes by the column they fill (`torch_<column>_ms`)."""
+
+
+@dataclass(frozen=True)
+class TorchTiming:
+    """One way of running a PyTorch module: its times and outputs."""
+
+    wall_ms: float
+    """Median host-to-host milliseconds: inputs uploaded, outputs downloaded, like ours."""
+    gpu_ms: float | None
+    """Median milliseconds between CUDA events around the call on device-resident inputs."""
+    outputs: dict
+    compile_s: float | None = None
+    """Seconds of the first call, where it compiles."""
+
+
 def run_torch(factory: Callable[[], object], path: Path, feeds, repeat: int,
-              device_name: str = "cuda"):
+              device_name: str = "cuda", mode: str | None = None) -> TorchTiming:
     """
-    (median ms, outputs by ONNX output name) of the `nn.Module` that `factory` builds in
-    PyTorch eager fp32 (on CUDA: TF32 off).
+    The `nn.Module` that `factory` builds, in PyTorch fp32 (on CUDA: TF32 off): eager, or
+    under `torch.compile(mode=mode)`, compiled afresh at its first call.
     """
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     device = torch.device(device_name)
-    synchronize = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    cuda = device.type == "cuda"
+    synchronize = torch.cuda.synchronize if cuda else (lambda: None)
     module = factory().to(device).eval()
+    compile_s = None
+    if mode is not None:
+        torch._dynamo.reset()  # each mode compiles from nothing
+        module = torch.compile(module, mode=mode)
     names = [o.name for o in onnx.load(str(path)).graph.output]
 
-    def step():
+    def call(inputs):
         with torch.inference_mode():
-            inputs = [torch.from_numpy(v).to(device) for v in feeds.values()]
             got = module(*inputs)
-            got = [got] if isinstance(got, torch.Tensor) else list(got)
-            outputs = {name: t.cpu().numpy() for name, t in zip(names, got, strict=True)}
+        return [got] if isinstance(got, torch.Tensor) else list(got)
+
+    def step():
+        inputs = [torch.from_numpy(v).to(device) for v in feeds.values()]
+        outputs = {name: t.cpu().numpy() for name, t in zip(names, call(inputs), strict=True)}
         synchronize()
         return outputs
 
+    resident = [torch.from_numpy(v).to(device) for v in feeds.values()]
+    if mode is not None:
+        start = time.perf_counter()
+        call(resident)
+        synchronize()
+        compile_s = time.perf_counter() - start
+        for _ in range(3):  # reduce-overhead records its graph over the first calls
+            call(resident)
     ms, results = median_ms(step, repeat)
-    return ms, results[-1]
+    gpu_ms = None
+    if cuda:
+        times = []
+        for _ in range(repeat):
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            call(resident)
+            end.record()
+            end.synchronize()
+            times.append(begin.elapsed_time(end))
+        gpu_ms = statistics.median(times)
+    return TorchTiming(ms, gpu_ms, results[-1], compile_s)
+
+
+def fill_torch_compile(row: Row, measure: Callable[[str], TorchTiming], expected) -> None:
+    """
+    Each `torch.compile` column of `row` from `measure(mode)`; a mode that fails gets its
+    one-line reason in `torch_compile_error` and null times, and the others still run.
+    """
+    for column, mode in TORCH_COMPILE_MODES.items():
+        try:
+            timing = measure(mode)
+        except Exception as e:  # noqa: BLE001 - a model torch.compile cannot take is a result
+            row.torch_compile_error[column] = one_line(e)
+            continue
+        setattr(row, f"torch_{column}_ms", timing.wall_ms)
+        setattr(row, f"torch_{column}_gpu_ms", timing.gpu_ms)
+        row.torch_compile_s[column] = timing.compile_s
+        row.torch_compile_rel_err[column] = checking.worst_relative_error(timing.outputs,
+                                                                          expected)
 
 
 def torch_module(source: ModelSource, path: Path) -> tuple[Callable[[], object] | None, str]:
@@ -354,7 +428,17 @@ class Row:
     kernels: int | None = None
     ort_ms: float | None = None
     torch_cuda_ms: float | None = None
+    torch_cuda_gpu_ms: float | None = None
     torch_source: str | None = None
+    torch_compile_ms: float | None = None
+    torch_compile_gpu_ms: float | None = None
+    torch_autotune_ms: float | None = None
+    torch_autotune_gpu_ms: float | None = None
+    torch_cudagraphs_ms: float | None = None
+    torch_cudagraphs_gpu_ms: float | None = None
+    torch_compile_s: dict[str, float | None] = field(default_factory=dict)
+    torch_compile_rel_err: dict[str, float] = field(default_factory=dict)
+    torch_compile_error: dict[str, str] = field(default_factory=dict)
     rel_err: float | None = None
     torch_rel_err: float | None = None
     compile_s: float | None = None
@@ -369,6 +453,13 @@ class Row:
     @property
     def ours_vs_torch(self) -> float | None:
         return self.ours_ms / self.torch_cuda_ms if self.ours_ms and self.torch_cuda_ms else None
+
+    @property
+    def ours_vs_best_torch(self) -> float | None:
+        """Ours over the fastest PyTorch column, eager or compiled, host to host."""
+        times = [t for t in (self.torch_cuda_ms, self.torch_compile_ms, self.torch_autotune_ms,
+                             self.torch_cudagraphs_ms) if t]
+        return self.ours_ms / min(times) if self.ours_ms and times else None
 
 
 def bench_model(source: ModelSource, device, args, scratch: Path) -> Row:
@@ -393,11 +484,16 @@ def bench_model(source: ModelSource, device, args, scratch: Path) -> Row:
                 row.torch_source = kind
             else:
                 try:
-                    row.torch_cuda_ms, torch_out = run_torch(factory, path, feeds, args.repeat)
+                    eager = run_torch(factory, path, feeds, args.repeat)
+                    row.torch_cuda_ms, row.torch_cuda_gpu_ms = eager.wall_ms, eager.gpu_ms
                     row.torch_source = kind
-                    row.torch_rel_err = checking.worst_relative_error(torch_out, expected)
+                    row.torch_rel_err = checking.worst_relative_error(eager.outputs, expected)
                 except Exception as e:  # noqa: BLE001 - torch is optional: note why and go on
                     row.torch_source = f"skipped ({one_line(e)})"
+                if args.torch_compile:
+                    fill_torch_compile(
+                        row, lambda mode: run_torch(factory, path, feeds, args.repeat,
+                                                    mode=mode), expected)
         stage = "compile"
         start = time.perf_counter()
         compiled = compile_model(module, device, args.passes, args.storage)
@@ -456,6 +552,7 @@ def bench_model_isolated(name: str, args, timeout: float) -> Row:
     ]
     command += ["--device", args.device] if args.device else []
     command += ["--torch-cuda"] if args.torch_cuda else []
+    command += ["--torch-compile"] if args.torch_compile else []
     command += ["--roofline", args.roofline] if args.roofline else []
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
@@ -466,6 +563,7 @@ def bench_model_isolated(name: str, args, timeout: float) -> Row:
             data = json.loads(line)
             data.pop("ours_vs_ort", None)
             data.pop("ours_vs_torch", None)
+            data.pop("ours_vs_best_torch", None)
             return Row(**data)
     tail = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
     return Row(name, "crashed", tail[:300])
@@ -481,12 +579,16 @@ def _fmt(x: float | None, spec: str | None = None) -> str:
 
 
 def format_table(rows: list[Row]) -> str:
+    compiled = any(r.torch_compile_s or r.torch_compile_error for r in rows)
+    extra = ["compile ms", "autotune ms", "graphs ms", "ours/best torch"] if compiled else []
     table = [["model", "ours ms", "kernel ms", "ORT CPU ms", "ours/ORT", "torch CUDA ms",
-              "ours/torch", "rel err", "status"]]
+              "ours/torch", *extra, "rel err", "status"]]
     for r in rows:
         status = r.status if r.error is None else f"{r.status}: {r.error}"
+        more = [_fmt(r.torch_compile_ms), _fmt(r.torch_autotune_ms), _fmt(r.torch_cudagraphs_ms),
+                _fmt(r.ours_vs_best_torch)] if compiled else []
         table.append([r.model, _fmt(r.ours_ms), _fmt(r.ours_kernel_ms), _fmt(r.ort_ms),
-                      _fmt(r.ours_vs_ort), _fmt(r.torch_cuda_ms), _fmt(r.ours_vs_torch),
+                      _fmt(r.ours_vs_ort), _fmt(r.torch_cuda_ms), _fmt(r.ours_vs_torch), *more,
                       _fmt(r.rel_err, ".1e"), status])
     return checking.format_table(table)
 
@@ -494,6 +596,7 @@ def format_table(rows: list[Row]) -> str:
 def row_json(row: Row) -> dict:
     data = asdict(row)
     data["ours_vs_ort"], data["ours_vs_torch"] = row.ours_vs_ort, row.ours_vs_torch
+    data["ours_vs_best_torch"] = row.ours_vs_best_torch
     return data
 
 
@@ -577,6 +680,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="light models: seeded random weights and logits as an output (default), or as shipped",
     )
     parser.add_argument("--torch-cuda", action="store_true", help="also time PyTorch eager on CUDA")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="also time torch.compile's three modes on CUDA (implies --torch-cuda)")
     parser.add_argument("--isolate", action="store_true", help="run each model in a child process")
     parser.add_argument("--timeout", type=float, default=600, help="per model with --isolate (s)")
     parser.add_argument("--out", help="JSON file (default bench/results/e2e-<device>.json)")
@@ -597,6 +702,7 @@ def git_commit() -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.torch_cuda = args.torch_cuda or args.torch_compile
     if args.torch_cuda:
         torch = torch_or_none()
         if torch is None or not torch.cuda.is_available():
@@ -604,7 +710,7 @@ def main(argv: list[str] | None = None) -> int:
                 "e2e: --torch-cuda: no CUDA device for torch; torch timings are null",
                 file=sys.stderr,
             )
-            args.torch_cuda = False
+            args.torch_cuda = args.torch_compile = False
     if args.list_devices:
         from mobile_opt.backends.opencl.devices import available_devices
 
