@@ -55,12 +55,17 @@ def node_label(node: onnx.NodeProto) -> str:
     return f"node '{printable(node.name or node.output[0])}' ({printable(node.op_type)})"
 
 
-def element_size(elem_type: int) -> int:
-    """Bytes of one element of an ONNX element type (8 where numpy has no such type)."""
+def numpy_itemsize(elem_type: int) -> int | None:
+    """Bytes of one element of an ONNX element type; None where numpy has no such type."""
     try:
         return helper.tensor_dtype_to_np_dtype(elem_type).itemsize
     except (KeyError, TypeError, ValueError):
-        return 8
+        return None
+
+
+def element_size(elem_type: int) -> int:
+    """Bytes of one element of an ONNX element type (8 where numpy has no such type)."""
+    return numpy_itemsize(elem_type) or 8
 
 
 def check_size(path: object, what: str, shape, elem_type: int) -> int:

@@ -59,7 +59,13 @@ from mobile_opt.dialects.limits import LimitError, check_tensor, element_bytes
 from mobile_opt.dialects.onnx.types import element_type_from_onnx, onnx_type_name
 from mobile_opt.frontend.contrib_ops import ContribOpError, expand_contrib_ops
 from mobile_opt.frontend.dims import fix_input_dims
-from mobile_opt.frontend.errors import OnnxImportError, check_input_file, check_size, node_label
+from mobile_opt.frontend.errors import (
+    OnnxImportError,
+    check_input_file,
+    check_size,
+    node_label,
+    numpy_itemsize,
+)
 from mobile_opt.frontend.external_data import check_external_data
 from mobile_opt.frontend.folding import FOLDED, fold_constants, run_time_nodes
 from mobile_opt.dialects.weights import INLINE_LIMIT, save_derived_weight
@@ -247,9 +253,8 @@ def _check_stored_values(path: Path, what: str, t: onnx.TensorProto) -> None:
         return  # `check_external_data` holds the file's bytes to the dims
     count = math.prod(t.dims)
     if t.raw_data:
-        try:
-            itemsize = onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
-        except (KeyError, TypeError, ValueError):
+        itemsize = numpy_itemsize(t.data_type)
+        if itemsize is None:
             return  # a type numpy lacks: its reader says what is wrong
         stored = len(t.raw_data)
         need = (count + 1) // 2 if t.data_type in _PACKED else count * itemsize
