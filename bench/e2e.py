@@ -26,7 +26,11 @@ says
   device. `torch_compile_s` keeps each mode's compile time (its first call), apart from
   the timings; `torch_compile_rel_err` each mode's error against onnxruntime, and
   `torch_compile_error` the one-line reason of a mode that failed. `torch_cuda_gpu_ms` is
-  eager's GPU time the same way;
+  eager's GPU time the same way. Each run compiles into fresh Inductor and Triton caches.
+  `--compile-jobs N` (with `--isolate`) compiles every model's modes before any timing, N
+  at once in child processes, with each candidate timing of their autotuning holding a
+  lock so that it runs alone on the GPU; `torch_compile_s` is then that compile, and the
+  timed run loads it from the cache (`torch_compile_cached_s`, `torch_compile_cache_hits`);
 - `rel_err`: max |ours - onnxruntime| / max |onnxruntime| over every output
   (`checking.worst_relative_error`).
 
@@ -55,6 +59,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib.util
+import inspect
 import json
 import os
 import platform
@@ -66,6 +71,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -312,6 +318,8 @@ class TorchTiming:
     outputs: dict
     compile_s: float | None = None
     """Seconds of the first call, where it compiles."""
+    cache_hits: int | None = None
+    """Inductor's FX graph cache hits in that call: graphs loaded, not compiled afresh."""
 
 
 def run_torch(factory: Callable[[], object], path: Path, feeds, repeat: int,
@@ -346,11 +354,15 @@ def run_torch(factory: Callable[[], object], path: Path, feeds, repeat: int,
         return outputs
 
     resident = [torch.from_numpy(v).to(device) for v in feeds.values()]
+    cache_hits = None
     if mode is not None:
+        counters = torch._dynamo.utils.counters["inductor"]
+        hits = counters["fxgraph_cache_hit"]
         start = time.perf_counter()
         call(resident)
         synchronize()
         compile_s = time.perf_counter() - start
+        cache_hits = counters["fxgraph_cache_hit"] - hits
         for _ in range(3):  # reduce-overhead records its graph over the first calls
             call(resident)
     ms, results = median_ms(step, repeat)
@@ -365,15 +377,19 @@ def run_torch(factory: Callable[[], object], path: Path, feeds, repeat: int,
             end.synchronize()
             times.append(begin.elapsed_time(end))
         gpu_ms = statistics.median(times)
-    return TorchTiming(ms, gpu_ms, results[-1], compile_s)
+    return TorchTiming(ms, gpu_ms, results[-1], compile_s, cache_hits)
 
 
-def fill_torch_compile(row: Row, measure: Callable[[str], TorchTiming], expected) -> None:
+def fill_torch_compile(row: Row, measure: Callable[[str], TorchTiming], expected,
+                       skip: Iterable[str] = ()) -> None:
     """
-    Each `torch.compile` column of `row` from `measure(mode)`; a mode that fails gets its
-    one-line reason in `torch_compile_error` and null times, and the others still run.
+    Each `torch.compile` column of `row` (but those in `skip`) from `measure(mode)`; a mode
+    that fails gets its one-line reason in `torch_compile_error` and null times, and the
+    others still run.
     """
     for column, mode in TORCH_COMPILE_MODES.items():
+        if column in skip:
+            continue
         try:
             timing = measure(mode)
         except Exception as e:  # noqa: BLE001 - a model torch.compile cannot take is a result
@@ -382,8 +398,25 @@ def fill_torch_compile(row: Row, measure: Callable[[str], TorchTiming], expected
         setattr(row, f"torch_{column}_ms", timing.wall_ms)
         setattr(row, f"torch_{column}_gpu_ms", timing.gpu_ms)
         row.torch_compile_s[column] = timing.compile_s
+        row.torch_compile_cache_hits[column] = timing.cache_hits
         row.torch_compile_rel_err[column] = checking.worst_relative_error(timing.outputs,
                                                                           expected)
+
+
+def merge_ahead(row: Row, ahead: dict[str, dict]) -> None:
+    """
+    The compiles done ahead of the timings (`compile_ahead`, by column) into `row`: their
+    seconds become `torch_compile_s`, the timed run's first call (a load from Inductor's
+    cache) moves to `torch_compile_cached_s`, and a compile that failed ahead is the
+    column's error.
+    """
+    for column, result in ahead.items():
+        if "error" in result:
+            row.torch_compile_error[column] = f"compiling ahead: {result['error']}"
+            continue
+        if column in row.torch_compile_s:
+            row.torch_compile_cached_s[column] = row.torch_compile_s[column]
+        row.torch_compile_s[column] = result["compile_s"]
 
 
 def torch_module(source: ModelSource, path: Path) -> tuple[Callable[[], object] | None, str]:
@@ -437,6 +470,9 @@ class Row:
     torch_cudagraphs_ms: float | None = None
     torch_cudagraphs_gpu_ms: float | None = None
     torch_compile_s: dict[str, float | None] = field(default_factory=dict)
+    torch_compile_cached_s: dict[str, float | None] = field(default_factory=dict)
+    """With `--compile-jobs`: the timed run's first call, served by Inductor's cache."""
+    torch_compile_cache_hits: dict[str, int | None] = field(default_factory=dict)
     torch_compile_rel_err: dict[str, float] = field(default_factory=dict)
     torch_compile_error: dict[str, str] = field(default_factory=dict)
     rel_err: float | None = None
@@ -493,7 +529,8 @@ def bench_model(source: ModelSource, device, args, scratch: Path) -> Row:
                 if args.torch_compile:
                     fill_torch_compile(
                         row, lambda mode: run_torch(factory, path, feeds, args.repeat,
-                                                    mode=mode), expected)
+                                                    mode=mode), expected,
+                        (args.skip_compile or "").split(","))
         stage = "compile"
         start = time.perf_counter()
         compiled = compile_model(module, device, args.passes, args.storage)
@@ -530,8 +567,9 @@ def save_roofline(compiled, results, device, name: str, folder: Path) -> list[di
     return roofline_report.rows(works, peaks)
 
 
-def bench_model_isolated(name: str, args, timeout: float) -> Row:
-    """`bench_model` in a child process, so a crash or a hang costs only that model."""
+def bench_model_isolated(name: str, args, timeout: float, skip: Iterable[str] = ()) -> Row:
+    """`bench_model` in a child process, so a crash or a hang costs only that model; the
+    `torch.compile` columns in `skip` are left out."""
     command = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -554,19 +592,141 @@ def bench_model_isolated(name: str, args, timeout: float) -> Row:
     command += ["--torch-cuda"] if args.torch_cuda else []
     command += ["--torch-compile"] if args.torch_compile else []
     command += ["--roofline", args.roofline] if args.roofline else []
+    command += ["--skip-compile", ",".join(skip)] if skip else []
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return Row(name, "timeout", f"no result within {timeout:g} s")
+    data = last_json(done)
+    if data is None:
+        return Row(name, "crashed", child_failure(done))
+    for derived in ("ours_vs_ort", "ours_vs_torch", "ours_vs_best_torch"):
+        data.pop(derived, None)
+    return Row(**data)
+
+
+# compiling ahead --------------------------------------------------------------------
+
+
+def serialize_gpu_timing(lock: Path) -> int:
+    """
+    Make Inductor's autotuning time its candidates on the GPU one process at a time (an
+    exclusive lock on `lock`), so that compiles running side by side do not skew each
+    other's choices; their CPU work still overlaps. The number of timing methods wrapped
+    (0 where this torch has none by those names).
+    """
+    import fcntl
+    import threading
+
+    from torch._inductor.runtime import benchmarking
+
+    depth = threading.local()
+
+    def alone(method):
+        def timed_alone(*args, **kwargs):
+            if getattr(depth, "n", 0):  # a timing method calling another holds the lock
+                return method(*args, **kwargs)
+            with lock.open("a") as held:
+                deadline = time.monotonic() + 300  # a holder that never lets go: time anyway
+                while time.monotonic() < deadline:
+                    try:
+                        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        time.sleep(0.001)
+                depth.n = 1
+                try:
+                    return method(*args, **kwargs)
+                finally:
+                    depth.n = 0
+        return timed_alone
+
+    wrapped = 0
+    for cls in list(vars(benchmarking).values()):
+        if not isinstance(cls, type):
+            continue
+        for name, method in list(vars(cls).items()):
+            if name.startswith("benchmark") and inspect.isfunction(method):
+                setattr(cls, name, alone(method))
+                wrapped += 1
+    return wrapped
+
+
+def compile_job(name: str, column: str, args, scratch: Path) -> dict:
+    """
+    One model compiled by `torch.compile` in one mode (a `--compile-worker` child): the
+    seconds of its first call, which fills Inductor's on-disk caches for the timed run.
+    """
+    (source,) = resolve_models([name], scratch)
+    path = prepare_model(source, scratch, args.weights, args.seed)
+    _, feeds = import_model(path, args.seed)
+    factory, kind = torch_module(source, path)
+    if factory is None:
+        return {"error": kind}
+    locked = serialize_gpu_timing(Path(args.gpu_lock)) if args.gpu_lock else 0
+    timing = run_torch(factory, path, feeds, 1, mode=TORCH_COMPILE_MODES[column])
+    return {"compile_s": timing.compile_s, "timing_methods_locked": locked}
+
+
+def last_json(done: subprocess.CompletedProcess) -> dict | None:
+    """The JSON object a child printed last on stdout, if any."""
     for line in reversed(done.stdout.splitlines()):
         if line.startswith("{"):
-            data = json.loads(line)
-            data.pop("ours_vs_ort", None)
-            data.pop("ours_vs_torch", None)
-            data.pop("ours_vs_best_torch", None)
-            return Row(**data)
-    tail = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-    return Row(name, "crashed", tail[:300])
+            return json.loads(line)
+    return None
+
+
+def child_failure(done: subprocess.CompletedProcess) -> str:
+    """The last line a child that printed no result wrote on stderr."""
+    return (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1][:300]
+
+
+def run_ahead(jobs: dict[tuple, list[str]], parallel: int, timeout: float,
+              unit: str) -> dict[tuple, dict]:
+    """
+    Each job's command (its key to its arguments after this Python) in a child process,
+    `parallel` at once, in the order given, with a progress bar: by key, the JSON object
+    the child printed last, or `{"error": ...}`.
+    """
+    env = dict(os.environ)  # Inductor's compile workers shared out among the jobs
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, (os.cpu_count() or 1) // parallel)))
+
+    def run(key):
+        try:
+            done = subprocess.run([sys.executable, *jobs[key]], capture_output=True, text=True,
+                                  timeout=timeout, check=False, env=env)
+        except subprocess.TimeoutExpired:
+            return key, {"error": f"no result within {timeout:g} s"}
+        return key, last_json(done) or {"error": child_failure(done)}
+
+    results = {}
+    with ThreadPoolExecutor(parallel) as pool:
+        bar = tqdm(total=len(jobs), file=sys.stderr, unit=unit, desc="torch.compile ahead")
+        for future in as_completed([pool.submit(run, key) for key in jobs]):
+            key, results[key] = future.result()
+            bar.set_postfix_str(" ".join(map(str, key)))
+            bar.update()
+        bar.close()
+    return results
+
+
+def compile_ahead(names: list[str], args, scratch: Path) -> dict[str, dict[str, dict]]:
+    """
+    Every model's `torch.compile` modes compiled before any timing, `args.compile_jobs` at
+    once (each in a child process, the slowest mode first), each candidate timing of
+    their autotuning alone on the GPU: by model and column, `{"compile_s": ...}` or
+    `{"error": ...}`. Their caches serve the timed runs, which then load, not compile.
+    """
+    base = [str(Path(__file__).resolve()), "--seed", str(args.seed), "--weights", args.weights,
+            "--gpu-lock", str(scratch / "gpu-timing.lock")]
+    order = ["autotune", *[c for c in TORCH_COMPILE_MODES if c != "autotune"]]
+    jobs = {(name, column): [*base, "--compile-worker", f"{name}:{column}"]
+            for column in order for name in names}
+    results = run_ahead(jobs, args.compile_jobs, args.compile_timeout, "compile")
+    ahead: dict[str, dict[str, dict]] = {name: {} for name in names}
+    for (name, column), result in results.items():
+        ahead[name][column] = result
+    return ahead
 
 
 # report -----------------------------------------------------------------------------
@@ -639,6 +799,8 @@ def report(device, args, rows: list[Row]) -> dict:
             "tol": args.tol,
             "weights": args.weights,
             "roofline": args.roofline,
+            "torch_compile_modes": TORCH_COMPILE_MODES if args.torch_compile else None,
+            "compile_jobs": args.compile_jobs,
         },
         "rows": [row_json(r) for r in rows],
     }
@@ -683,6 +845,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--torch-compile", action="store_true",
                         help="also time torch.compile's three modes on CUDA (implies --torch-cuda)")
     parser.add_argument("--isolate", action="store_true", help="run each model in a child process")
+    parser.add_argument("--compile-jobs", type=int, default=0, metavar="N",
+                        help="with --torch-compile and --isolate: compile every model's modes "
+                             "first, N at once, their autotuning timed one at a time; the "
+                             "timed runs then load them from Inductor's cache (default: "
+                             "each compiles in its timed run)")
+    parser.add_argument("--compile-timeout", type=float, default=900,
+                        help="per compile with --compile-jobs (s, default %(default)s)")
     parser.add_argument("--timeout", type=float, default=600, help="per model with --isolate (s)")
     parser.add_argument("--out", help="JSON file (default bench/results/e2e-<device>.json)")
     parser.add_argument("--roofline", metavar="DIR",
@@ -690,6 +859,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--list-devices", action="store_true", help="list OpenCL devices and exit")
     parser.add_argument("-v", "--verbose", action="store_true", help="print tracebacks of failures")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # one model, a JSON row on stdout
+    parser.add_argument("--compile-worker", help=argparse.SUPPRESS)  # MODEL:COLUMN, compile_job
+    parser.add_argument("--gpu-lock", help=argparse.SUPPRESS)
+    parser.add_argument("--skip-compile", help=argparse.SUPPRESS)  # columns compiled ahead badly
     return parser
 
 
@@ -701,7 +873,19 @@ def git_commit() -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.compile_jobs and not (args.torch_compile and args.isolate):
+        parser.error("--compile-jobs needs --torch-compile and --isolate")
+    if args.compile_worker:
+        name, _, column = args.compile_worker.rpartition(":")
+        with tempfile.TemporaryDirectory(prefix="mobile-opt-e2e-") as scratch:
+            try:
+                result = compile_job(name, column, args, Path(scratch))
+            except Exception as e:  # noqa: BLE001 - the parent records why
+                result = {"error": one_line(e)}
+        print(json.dumps(result))
+        return 0
     args.torch_cuda = args.torch_cuda or args.torch_compile
     if args.torch_cuda:
         torch = torch_or_none()
@@ -732,10 +916,19 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.out) if args.out else BENCH_DIR / "results" / f"e2e-{slug(device.name)}.json"
         )
         out.parent.mkdir(parents=True, exist_ok=True)
+        if args.torch_compile:  # each mode compiles afresh, not from an earlier run's caches
+            for variable in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):
+                os.environ.setdefault(variable, str(Path(scratch) / variable.lower()))
         if args.isolate:
             items = [n.strip() for n in names if n.strip()]
+            ahead = (compile_ahead(items, args, Path(scratch))
+                     if args.torch_compile and args.compile_jobs else {})
             for name in progress(items, str):
-                rows.append(bench_model_isolated(name, args, args.timeout))
+                done = ahead.get(name, {})
+                row = bench_model_isolated(name, args, args.timeout,
+                                           [c for c, r in done.items() if "error" in r])
+                merge_ahead(row, done)
+                rows.append(row)
                 out.write_text(json.dumps(report(device, args, rows), indent=1) + "\n")
         else:
             sources = resolve_models([n.strip() for n in names if n.strip()], Path(scratch))

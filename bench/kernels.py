@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import statistics
 import sys
 import tempfile
@@ -98,6 +100,7 @@ SETS = {
         conv(1024, 2048, 14, 1, 2), conv(2048, 512, 7), conv(512, 512, 7, 3),
         matmul(1, 2048, 1000),
     ],
+    "transformer": [matmul(128, 768, 3072), matmul(512, 4096, 4096)],
     "winograd": [
         conv(64, 64, 56, 3), conv(128, 128, 28, 3), conv(256, 256, 14, 3), conv(512, 512, 7, 3),
         conv(256, 256, 7, 3), conv(512, 512, 14, 3), conv(64, 64, 14, 3), conv(32, 32, 112, 3),
@@ -162,8 +165,26 @@ class Result:
     direct_ms: float | None = None
     """With `--winograd`: the conv built with `onnx-to-texture{winograd=false}`."""
     torch_ms: float | None = None
+    torch_compile_ms: float | None = None
+    torch_autotune_ms: float | None = None
+    torch_cudagraphs_ms: float | None = None
+    """With `--torch-compile`: GPU ms of `torch.compile`'s three modes (`e2e.TORCH_COMPILE_MODES`)."""
+    torch_compile_s: dict = field(default_factory=dict)
+    torch_compile_rel_err: dict = field(default_factory=dict)
+    torch_compile_error: dict = field(default_factory=dict)
+    torch_autotune_pick: str | None = None
+    """The candidate `max-autotune` timed fastest: its name and kind."""
+    triton_best_ms: float | None = None
+    aten_best_ms: float | None = None
+    """The fastest Triton template and ATen (cuBLAS/cuDNN) candidates, as the autotuner timed them."""
     error: str | None = None
     dims: dict = field(default_factory=dict)
+
+    @property
+    def best_torch_ms(self) -> float | None:
+        times = [t for t in (self.torch_ms, self.torch_compile_ms, self.torch_autotune_ms,
+                             self.torch_cudagraphs_ms) if t]
+        return min(times) if times else None
 
     def rate(self, ms: float | None) -> float | None:
         return self.gflop / ms if ms else None  # GFLOP per ms = TFLOP/s
@@ -193,43 +214,128 @@ def time_ours(path: Path, device, repeat: int, spec: str,
             statistics.median(times[1]) if other is not None else None)
 
 
-def time_torch(shape: Shape, repeat: int) -> float:
-    """Median ms of the op in PyTorch on CUDA (TF32 off), over CUDA events."""
+def torch_op(shape: Shape):
+    """`shape` as a PyTorch function on CUDA and its random inputs, TF32 off."""
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
     dev = torch.device("cuda")
+    generator = torch.Generator(dev).manual_seed(0)
+
+    def randn(*dims):
+        return torch.randn(*dims, device=dev, generator=generator)
+
     if shape.op == "MatMul":
-        a = torch.randn(shape.m, shape.k, device=dev)
-        b = torch.randn(shape.k, shape.n, device=dev)
-
-        def op():
+        def matmul(a, b):
             return a @ b
-    else:
-        x = torch.randn(1, shape.c, shape.hw, shape.hw, device=dev)
-        w = torch.randn(shape.m, shape.c // shape.group, shape.kernel, shape.kernel, device=dev)
-        bias = torch.randn(shape.m, device=dev)
+        return matmul, (randn(shape.m, shape.k), randn(shape.k, shape.n))
 
-        def op():
-            return torch.nn.functional.conv2d(x, w, bias, shape.stride, shape.kernel // 2, 1,
-                                              shape.group)
+    def conv2d(x, w, bias):
+        return torch.nn.functional.conv2d(x, w, bias, shape.stride, shape.kernel // 2, 1,
+                                          shape.group)
+    return conv2d, (randn(1, shape.c, shape.hw, shape.hw),
+                    randn(shape.m, shape.c // shape.group, shape.kernel, shape.kernel),
+                    randn(shape.m))
+
+
+def gpu_ms(op, inputs, repeat: int) -> float:
+    """Median ms of CUDA events around `op(*inputs)`, after three warm-up calls."""
+    import torch
+
     with torch.inference_mode():
         for _ in range(3):
-            op()
+            op(*inputs)
         times = []
         for _ in range(repeat):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            op()
+            op(*inputs)
             end.record()
             end.synchronize()
             times.append(start.elapsed_time(end))
     return statistics.median(times)
 
 
-def bench(shape: Shape, device, args, scratch: Path) -> Result:
+def time_torch(shape: Shape, repeat: int) -> float:
+    """Median ms of the op in PyTorch eager on CUDA (cuBLAS, cuDNN; TF32 off)."""
+    return gpu_ms(*torch_op(shape), repeat)
+
+
+def compiled_op(shape: Shape, column: str):
+    """The op under `torch.compile` in `column`'s mode, compiled afresh at its first call
+    (`inputs` with it); that call's seconds; and, from `max-autotune`, each candidate kernel
+    that Inductor timed, by name, with its kind (`TritonTemplateCaller`: a Triton template;
+    `ExternKernelCaller`: cuBLAS/cuDNN through ATen) and milliseconds."""
+    import time
+
+    import torch
+
+    op, inputs = torch_op(shape)
+    torch._dynamo.reset()
+    compiled = torch.compile(op, mode=e2e.TORCH_COMPILE_MODES[column])
+    timed: list[dict] = []
+    from torch._inductor import select_algorithm
+
+    def saver(timings, *_):
+        timed.extend({"name": getattr(c, "name", str(c)), "kind": type(c).__name__,
+                      "ms": float(t)} for c, t in timings.items() if math.isfinite(t))
+    if hasattr(select_algorithm, "add_feedback_saver"):  # else no candidates' timings
+        select_algorithm.add_feedback_saver(saver)
+    start = time.perf_counter()
+    with torch.inference_mode():
+        got = compiled(*inputs)
+        want = op(*inputs)
+    torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    error = float((got - want).abs().max() / want.abs().max())
+    getattr(select_algorithm, "clear_feedback_savers", lambda: None)()
+    return compiled, inputs, seconds, error, timed
+
+
+def compile_job(shape: Shape, lock: str | None) -> dict:
+    """Every `torch.compile` mode of one shape (a `--compile-worker` child): by column, the
+    first call's seconds, its error against eager and the autotuner's candidates."""
+    if lock:
+        e2e.serialize_gpu_timing(Path(lock))
+    done = {}
+    for column in e2e.TORCH_COMPILE_MODES:
+        try:
+            _, _, seconds, error, timed = compiled_op(shape, column)
+            done[column] = {"compile_s": seconds, "rel_err": error, "candidates": timed}
+        except Exception as e:  # noqa: BLE001 - a shape that does not compile is a result
+            done[column] = {"error": one_line(e)}
+    return done
+
+
+def fill_torch_compile(result: Result, shape: Shape, repeat: int, ahead: dict) -> None:
+    """`result`'s `torch.compile` columns: each mode's GPU time on resident inputs, its
+    compile (from `ahead`, the compile done before any timing, where there is one), and
+    which kernel `max-autotune` chose with the best Triton and ATen candidates' times."""
+    for column in e2e.TORCH_COMPILE_MODES:
+        known = ahead.get(column, {})
+        if "error" in known:
+            result.torch_compile_error[column] = known["error"]
+            continue
+        try:
+            compiled, inputs, seconds, error, timed = compiled_op(shape, column)
+            setattr(result, f"torch_{column}_ms", gpu_ms(compiled, inputs, repeat))
+        except Exception as e:  # noqa: BLE001 - a shape that does not compile is a result
+            result.torch_compile_error[column] = one_line(e)
+            continue
+        result.torch_compile_s[column] = known.get("compile_s", seconds)
+        result.torch_compile_rel_err[column] = error
+        timed = known.get("candidates") or timed
+        if column == "autotune" and timed:
+            best = min(timed, key=lambda c: c["ms"])
+            result.torch_autotune_pick = f"{best['name']} ({best['kind']})"
+            for kind, field_name in (("Triton", "triton_best_ms"), ("Extern", "aten_best_ms")):
+                times = [c["ms"] for c in timed if c["kind"].startswith(kind)]
+                setattr(result, field_name, min(times) if times else None)
+
+
+def bench(shape: Shape, device, args, scratch: Path, ahead: dict | None = None) -> Result:
     result = Result(shape.name, shape.op, shape.flop / 1e9,
                     dims={k: v for k, v in asdict(shape).items() if k not in ("name", "op")})
     path = one_node_model(shape, scratch / f"{slug(shape.name)}.onnx", args.seed)
@@ -245,6 +351,8 @@ def bench(shape: Shape, device, args, scratch: Path) -> Result:
         result.ort_ms = e2e.run_onnxruntime(path, feeds, args.repeat)[0]
     if args.torch_cuda:
         result.torch_ms = time_torch(shape, args.repeat)
+    if args.torch_compile:
+        fill_torch_compile(result, shape, args.repeat, ahead or {})
     return result
 
 
@@ -269,6 +377,22 @@ def table(results: list[Result], theirs: str, winograd: bool = False) -> str:
                if winograd else "")
             + (f"  {r.error}" if r.error else ""))
     return "\n".join(lines)
+
+
+def compile_table(results: list[Result]) -> str:
+    """Ours beside PyTorch eager and `torch.compile`'s modes, GPU ms, and what
+    `max-autotune` picked."""
+    rows = [["shape", "ours ms", "eager ms", "compile ms", "autotune ms", "graphs ms",
+             "ours/best", "autotune pick", "best Triton ms", "best ATen ms"]]
+    for r in results:
+        best = r.best_torch_ms
+        rows.append([r.shape, fmt(r.ours_ms, ".3f"), fmt(r.torch_ms, ".3f"),
+                     fmt(r.torch_compile_ms, ".3f"), fmt(r.torch_autotune_ms, ".3f"),
+                     fmt(r.torch_cudagraphs_ms, ".3f"),
+                     fmt(r.ours_ms / best if r.ours_ms and best else None),
+                     r.torch_autotune_pick or "-", fmt(r.triton_best_ms, ".3f"),
+                     fmt(r.aten_best_ms, ".3f")])
+    return checking.format_table(rows)
 
 
 def plot(rows: list[dict], baseline: str, title: str, path: Path) -> None:
@@ -332,7 +456,18 @@ def main(argv: list[str] | None = None) -> int:
                         "a plot of the ratios goes beside it (.png)")
     parser.add_argument("--plot", nargs="+", type=Path, metavar="JSON",
                         help="only draw the plots of saved results")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="also torch.compile's three modes on CUDA, with the kernel "
+                             "max-autotune picks (implies --torch-cuda)")
+    parser.add_argument("--compile-jobs", type=int, default=0, metavar="N",
+                        help="with --torch-compile: compile every shape first, N at once, "
+                             "their autotuning timed one at a time (default: in its row)")
+    parser.add_argument("--compile-timeout", type=float, default=600,
+                        help="per shape with --compile-jobs (s, default %(default)s)")
+    parser.add_argument("--compile-worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--gpu-lock", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    args.torch_cuda = args.torch_cuda or args.torch_compile
     if args.winograd and "onnx-to-texture" in args.passes:
         parser.error("--winograd appends onnx-to-texture{winograd=false} to --passes, "
                      "which must not name onnx-to-texture itself")
@@ -342,28 +477,52 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.torch_cuda and (torch_or_none() is None or not torch_or_none().cuda.is_available()):
         raise SystemExit("kernels: --torch-cuda needs torch with a CUDA device")
+    all_shapes = [s for name in args.sets for s in SETS[name]]
+    if args.compile_worker is not None:
+        print(json.dumps(compile_job(all_shapes[args.compile_worker], args.gpu_lock)))
+        return 0
     device = pick_device(args.device, "kernels")
     cpu = device.kind == "CPU"
-    shapes = [s for name in args.sets for s in SETS[name]
-              if not (cpu and s.flop / 1e9 > args.cpu_gflop)]
-    results = []
-    with tempfile.TemporaryDirectory(prefix="mobile-opt-kernels-") as scratch:
-        bar = tqdm(shapes, unit="shape", file=sys.stderr)
-        for shape in bar:
-            bar.set_postfix_str(shape.name)
-            results.append(bench(shape, device, args, Path(scratch)))
-    print(f"device: {device.describe()}")
-    print(table(results, "torch" if args.torch_cuda else "ort", args.winograd))
+    shapes = [s for s in all_shapes if not (cpu and s.flop / 1e9 > args.cpu_gflop)]
     suffix = "-winograd" if args.winograd else ""
     out = (Path(args.out) if args.out
            else BENCH_DIR / "results" / f"kernels{suffix}-{slug(device.name)}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({
-        "device": device.name, "platform": device.platform, "commit": git_commit(),
-        "settings": {"repeat": args.repeat, "sets": args.sets, "cpu_gflop": args.cpu_gflop,
-                     "passes": args.passes, "winograd": args.winograd,
-                     "baseline": "torch-cuda" if args.torch_cuda else "onnxruntime-cpu"},
-        "rows": [asdict(r) for r in results]}, indent=1))
+    results = []
+    with tempfile.TemporaryDirectory(prefix="mobile-opt-kernels-") as scratch:
+        ahead: dict = {}
+        if args.torch_compile:  # compiled afresh, not from an earlier run's caches
+            for variable in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):
+                os.environ.setdefault(variable, str(Path(scratch) / variable.lower()))
+            if args.compile_jobs:
+                base = [str(Path(__file__).resolve()), "--sets", *args.sets,
+                        "--gpu-lock", str(Path(scratch) / "gpu-timing.lock")]
+                jobs = {(all_shapes.index(s),): [*base, "--compile-worker",
+                                                 str(all_shapes.index(s))]
+                        for s in sorted(shapes, key=lambda s: -s.flop)}
+                ahead = {all_shapes[i]: done for (i,), done in e2e.run_ahead(
+                    jobs, args.compile_jobs, args.compile_timeout, "shape").items()}
+        bar = tqdm(shapes, unit="shape", file=sys.stderr)
+        for shape in bar:
+            bar.set_postfix_str(shape.name)
+            known = ahead.get(shape, {})
+            if "error" in known:  # the whole compile job failed: every mode says why
+                known = {column: known for column in e2e.TORCH_COMPILE_MODES}
+            results.append(bench(shape, device, args, Path(scratch), known))
+            out.write_text(json.dumps({
+                "device": device.name, "platform": device.platform, "commit": git_commit(),
+                "settings": {"repeat": args.repeat, "sets": args.sets,
+                             "cpu_gflop": args.cpu_gflop, "passes": args.passes,
+                             "winograd": args.winograd,
+                             "baseline": "torch-cuda" if args.torch_cuda else "onnxruntime-cpu",
+                             "torch_compile_modes": (e2e.TORCH_COMPILE_MODES
+                                                     if args.torch_compile else None),
+                             "compile_jobs": args.compile_jobs},
+                "rows": [asdict(r) for r in results]}, indent=1))
+    print(f"device: {device.describe()}")
+    print(table(results, "torch" if args.torch_cuda else "ort", args.winograd))
+    if args.torch_compile:
+        print(compile_table(results))
     print(f"saved {out} and {plot_saved(out)}")
     return 0
 
