@@ -779,6 +779,7 @@ def report(device, args, rows: list[Row]) -> dict:
         "image2d_max": [device.max_image_width, device.max_image_height],
         "fp16": device.fp16,
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "commit": git_commit(),
         "host_cpu": host_cpu(),
         "host_cores": os.cpu_count(),
         "python": platform.python_version(),
@@ -804,6 +805,86 @@ def report(device, args, rows: list[Row]) -> dict:
         },
         "rows": [row_json(r) for r in rows],
     }
+
+
+TORCH_COLUMNS = {"eager": "torch_cuda", **{c: f"torch_{c}" for c in TORCH_COMPILE_MODES}}
+"""Each PyTorch column of a row by its name in the report, to its field's stem."""
+
+
+def kernel_losses(launches: list[dict], top: int = 3) -> list[dict]:
+    """
+    The kernels that carry a model's time: its launches (`--roofline` rows) grouped by
+    kernel, the `top` largest by their share of the summed kernel time, each with its
+    launches, milliseconds, and its work's fraction of the device's peak FLOP/s and of its
+    peak bandwidth (over the group's summed FLOPs, bytes and seconds).
+    """
+    groups: dict[str, dict] = {}
+    for launch in launches:
+        group = groups.setdefault(launch["kernel"], {"kernel": launch["kernel"], "launches": 0,
+                                                     "seconds": 0.0, "flops": 0, "bytes": 0,
+                                                     "peak_gflops": launch.get("peak_gflops"),
+                                                     "peak_gbs": launch.get("peak_gbs")})
+        group["launches"] += 1
+        group["seconds"] += launch["seconds"]
+        group["flops"] += launch.get("flops") or 0
+        group["bytes"] += launch.get("bytes") or 0
+    total = sum(g["seconds"] for g in groups.values()) or 1.0
+    kept = sorted(groups.values(), key=lambda g: -g["seconds"])[:top]
+    for g in kept:
+        g["share"] = g["seconds"] / total
+        seconds = g["seconds"] or 1e-12
+        g["peak_flops_fraction"] = (g["flops"] / seconds / 1e9 / g["peak_gflops"]
+                                    if g["peak_gflops"] else None)
+        g["peak_bytes_fraction"] = (g["bytes"] / seconds / 1e9 / g["peak_gbs"]
+                                    if g["peak_gbs"] else None)
+    return kept
+
+
+def markdown_report(data: dict, loss: float = 1.1) -> str:
+    """
+    Saved results (`--out`) as Markdown: per model our wall and kernel times beside each
+    PyTorch column's wall (host to host) and GPU time, ours over the fastest; then, for
+    each model where ours is over `loss` times the fastest column's wall time, the kernels
+    that carry our time (`kernel_losses`, from `--roofline`).
+    """
+    def cell(x, spec=".3f"):
+        return "-" if x is None else format(x, spec)
+
+    head = ["model", "ours ms (kernels)", *[f"{c} ms (GPU)" for c in TORCH_COLUMNS],
+            "ours / best"]
+    lines = [f"On {data['device']}" + (f" at {data['commit']}" if data.get("commit") else "")
+             + f", torch {data.get('versions', {}).get('torch') or '-'}; wall ms host to host"
+             " (GPU ms on resident inputs).", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    losses = []
+    for r in data["rows"]:
+        best = min((r.get(f"{stem}_ms") or float("inf"), column)
+                   for column, stem in TORCH_COLUMNS.items())
+        ratio = r["ours_ms"] / best[0] if r.get("ours_ms") and best[0] < float("inf") else None
+        cells = [r["model"], f"{cell(r.get('ours_ms'))} ({cell(r.get('ours_kernel_ms'))})"]
+        for column, stem in TORCH_COLUMNS.items():
+            wall = r.get(f"{stem}_ms")
+            reason = (r.get("torch_compile_error") or {}).get(column)
+            cells.append(f"{cell(wall)} ({cell(r.get(f'{stem}_gpu_ms'))})" if wall is not None
+                         else f"failed: {reason}" if reason else "-")
+        cells.append(f"{cell(ratio, '.2f')} ({best[1]})" if ratio else r.get("status", "-"))
+        lines.append("| " + " | ".join(cells) + " |")
+        if ratio and ratio > loss:
+            losses.append((r, best, ratio))
+    for r, (best_ms, column), ratio in losses:
+        gpu = r.get(f"{TORCH_COLUMNS[column]}_gpu_ms")
+        lines += ["", f"**{r['model']}**: {ratio:.2f}x {column}'s wall time; our kernels "
+                  f"{cell(r.get('ours_kernel_ms'))} ms against its GPU time {cell(gpu)} ms."]
+        for g in kernel_losses(r.get("roofline") or []):
+            flops = g["peak_flops_fraction"]
+            byts = g["peak_bytes_fraction"]
+            lines.append(f"- `{g['kernel']}` x{g['launches']}: {g['share']:.0%} of our kernel "
+                         f"time ({g['seconds'] * 1e3:.3f} ms), "
+                         f"{'-' if flops is None else format(flops, '.1%')} of peak FLOP/s, "
+                         f"{'-' if byts is None else format(byts, '.1%')} of peak bandwidth")
+        if not r.get("roofline"):
+            lines.append("- (no launches saved: run with `--roofline`)")
+    return "\n".join(lines)
 
 
 def progress(items: list, label: Callable[[object], str]):
@@ -857,6 +938,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--roofline", metavar="DIR",
                         help="a roofline plot per model in DIR, its launches in the rows")
     parser.add_argument("--list-devices", action="store_true", help="list OpenCL devices and exit")
+    parser.add_argument("--report", metavar="JSON", type=Path,
+                        help="only print saved results as Markdown, with the kernels behind "
+                             "each loss to the fastest PyTorch column")
     parser.add_argument("-v", "--verbose", action="store_true", help="print tracebacks of failures")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # one model, a JSON row on stdout
     parser.add_argument("--compile-worker", help=argparse.SUPPRESS)  # MODEL:COLUMN, compile_job
@@ -877,6 +961,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.compile_jobs and not (args.torch_compile and args.isolate):
         parser.error("--compile-jobs needs --torch-compile and --isolate")
+    if args.report:
+        print(markdown_report(json.loads(args.report.read_text())))
+        return 0
     if args.compile_worker:
         name, _, column = args.compile_worker.rpartition(":")
         with tempfile.TemporaryDirectory(prefix="mobile-opt-e2e-") as scratch:
