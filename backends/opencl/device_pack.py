@@ -64,12 +64,13 @@ class DevicePacker:
         self.size = tuple(-(-n // g) * g for n, g in zip((record.width, record.height),
                                                          GATHER_GROUP))
 
-    def upload(self, queue: cl.CommandQueue, array: np.ndarray) -> None:
-        """Enqueue `array`'s copy and gather; the host memory is reused once `queue` is done."""
+    def upload(self, queue: cl.CommandQueue, array: np.ndarray) -> tuple[cl.Event, cl.Event]:
+        """Enqueue `array`'s copy and gather (their events); the host memory is reused once
+        `queue` is done."""
         check_exact(self.record, array)
         np.copyto(self.host, array, casting="unsafe")
-        cl.enqueue_copy(queue, self.raw, self.host, is_blocking=False)
-        cl.enqueue_nd_range_kernel(queue, self.kernel, self.size, GATHER_GROUP)
+        copied = cl.enqueue_copy(queue, self.raw, self.host, is_blocking=False)
+        return copied, cl.enqueue_nd_range_kernel(queue, self.kernel, self.size, GATHER_GROUP)
 
     def close(self) -> None:
         for obj in (self.raw, self.where):

@@ -9,6 +9,7 @@ in order and unpacks the outputs.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import time
@@ -36,6 +37,7 @@ from mobile_opt.backends.opencl.host_pack import (
     pixel_dtype,
 )
 from mobile_opt.backends.opencl.printer import opencl_source
+from mobile_opt.backends.opencl.trace import COMPUTE, Span, Timeline, launch_args
 from mobile_opt.backends.opencl.weight_store import WeightStore
 from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.reference.interpreter import _checked_input, find_function
@@ -70,6 +72,8 @@ class RunResult:
     wall_seconds: float = 0.0
     """From packing the first input to having the last output on the host."""
     events: list[tuple[LaunchRecord, cl.Event]] = field(default_factory=list, repr=False)
+    timeline: Timeline | None = field(default=None, repr=False)
+    """What the run did, where it ran with `trace=True` (`trace.py`)."""
 
     @functools.cached_property
     def kernel_times(self) -> list[KernelTime]:
@@ -111,6 +115,8 @@ class CompiledModel:
         """Making the program: printing its OpenCL C (`source_seconds`) and building it.
         A deployed model has both done ahead of time; loading is the rest."""
         self.memory = memory or DeviceMemory(self.context)
+        self.timeline: Timeline | None = None
+        """The timeline of the run in progress, if it is traced."""
         self.load()
 
     def load(self) -> None:
@@ -193,26 +199,40 @@ class CompiledModel:
 
     def _put_input(self, record: PackRecord, array: np.ndarray, keep: list) -> None:
         """Enqueue an input's packing and upload; host arrays in flight go to `keep`."""
+        timeline = self.timeline
+        before = time.perf_counter_ns() if timeline is not None else 0
         packer = self._packers.get(record.step)
         if packer is not None:
-            packer.upload(self.queue, array)
+            events = packer.upload(self.queue, array)
+            names = ("upload", "gather")
         else:
-            keep.append(self._upload(record, array, blocking=False))
+            pixels, event = self._upload(record, array, blocking=False)
+            keep.append(pixels)
+            events = (event,)
+            names = ("upload",)
+        if timeline is not None:
+            name = record.name or record.value
+            timeline.spans.append(Span(f"pack {name}", "pack", before, time.perf_counter_ns(),
+                                       {"input": name, "layout": record.layout,
+                                        "on_device": packer is not None}))
+            for what, event in zip(names, events):
+                timeline.enqueued(COMPUTE, f"{what} {name}", what, event, before,
+                                  input=name, storage=record.value)
 
-    def _upload(self, record: PackRecord, array: np.ndarray, blocking: bool) -> np.ndarray:
-        """Pack `array` into its slot; returns the pixels, which must live until the copy ends."""
+    def _upload(self, record: PackRecord, array: np.ndarray, blocking: bool
+                ) -> tuple[np.ndarray, cl.Event]:
+        """Pack `array` into its slot; the pixels, which must live until the copy ends, and
+        the copy's event."""
         pixels = pack_pixels(record, array)
-        self._copy(record, self.slots[record.slot], pixels, blocking)
-        return pixels
+        return pixels, self._copy(record, self.slots[record.slot], pixels, blocking)
 
-    def _copy(self, record, dest, src, blocking: bool) -> None:
+    def _copy(self, record, dest, src, blocking: bool) -> cl.Event:
         """Copy between host pixels and a slot (either way); images take a region."""
         if record.kind == "image":
             region = (record.width, record.height)
-            cl.enqueue_copy(self.queue, dest, src, origin=(0, 0), region=region,
-                            is_blocking=blocking)
-        else:
-            cl.enqueue_copy(self.queue, dest, src, is_blocking=blocking)
+            return cl.enqueue_copy(self.queue, dest, src, origin=(0, 0), region=region,
+                                   is_blocking=blocking)
+        return cl.enqueue_copy(self.queue, dest, src, is_blocking=blocking)
 
     def _upload_weights(self) -> None:
         """Every weight into its slot: from the weight store, or packed from the module."""
@@ -243,7 +263,11 @@ class CompiledModel:
     def _download(self, record: OutputRecord) -> np.ndarray:
         """Start copying an output's pixels to the host; they are there after `finish`."""
         pixels = np.empty((record.height, record.width, 4), pixel_dtype(record.element_type))
-        self._copy(record, pixels, self.slots[record.slot], blocking=False)
+        before = time.perf_counter_ns() if self.timeline is not None else 0
+        event = self._copy(record, pixels, self.slots[record.slot], blocking=False)
+        if self.timeline is not None:
+            self.timeline.enqueued(COMPUTE, f"download {record.name}", "download", event,
+                                   before, output=record.name, storage=record.value)
         return pixels
 
     # running --------------------------------------------------------------------------
@@ -260,8 +284,45 @@ class CompiledModel:
                 raise OpenCLRunError(str(e)) from None
         return values
 
-    def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
+    def _trace(self, trace: bool) -> None:
+        """Start recording the run's timeline (`trace.py`), or stop (False)."""
+        self.timeline = Timeline() if trace else None
+        self.memory.timeline = self.timeline
+        if self.timeline is not None:
+            self.timeline.resident(self.memory.resident)
+
+    def _traced(self, result: RunResult) -> RunResult:
+        """`result` with the run's timeline, which ends here; recording stops."""
+        timeline = self.timeline
+        if timeline is not None:
+            timeline.resident(self.memory.resident)
+            timeline.end = time.perf_counter_ns()
+            timeline.spans.append(Span("run", "run", timeline.start, timeline.end, {}))
+            result.timeline = timeline
+            self._trace(False)
+        return result
+
+    def _launched(self, launch: LaunchRecord, event: cl.Event, before: int, global_size,
+                  local_size, layer: int, **extra) -> None:
+        """Record a launch in the timeline (where the run is traced)."""
+        if self.timeline is not None:
+            self.timeline.enqueued(COMPUTE, launch.kernel, "kernel", event, before,
+                                   **launch_args(launch, global_size, local_size, layer),
+                                   **extra)
+
+    def _finish(self, *queues: cl.CommandQueue) -> None:
+        """Wait for `queues`: the end of a run."""
+        span = self.timeline.span("wait for the device", "wait") if self.timeline \
+            else contextlib.nullcontext()
+        with span:
+            for queue in queues:
+                queue.finish()
+
+    def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
+            trace: bool = False) -> RunResult:
+        """Run once; `trace`: record the run's timeline (`RunResult.timeline`) for a trace."""
         values = self._inputs(inputs)
+        self._trace(trace)
         self.memory.marks.clear()
         start = time.perf_counter()
         keep: list[np.ndarray] = []  # host arrays of copies still in flight
@@ -276,25 +337,33 @@ class CompiledModel:
                 launch, kernel, global_size, local_size = next(launches)
                 assert launch is record
                 self.memory.mark(launch.kernel)
-                events.append((record, self._enqueue(launch, kernel, global_size, local_size)))
+                before = time.perf_counter_ns() if self.timeline is not None else 0
+                event = self._enqueue(launch, kernel, global_size, local_size)
+                events.append((record, event))
+                self._launched(launch, event, before, global_size, local_size, len(events))
             elif record.slot is not None:
                 downloads.append((record, self._download(record)))
-        self.queue.finish()
-        return self._result(values, downloads, events, start)
+        self._finish(self.queue)
+        return self._traced(self._result(values, downloads, events, start))
 
     def _result(self, values: dict, downloads: list, events: list, start: float) -> RunResult:
         """The outputs (unpacked, or computed on the host) and the kernels' times."""
         result = RunResult({}, events=events)
-        unpacked = {
-            r.name: host_tensor(
-                texture.unpack(texture.Layout(r.layout), pixels.astype(np.float32), tuple(r.shape)),
-                np.dtype(r.dtype),
-            )
-            for r, pixels in downloads
-        }
+        timeline = self.timeline
+        unpacked = {}
+        for r, pixels in downloads:
+            with timeline.span(f"unpack {r.name}", "unpack", output=r.name, layout=r.layout) \
+                    if timeline is not None else contextlib.nullcontext():
+                unpacked[r.name] = host_tensor(
+                    texture.unpack(texture.Layout(r.layout), pixels.astype(np.float32),
+                                   tuple(r.shape)),
+                    np.dtype(r.dtype),
+                )
         for record in self.plan.outputs:
             if record.slot is None:
-                host_value(record.source_value, values)
+                with timeline.span(f"compute {record.name}", "unpack", output=record.name) \
+                        if timeline is not None else contextlib.nullcontext():
+                    host_value(record.source_value, values)
                 result.outputs[record.name] = np.asarray(values[record.source_value])
             else:
                 result.outputs[record.name] = unpacked[record.name]

@@ -8,6 +8,7 @@ the streaming runtime's loads, and a preloading run's too.
 from __future__ import annotations
 
 import mmap
+import time
 from collections.abc import Iterable
 
 import numpy as np
@@ -15,6 +16,7 @@ import pyopencl as cl
 
 from mobile_opt.backends.opencl.host_pack import OpenCLRunError
 from mobile_opt.backends.opencl.plan import PackRecord
+from mobile_opt.backends.opencl.trace import COPY, Span, Timeline
 from mobile_opt.backends.opencl.weight_store import WeightStore
 from mobile_opt.dialects.limits import LimitError, RunTotal, check_bytes, format_bytes
 from mobile_opt.models.storage import Slot, pixel_bytes
@@ -35,6 +37,8 @@ class DeviceMemory:
         """Pinned host memory outside the device's (a discrete GPU's `PinnedStore`)."""
         self.sizes: dict[int, int] = {}
         self.marks: list[tuple[str, int]] = []
+        self.timeline: Timeline | None = None
+        """The traced run's timeline, which gets the resident bytes at each change."""
 
     def admit(self, nbytes: int, what: str) -> None:
         """An OpenCLRunError, before allocating, if `nbytes` pass the tensor limit or the
@@ -54,6 +58,8 @@ class DeviceMemory:
         self.sizes[id(obj)] = nbytes
         self.resident += nbytes
         self.peak = max(self.peak, self.resident)
+        if self.timeline is not None:
+            self.timeline.resident(self.resident)
         return obj
 
     def buffer(self, nbytes: int, flags=cl.mem_flags.READ_WRITE) -> cl.Buffer:
@@ -77,6 +83,8 @@ class DeviceMemory:
         """Release `obj`; the caller has waited for every command that uses it."""
         self.resident -= self.sizes.pop(id(obj))
         obj.release()
+        if self.timeline is not None:
+            self.timeline.resident(self.resident)
 
     def mark(self, label: str) -> None:
         self.marks.append((label, self.resident))
@@ -177,6 +185,8 @@ class ChunkCopier:
         pixel = pixel_bytes(record.element_type)
         nbytes = record.width * record.height * pixel
         event = None
+        timeline = self.memory.timeline
+        before = time.perf_counter_ns() if timeline is not None else 0
         wait = list(after or ())  # only the first write waits: the queue is in order
         host = (self.pinned.bytes_of(record.value)
                 if self.pinned is not None and record.value in self.pinned
@@ -196,27 +206,50 @@ class ChunkCopier:
                 event = cl.enqueue_copy(self.queue, dest, host[y0 * row: y1 * row],
                                         origin=(0, y0), region=(record.width, y1 - y0),
                                         is_blocking=False, wait_for=wait)
+            if timeline is not None:
+                timeline.enqueued(COPY, f"transform {record.value}", "transform", event, before,
+                                  weight=record.value, chunks=[first, first + count - 1],
+                                  bytes=hi - lo)
             self.queue.flush()
             return event
         for k in range(first, first + count):
             slot = self._next
             self._next = (self._next + 1) % len(self.ring)
+            if timeline is not None:
+                before = time.perf_counter_ns()
             if self.busy[slot] is not None:
-                self.busy[slot].wait()
+                if timeline is not None:
+                    with timeline.span("wait for a staging buffer", "wait", staging=slot):
+                        self.busy[slot].wait()
+                else:
+                    self.busy[slot].wait()
             data = store.chunk(record.value, k, self.chunk)
             host = self.host[slot]
             host[: len(data)] = data
+            if timeline is not None:
+                timeline.spans.append(Span(f"load {record.value} chunk {k}", "load", before,
+                                           time.perf_counter_ns(),
+                                           {"weight": record.value, "chunk": k,
+                                            "bytes": len(data), "staging": slot}))
             if record.kind == "buffer":
-                event = cl.enqueue_copy(self.queue, dest, host[: len(data)],
-                                        dst_offset=k * self.chunk, is_blocking=False,
-                                        wait_for=wait)
+                regions = [(0, None, None)]
             else:
-                for offset, origin, region in chunk_regions(k, self.chunk, nbytes,
-                                                            record.width, pixel):
+                regions = chunk_regions(k, self.chunk, nbytes, record.width, pixel)
+            for i, (offset, origin, region) in enumerate(regions):
+                before = time.perf_counter_ns() if timeline is not None else 0
+                if region is None:
+                    event = cl.enqueue_copy(self.queue, dest, host[: len(data)],
+                                            dst_offset=k * self.chunk, is_blocking=False,
+                                            wait_for=wait)
+                else:
                     size = region[0] * region[1] * pixel
                     event = cl.enqueue_copy(self.queue, dest, host[offset: offset + size],
                                             origin=origin, region=region, is_blocking=False,
                                             wait_for=wait)
+                if timeline is not None:
+                    timeline.enqueued(COPY, f"transform {record.value}", "transform", event,
+                                      before, weight=record.value, chunk=k, region=i,
+                                      regions=len(regions), staging=slot)
             wait = []
             self.busy[slot] = event
         self.queue.flush()

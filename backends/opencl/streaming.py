@@ -295,7 +295,12 @@ class StreamingModel(CompiledModel):
             event, s = self._pending.popleft()
             self.queue.flush()
             started = time.perf_counter()
-            event.wait()
+            if self.timeline is not None:
+                with self.timeline.span("wait for memory", "wait", bytes=nbytes,
+                                        weight=s.record.value):
+                    event.wait()
+            else:
+                event.wait()
             self.wait_seconds += time.perf_counter() - started
             self._free(s)
 
@@ -368,10 +373,16 @@ class StreamingModel(CompiledModel):
                                              count, self._after.pop(s.slot, None))
             done[s.slot] = first + count
 
-    def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> RunResult:
+    def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
+            trace: bool = False) -> RunResult:
         values = self._inputs(inputs)
+        self._trace(trace)
         if self.runs == 1 and self.streamed:
-            self._settle()
+            if self.timeline is not None:
+                with self.timeline.span("settle", "settle"):
+                    self._settle()
+            else:
+                self._settle()
         self.runs += 1
         self.memory.marks.clear()
         start = time.perf_counter()
@@ -396,7 +407,12 @@ class StreamingModel(CompiledModel):
                 wait = [ready[slot] for slot in self.first_reads.get(layer, ())]
                 if layer in self.reads_streamed:
                     kernel.set_args(*[self.slots[a["slot"]] for a in launch.args])
+                before = time.perf_counter_ns() if self.timeline is not None else 0
                 event = self._enqueue(launch, kernel, global_size, local_size, wait)
+                if self.timeline is not None:
+                    self._launched(launch, event, before, global_size, local_size, layer,
+                                   waits_for=[self.streamed[i].record.value for i in
+                                              self.first_reads.get(layer, ())])
                 if wait or layer % FLUSH_EVERY == 0:
                     self.queue.flush()
                 events.append((launch, event))
@@ -410,9 +426,8 @@ class StreamingModel(CompiledModel):
                 self.memory.mark(launch.kernel)
             elif record.slot is not None:
                 downloads.append((record, self._download(record)))
-        self.queue.finish()
-        self.copier.queue.finish()
+        self._finish(self.queue, self.copier.queue)
         result = self._result(values, downloads, events, start)
         while self._pending:
             self._free(self._pending.popleft()[1])
-        return result
+        return self._traced(result)
