@@ -41,7 +41,12 @@ from mobile_opt.tools.cli import (
     scratch_folder,
     staged_save_dir,
 )
-from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
+from mobile_opt.tools.mobile_run import (
+    compile_for_device,
+    load_with_inputs,
+    report_outputs,
+    write_traces,
+)
 
 MOST_BUDGET = 1 << 50
 """The largest `--memory-budget`: 1 PiB."""
@@ -160,6 +165,7 @@ def _run(args, device, budget: int, folder: Path) -> int:
             built.append(model)
             streamed[len(built) - 1].build_s = time.perf_counter() - started
         peak, checks = 0, []
+        traced = None  # the last streamed run, for --trace
         rounds = tqdm(range(args.iterations * len(models)), desc="run", unit="inference",
                       file=sys.stderr, disable=None)
         for i in rounds:
@@ -170,9 +176,12 @@ def _run(args, device, budget: int, folder: Path) -> int:
             started = time.perf_counter()
             model.load()
             loaded = time.perf_counter()
-            result = model.run(c.feeds)
+            last = i == args.iterations * len(models) - 1
+            result = model.run(c.feeds, trace=last and bool(args.trace or args.trace_png))
             done = time.perf_counter()
             model.unload()
+            if last:
+                traced = result
             m.peak = max(m.peak, memory.peak)
             if i < len(models):
                 m.load_s, m.first_s = loaded - started, done - loaded
@@ -215,6 +224,9 @@ def _run(args, device, budget: int, folder: Path) -> int:
     print(format_table(rows))
     print(f"streamed peak over all runs: {mib(peak)} MiB of the {mib(budget)} MiB budget "
           f"(preload-all, largest model: {mib(max(p.peak for p in preload))} MiB)")
+    c = models[-1]
+    write_traces(args, traced, c.plan, c.path, device,
+                 {"mode": "streamed", "budget_bytes": budget, "chunk_bytes": args.chunk_kb * 1024})
     if peak > budget:
         print(f"error: the streamed runs held {peak} bytes, over the budget of {budget}",
               file=sys.stderr)

@@ -39,6 +39,13 @@ GFLOP/s and GB/s it achieved (FLOPs of its ONNX nodes, bytes of its arguments' s
 their shares of the peaks in the device's profile, the one the pipeline uses, with the roof
 that bounds it; `--roofline FILE.png` draws them on a log-log roofline plot
 (`tools/roofline_report.py`).
+`--trace FILE.json` writes the last run's timeline as Chrome trace-event JSON, which
+https://ui.perfetto.dev and chrome://tracing open: a track for the host (packing inputs,
+loading weight chunks, waiting, unpacking outputs), one per device queue (kernels with their
+ONNX nodes and sizes, uploads and downloads; under `--memory-budget` the copy queue's
+writes of the streamed weights' chunks) and the allocator's resident bytes as a counter;
+`--trace-png FILE.png` draws it (`tools/trace_report.py`). Under `--memory-budget` they
+record the last streamed run.
 An `.mlir` module that is lowered already runs as it is, after the passes `-p` names.
 With `-p` and `--reference`, the passes run first, so any stage of the pipeline
 whose graph is still `onnx` ops can be checked.
@@ -198,6 +205,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="OpenCL: write a roofline plot of the kernel launches after the run",
     )
     parser.add_argument(
+        "--trace", metavar="FILE.json",
+        help="OpenCL: write the last run's timeline as Chrome trace-event JSON (host, "
+        "compute and copy queues, device memory) for ui.perfetto.dev or chrome://tracing",
+    )
+    parser.add_argument(
+        "--trace-png", metavar="FILE.png",
+        help="OpenCL: draw the last run's timeline (as --trace records it) as a PNG",
+    )
+    parser.add_argument(
         "-p",
         "--passes",
         metavar="PIPELINE",
@@ -329,8 +345,14 @@ def run(args: argparse.Namespace) -> int:
         else None
     if roofline and (args.reference or args.target != "opencl" or args.memory_budget):
         raise UsageError(f"{roofline} applies to the OpenCL run of one model")
-    if args.roofline:
-        output_folder(args.roofline)  # before the long work
+    traced = "--trace" if args.trace else "--trace-png" if args.trace_png else None
+    if traced and (args.reference or args.target != "opencl"):
+        raise UsageError(f"{traced} applies to the OpenCL run")
+    if traced and len(args.model) > 1:
+        raise UsageError(f"{traced} applies to one model")
+    for output in (args.roofline, args.trace, args.trace_png):
+        if output:
+            output_folder(output)  # before the long work
     if args.save_dir:
         check_save_dir(args.save_dir)
     if args.memory_budget is not None:
@@ -555,7 +577,9 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
             print(f"remark: {remark}", file=sys.stderr)
         model = CompiledModel(module, device, args.function, plan)
         built = time.perf_counter()
-        results = [model.run(feeds) for _ in range(args.repeat)]
+        traced = bool(args.trace or args.trace_png)
+        results = [model.run(feeds, trace=traced and i == args.repeat - 1)
+                   for i in range(args.repeat)]
     except (OpenCLRunError, OpenCLPrintError, PlanError, ReferenceRunError) as e:
         raise UserError(f"{path}: {one_line(e)}") from None  # the node, if any, is named
     outputs = results[-1].outputs
@@ -582,6 +606,7 @@ def run_opencl_mode(args: argparse.Namespace) -> int:
     print(memory_line(model.plan))
     if args.profile_kernels or args.roofline:
         report_roofline(model.plan, times, device, args, how)
+    write_traces(args, results[-1], model.plan, path, device)
     if args.save_dir:  # last: onnxruntime ran and every file above was written
         save_outputs(Path(args.save_dir), outputs, {
             "model.cl": model.source + "\n" + plan_comment(model.plan),
@@ -603,6 +628,24 @@ def report_roofline(plan, times: list[float], device, args: argparse.Namespace,
         title = f"{args.model} on {device.name}"
         write_atomically(args.roofline, roofline_report.plot_png(works, peaks, title))
         print(f"roofline plot: {args.roofline}")
+
+
+def write_traces(args: argparse.Namespace, result, plan, path: Path, device,
+                 other: dict | None = None) -> None:
+    """`--trace`: the run's trace as JSON; `--trace-png`: its picture."""
+    if not (args.trace or args.trace_png):
+        return
+    from mobile_opt.tools import trace_report
+
+    name, model = getattr(device, "name", str(device)), Path(path).name
+    if args.trace:
+        trace = trace_report.write_trace(args.trace, result, plan, model, name, other)
+        print(f"trace: {args.trace}")
+    else:
+        trace = trace_report.trace_of(result, plan, model, name, other)
+    if args.trace_png:
+        write_atomically(args.trace_png, trace_report.plot_png(trace))
+        print(f"trace plot: {args.trace_png}")
 
 
 # Hexagon ------------------------------------------------------------------------------

@@ -215,14 +215,17 @@ class ChunkCopier:
         for k in range(first, first + count):
             slot = self._next
             self._next = (self._next + 1) % len(self.ring)
+            busy = self.busy[slot]
+            if busy is not None:
+                # traced: a wait only where the buffer's last write is still to finish
+                if timeline is not None and (busy.command_execution_status
+                                             != cl.command_execution_status.COMPLETE):
+                    with timeline.span("wait for a staging buffer", "wait", staging=slot):
+                        busy.wait()
+                else:
+                    busy.wait()
             if timeline is not None:
                 before = time.perf_counter_ns()
-            if self.busy[slot] is not None:
-                if timeline is not None:
-                    with timeline.span("wait for a staging buffer", "wait", staging=slot):
-                        self.busy[slot].wait()
-                else:
-                    self.busy[slot].wait()
             data = store.chunk(record.value, k, self.chunk)
             host = self.host[slot]
             host[: len(data)] = data
