@@ -180,4 +180,6 @@ def chrome_trace(timeline: Timeline, title: str, other: dict[str, Any] | None = 
                      "args": {"sort_index": tid}})
     data = {"clock": "microseconds from the run's start, on the device's profiling clock",
             "host_clock_error_us": _us(error), **(other or {})}
+    # in time order, each slice before those it holds
+    events.sort(key=lambda e: (e["ts"], -e.get("dur", 0)))
     return {"traceEvents": meta + events, "displayTimeUnit": "ms", "otherData": data}
