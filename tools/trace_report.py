@@ -41,7 +41,8 @@ def write_trace(path: str | Path, result, plan: Plan, model: str, device: str,
 
 COLOURS = {"pack": "tab:blue", "upload": "tab:cyan", "gather": "tab:cyan",
            "download": "tab:olive", "unpack": "tab:olive", "load": "tab:orange",
-           "transform": "tab:orange", "wait": "0.75", "settle": "tab:pink"}
+           "transform": "tab:orange", "wait": "0.55", "settle": "tab:pink",
+           "allocate": "black", "release": "0.3", "enqueue": "0.85"}
 """Each category's colour; kernels take one per op type (`KERNEL_COLOURS`)."""
 KERNEL_COLOURS = ("tab:green", "tab:purple", "tab:red", "tab:brown", "tab:gray",
                   "darkgreen", "indigo", "firebrick", "teal", "goldenrod")

@@ -211,13 +211,13 @@ class CompiledModel:
             events = (event,)
             names = ("upload",)
         if timeline is not None:
-            name = record.name or record.value
-            timeline.spans.append(Span(f"pack {name}", "pack", before, time.perf_counter_ns(),
+            name, after = record.name or record.value, time.perf_counter_ns()
+            timeline.spans.append(Span(f"pack {name}", "pack", before, after,
                                        {"input": name, "layout": record.layout,
                                         "on_device": packer is not None}))
-            for what, event in zip(names, events):
-                timeline.enqueued(COMPUTE, f"{what} {name}", what, event, before,
-                                  input=name, storage=record.value)
+            for what, event in zip(names, events):  # enqueued within the packing
+                timeline.enqueued(COMPUTE, f"{what} {name}", what, event, before, after,
+                                  shown=False, input=name, storage=record.value)
 
     def _upload(self, record: PackRecord, array: np.ndarray, blocking: bool
                 ) -> tuple[np.ndarray, cl.Event]:

@@ -54,24 +54,28 @@ class DeviceMemory:
                 f"{format_bytes(device.max_mem_alloc_size)}"
             )
 
-    def _count(self, obj: cl.MemoryObject, nbytes: int) -> cl.MemoryObject:
+    def _count(self, obj: cl.MemoryObject, nbytes: int, started: int) -> cl.MemoryObject:
         self.sizes[id(obj)] = nbytes
         self.resident += nbytes
         self.peak = max(self.peak, self.resident)
         if self.timeline is not None:
+            self.timeline.spans.append(Span("allocate", "allocate", started,
+                                            time.perf_counter_ns(), {"bytes": nbytes}))
             self.timeline.resident(self.resident)
         return obj
 
     def buffer(self, nbytes: int, flags=cl.mem_flags.READ_WRITE) -> cl.Buffer:
         self.admit(nbytes, "a buffer")
-        return self._count(cl.Buffer(self.context, flags, nbytes), nbytes)
+        started = time.perf_counter_ns() if self.timeline is not None else 0
+        return self._count(cl.Buffer(self.context, flags, nbytes), nbytes, started)
 
     def image(self, width: int, height: int, element_type: str) -> cl.Image:
         channel = cl.channel_type.HALF_FLOAT if element_type == "f16" else cl.channel_type.FLOAT
         fmt = cl.ImageFormat(cl.channel_order.RGBA, channel)
         self.admit(width * height * pixel_bytes(element_type), f"an image of {width}x{height}")
+        started = time.perf_counter_ns() if self.timeline is not None else 0
         image = cl.create_image(self.context, cl.mem_flags.READ_WRITE, fmt, shape=(width, height))
-        return self._count(image, width * height * pixel_bytes(element_type))
+        return self._count(image, width * height * pixel_bytes(element_type), started)
 
     def slot(self, slot: Slot) -> cl.MemoryObject:
         """The memory object of a host-plan slot."""
@@ -81,9 +85,13 @@ class DeviceMemory:
 
     def free(self, obj: cl.MemoryObject) -> None:
         """Release `obj`; the caller has waited for every command that uses it."""
-        self.resident -= self.sizes.pop(id(obj))
+        started = time.perf_counter_ns() if self.timeline is not None else 0
+        nbytes = self.sizes.pop(id(obj))
+        self.resident -= nbytes
         obj.release()
         if self.timeline is not None:
+            self.timeline.spans.append(Span("release", "release", started,
+                                            time.perf_counter_ns(), {"bytes": nbytes}))
             self.timeline.resident(self.resident)
 
     def mark(self, label: str) -> None:

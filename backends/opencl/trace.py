@@ -62,6 +62,8 @@ class Command:
     before: int
     after: int
     args: dict[str, Any]
+    shown: bool = True
+    """Whether the enqueue call shows on the host track (not where other host work holds it)."""
 
 
 @dataclass
@@ -84,10 +86,11 @@ class Timeline:
             self.spans.append(Span(name, cat, start, time.perf_counter_ns(), args))
 
     def enqueued(self, track: int, name: str, cat: str, event: Any, before: int,
-                 **args: Any) -> None:
-        """Record `event`, enqueued from `before` (perf_counter_ns) to now."""
-        self.commands.append(Command(track, name, cat, event, before, time.perf_counter_ns(),
-                                     args))
+                 after: int | None = None, shown: bool = True, **args: Any) -> None:
+        """Record `event`, enqueued from `before` to `after` (perf_counter_ns; default now);
+        `shown`: the enqueue call as host work of its own."""
+        after = time.perf_counter_ns() if after is None else after
+        self.commands.append(Command(track, name, cat, event, before, after, args, shown))
 
     def resident(self, nbytes: int) -> None:
         self.memory.append((time.perf_counter_ns(), nbytes))
@@ -156,8 +159,11 @@ def chrome_trace(timeline: Timeline, title: str, other: dict[str, Any] | None = 
                        "dur": round(_us(end) - _us(start), 3), "pid": PID, "tid": tid,
                        "args": args})
 
-    for s in sorted(timeline.spans, key=lambda s: (s.start, -s.end)):
+    for s in timeline.spans:
         complete(HOST, s.name, s.cat, host(s.start), host(s.end), s.args)
+    calls = {(c.before, c.after): c for c in timeline.commands if c.shown}  # one per call
+    for (before, after), c in calls.items():
+        complete(HOST, f"enqueue {c.name}", "enqueue", host(before), host(after), {})
     tracks = sorted({c.track for c, *_ in device})
     for track in tracks:
         last = 0
