@@ -44,7 +44,7 @@ COLOURS = {"pack": "tab:blue", "upload": "tab:cyan", "gather": "tab:cyan",
            "transform": "tab:orange", "wait": "0.55", "settle": "tab:pink",
            "allocate": "black", "release": "0.3", "enqueue": "0.85"}
 """Each category's colour; kernels take one per op type (`KERNEL_COLOURS`)."""
-KERNEL_COLOURS = ("tab:green", "tab:purple", "tab:red", "tab:brown", "tab:gray",
+KERNEL_COLOURS = ("tab:green", "tab:purple", "tab:red", "tab:brown", "navy",
                   "darkgreen", "indigo", "firebrick", "teal", "goldenrod")
 
 
