@@ -8,7 +8,7 @@ HEXAGON_PACKAGES = qemu-user clang-19 lld-19 llvm-19
 POCL_ICD = /etc/OpenCL/vendors/pocl.icd
 POCL_PACKAGE = pocl-opencl-icd
 
-.PHONY: install install-test install-apt front-door test layers lit pytest
+.PHONY: install install-test install-apt front-door test layers lit pytest docs docs-gen
 
 install:
 	$(PYTHON) -m pip install -q -e .
@@ -46,4 +46,14 @@ lit:
 pytest:
 	$(PYTHON) -m pytest -q
 
-test: front-door install-test layers lit pytest
+# the MkDocs site (mkdocs.yml, docs/) into site/; --strict fails on any warning, such as a
+# broken link or a page missing from the tree
+docs:
+	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict --quiet
+
+# the generated pages: the dialect and CLI references from the code, the results pages from
+# bench/results/*.json (tests/test_docs.py fails while the committed ones are stale)
+docs-gen:
+	cd docs/gen && $(PYTHON) dialects.py && $(PYTHON) cli.py && $(PYTHON) results.py
+
+test: front-door install-test layers lit docs pytest
