@@ -61,6 +61,7 @@ import datetime
 import importlib.util
 import inspect
 import json
+import operator
 import os
 import platform
 import re
@@ -441,9 +442,42 @@ def torch_module(source: ModelSource, path: Path) -> tuple[Callable[[], object] 
             if node.op_type == "Dropout":  # inference: the identity (onnx2torch lacks opset 7's)
                 node.op_type = "Identity"
                 del node.attribute[:], node.input[1:], node.output[1:]
-        return onnx2torch.convert(model)
+        return constant_reshapes(onnx2torch.convert(model))
 
     return convert, "onnx2torch"
+
+
+def onnx_reshape(data, dims: tuple[int, ...]):
+    """ONNX's Reshape to constant `dims` (0 keeps the input's dim there)."""
+    return data.reshape([data.shape[i] if d == 0 else d for i, d in enumerate(dims)])
+
+
+def constant_reshapes(module):
+    """
+    onnx2torch's module with each Reshape to a constant shape (an initializer or a
+    `Constant`) calling `onnx_reshape` with those dims as Python ints: its own Reshape
+    builds `torch.Size` from the shape tensor's values, which `torch.compile` cannot trace.
+    """
+    graph = module.graph
+    for node in list(graph.nodes):
+        if (node.op != "call_module"
+                or type(module.get_submodule(node.target)).__name__ != "OnnxReshape"):
+            continue
+        data, shape = node.args[:2]
+        if shape.op == "get_attr":
+            value = operator.attrgetter(shape.target)(module)
+        elif shape.op == "call_module" and not shape.args:
+            value = module.get_submodule(shape.target)()
+        else:
+            continue
+        dims = tuple(int(d) for d in value.reshape(-1).tolist())
+        with graph.inserting_after(node):
+            reshaped = graph.call_function(onnx_reshape, (data, dims))
+        node.replace_all_uses_with(reshaped)
+        graph.erase_node(node)
+    graph.eliminate_dead_code()
+    module.recompile()
+    return module
 
 
 # one model --------------------------------------------------------------------------
@@ -814,16 +848,18 @@ TORCH_COLUMNS = {"eager": "torch_cuda", **{c: f"torch_{c}" for c in TORCH_COMPIL
 def kernel_losses(launches: list[dict], top: int = 3) -> list[dict]:
     """
     The kernels that carry a model's time: its launches (`--roofline` rows) grouped by
-    kernel, the `top` largest by their share of the summed kernel time, each with its
-    launches, milliseconds, and its work's fraction of the device's peak FLOP/s and of its
-    peak bandwidth (over the group's summed FLOPs, bytes and seconds).
+    kind (the kernel's name without its number: `matmul`, `conv`, ...), the `top` largest
+    by their share of the summed kernel time, each with its launches, seconds, and its
+    work's fraction of the device's peak FLOP/s and of its peak bandwidth (the group's
+    summed FLOPs and bytes over its summed seconds).
     """
     groups: dict[str, dict] = {}
     for launch in launches:
-        group = groups.setdefault(launch["kernel"], {"kernel": launch["kernel"], "launches": 0,
-                                                     "seconds": 0.0, "flops": 0, "bytes": 0,
-                                                     "peak_gflops": launch.get("peak_gflops"),
-                                                     "peak_gbs": launch.get("peak_gbs")})
+        kind = re.sub(r"_\d+$", "", launch["kernel"])
+        group = groups.setdefault(kind, {"kernel": kind, "launches": 0, "seconds": 0.0,
+                                         "flops": 0, "bytes": 0,
+                                         "peak_gflops": launch.get("peak_gflops"),
+                                         "peak_gbs": launch.get("peak_gbs")})
         group["launches"] += 1
         group["seconds"] += launch["seconds"]
         group["flops"] += launch.get("flops") or 0
@@ -873,15 +909,20 @@ def markdown_report(data: dict, loss: float = 1.1) -> str:
             losses.append((r, best, ratio))
     for r, (best_ms, column), ratio in losses:
         gpu = r.get(f"{TORCH_COLUMNS[column]}_gpu_ms")
-        lines += ["", f"**{r['model']}**: {ratio:.2f}x {column}'s wall time; our kernels "
-                  f"{cell(r.get('ours_kernel_ms'))} ms against its GPU time {cell(gpu)} ms."]
+        kernels = r.get("ours_kernel_ms")
+        split = (f" Kernels: ours {kernels:.3f} ms, its GPU time {gpu:.3f} ms "
+                 f"({kernels / gpu:.2f}x); the rest, host and launches: ours "
+                 f"{r['ours_ms'] - kernels:.3f} ms, its {best_ms - gpu:.3f} ms."
+                 if kernels and gpu else "")
+        lines += ["", f"**{r['model']}**: {ratio:.2f}x {column}'s wall time ({r['ours_ms']:.3f} "
+                  f"against {best_ms:.3f} ms).{split}"]
         for g in kernel_losses(r.get("roofline") or []):
             flops = g["peak_flops_fraction"]
             byts = g["peak_bytes_fraction"]
             lines.append(f"- `{g['kernel']}` x{g['launches']}: {g['share']:.0%} of our kernel "
                          f"time ({g['seconds'] * 1e3:.3f} ms), "
-                         f"{'-' if flops is None else format(flops, '.1%')} of peak FLOP/s, "
-                         f"{'-' if byts is None else format(byts, '.1%')} of peak bandwidth")
+                         f"{'-' if flops is None else format(flops * 100, '.2g') + '%'} of peak FLOP/s, "
+                         f"{'-' if byts is None else format(byts * 100, '.2g') + '%'} of peak bandwidth")
         if not r.get("roofline"):
             lines.append("- (no launches saved: run with `--roofline`)")
     return "\n".join(lines)

@@ -52,18 +52,31 @@ def test_each_column_and_the_fastest(tmp_path: Path):
 
 def test_a_loss_names_the_kernels_that_carry_it(tmp_path: Path):
     losing = row("slow", 2.3, 2.0, torch_cuda=(3.0, 2.9), torch_cudagraphs=(2.0, 1.0))
-    losing["roofline"] = [launch("conv_wide", 1.0, 0.5, 10.0),    # 500 GFLOP/s, 10 GB/s
-                          launch("conv_wide", 0.5, 0.1, 5.0),
-                          launch("softmax", 0.4, 0.0, 20.0),        # 50 GB/s: 50% of 100
-                          launch("add", 0.1, 0.0, 1.0)]
+    losing["roofline"] = [launch("conv_3", 1.0, 0.5, 10.0),    # 500 GFLOP/s, 10 GB/s
+                          launch("conv_7", 0.5, 0.1, 5.0),     # one kind with conv_3
+                          launch("softmax_4", 0.4, 0.0, 20.0),  # 50 GB/s: 50% of 100
+                          launch("add_1", 0.1, 0.0, 1.0)]
     lines = report(tmp_path, [losing, row("tie", 1.05, 1.0, torch_cuda=(1.0, 0.9))])
     text = "\n".join(lines)
-    assert "**slow**: 1.15x cudagraphs's wall time; our kernels 2.000 ms against its GPU " \
-           "time 1.000 ms." in text
+    assert ("**slow**: 1.15x cudagraphs's wall time (2.300 against 2.000 ms). Kernels: ours "
+            "2.000 ms, its GPU time 1.000 ms (2.00x); the rest, host and launches: ours "
+            "0.300 ms, its 1.000 ms.") in text
     breakdown = [l for l in lines if l.startswith("- ")]
-    assert breakdown[0] == ("- `conv_wide` x2: 75% of our kernel time (1.500 ms), 40.0% of "
-                            "peak FLOP/s, 10.0% of peak bandwidth")
-    assert breakdown[1].startswith("- `softmax` x1: 20% of our kernel time (0.400 ms), 0.0% of")
-    assert breakdown[1].endswith("50.0% of peak bandwidth")
+    assert breakdown[0] == ("- `conv` x2: 75% of our kernel time (1.500 ms), 40% of "
+                            "peak FLOP/s, 10% of peak bandwidth")
+    assert breakdown[1].startswith("- `softmax` x1: 20% of our kernel time (0.400 ms), 0% of")
+    assert breakdown[1].endswith("50% of peak bandwidth")
     assert len(breakdown) == 3  # the three largest; 1.05x is within 1.1x: no breakdown
     assert "**tie**" not in text
+
+
+def test_the_committed_reports_are_current():
+    """Each report beside a saved result (`bench/results/e2e-*.md`, shown on the results
+    page) is what `--report` makes of its JSON today."""
+    reports = sorted((REPO / "bench" / "results").glob("e2e-*.md"))
+    assert reports
+    for md in reports:
+        done = subprocess.run([sys.executable, str(REPO / "bench" / "e2e.py"), "--report",
+                               str(md.with_suffix(".json"))], capture_output=True, text=True,
+                              check=True)
+        assert done.stdout == md.read_text(), f"{md.name} is stale: rerun bench/e2e.py --report"

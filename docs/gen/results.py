@@ -244,6 +244,9 @@ def section(path: Path, family: Family) -> list[str]:
         cells = [fmt(row.get(c)) for c in columns] + [measured_at(row, doc)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
+    analysis = RESULTS / f"{path.stem}.md"  # a benchmark's own report of the file, if any
+    if analysis.exists():
+        lines += [analysis.read_text().rstrip(), ""]
     summary = doc.get("summary")
     if family.source != "summary" and isinstance(summary, dict):
         scalars = {k: v for k, v in flatten(summary).items() if "." not in k}
