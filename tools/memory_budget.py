@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.checking import format_table
+from mobile_opt.pass_lists import MOST_BUDGET
 from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.tools.cli import (
     UsageError,
@@ -42,9 +43,6 @@ from mobile_opt.tools.cli import (
     staged_save_dir,
 )
 from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
-
-MOST_BUDGET = 1 << 50
-"""The largest `--memory-budget`: 1 PiB."""
 
 
 def mib(n: float) -> str:
