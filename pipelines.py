@@ -1,60 +1,35 @@
 """
-The GPU and DSP pass pipelines, each built here and nowhere else: every tool, bench
-script and test that compiles a model takes its passes from this module.
-
-- GPU: the graph passes (`GRAPH_PASSES`, or the `-p` spec), `texture-tile` (TMModel,
-  with the device's shipped profile, if it has one), `select-layouts{target=gpu
-  solver=gcd2}` (every layout chosen together; `solver=local`: the rules op by op),
-  `onnx-to-texture` within the device's image limits (every tensor in a buffer where the
-  profile's images are slower, `prefers_buffers`: PoCL), `texture-to-ocl`, `ace` and `cse`;
-  under a memory budget, `flashmem-split` first (no weight over a quarter of the budget)
-  and `flashmem-plan` last.
-- DSP: `select-layouts{target=dsp}` (each operator's implementation, GCD²'s local
-  choice), `onnx-to-hvx`, `hvx-unroll` (kernels unrolled by output shape, pointer steps
-  folded into offsets), then the back end: `hvx-regalloc`, and `vliw-pack` unless the
-  printer packs. Hand-built kernels take the back end alone (`dsp_back_end`).
+The GPU and DSP pass pipelines as the tools, bench scripts and tests ask for them: a
+`-p` spec parsed against the project's universe, then the list `pass_lists.py` builds
+(the one place each list is defined), and run. The named pipelines `gpu-pipeline` and
+`dsp-pipeline` live there too; a spec given here takes graph passes and stages, not them.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.universe import Universe
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from mobile_opt.backends.hexagon.printer import PRINTER_PACKINGS
-from mobile_opt.models.device_profile import load_profile, prefers_buffers, profile_for_device
-from mobile_opt.transforms.ace import AddressCalculationEliminationPass
-from mobile_opt.transforms.flashmem_fuse import FlashMemFusePass
+from mobile_opt.pass_lists import (
+    GRAPH_PASSES,
+    NamedPipeline,
+    PipelineError,
+    dsp_back_end,
+    dsp_passes,
+    gpu_passes,
+)
 from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
-from mobile_opt.transforms.flashmem_split import FlashMemSplitPass
-from mobile_opt.transforms.flashmem_stream import FlashMemStreamPass
-from mobile_opt.transforms.hvx_regalloc import HvxRegisterAllocationPass
-from mobile_opt.transforms.hvx_unroll import HvxUnrollPass
-from mobile_opt.transforms.onnx_to_hvx.lower import OnnxToHvxPass
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
-from mobile_opt.transforms.select_layouts import SelectLayoutsPass
-from mobile_opt.transforms.texture_tile import TextureTilePass
-from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
-from mobile_opt.transforms.vliw_pack import VliwPackPass
 from mobile_opt.universe import MOBILE_OPT_UNIVERSE
 
-GRAPH_PASSES = "onnx-fold-constants,onnx-fold-batchnorm,onnx-canonicalize,onnx-fuse"
-"""The graph passes a GPU run takes when it is given none."""
-
-
-SPLIT_SHARE = 0.25
-"""Under a memory budget, MatMul weights above this share of it are cut in column blocks."""
-
-
-class PipelineError(Exception):
-    """A pass spec that does not parse (unknown pass, bad option); one line."""
+__all__ = ["GRAPH_PASSES", "PipelineError", "apply", "context",
+           "dsp_back_end", "dsp_pipeline", "gpu_pipeline", "parse_passes", "universe"]
 
 
 def universe() -> Universe:
@@ -96,79 +71,35 @@ def apply(module: ModuleOp, passes: Sequence[ModulePass], ctx: Context | None = 
     module.verify()
 
 
+
+def _stages(spec: str, of: Universe | None) -> list[ModulePass]:
+    """`spec`'s passes, which a tool's own pipeline takes in: no named pipeline among them."""
+    passes = parse_passes(spec, of)
+    named = next((p for p in passes if isinstance(p, NamedPipeline)), None)
+    if named is not None:
+        raise PipelineError(f"-p {spec}: {named.name} is a whole pipeline; give the passes "
+                            "to run before or in place of its stages")
+    return passes
+
+
 def gpu_pipeline(
     spec: str, device, fp16: bool = False, of: Universe | None = None,
     ace: bool = True, tile: bool = True, solver: str = "gcd2", partition: int = 13,
     stream: FlashMemPlanPass | None = None,
 ) -> tuple[list[ModulePass], OnnxToTexturePass]:
     """
-    The passes of a GPU compile for `device` (its `max_image_width/height`, `name` and
-    `platform`) and its `onnx-to-texture`. `spec` gives the graph passes, or
-    `onnx-to-texture`'s own options when it names that pass; a stage it names (before
-    the lowering: `texture-tile`, `select-layouts`; after it: `texture-to-ocl`, `ace`,
-    `cse`) replaces the default one. `fp16` stores every tensor as half. `ace=False`
-    leaves out the default `ace`, `tile=False` the default `texture-tile` (the lowering
-    keeps its fixed kernel defaults): a stage `spec` names stays either way. `solver` and
-    `partition` are the default `select-layouts`' (`models/solvers.py`). `stream`, a
-    `flashmem-plan` pass, plans weight streaming, and `flashmem-stream` realises the plan,
-    last (`mobile-run --memory-budget`).
+    The passes of a GPU compile for `device` and its `onnx-to-texture`
+    (`pass_lists.gpu_passes`). `spec` gives the graph passes, or `onnx-to-texture`'s own
+    options when it names that pass; a stage it names replaces the default one. The other
+    arguments are `gpu_passes'`; `stream` serves `mobile-run --memory-budget`.
     """
-    passes = parse_passes(spec, of)
+    passes = _stages(spec, of)
     at = next((i for i, p in enumerate(passes) if isinstance(p, OnnxToTexturePass)), None)
-    given: set[str] = set()  # the options spec gives onnx-to-texture
-    if at is None:
-        before, lowering, after = passes, OnnxToTexturePass(), []
-    else:
-        before, lowering, after = passes[:at], passes[at], passes[at + 1 :]
-        given = {k.replace("-", "_") for k in list(parse_pipeline(spec))[at].parameters}
-    width, height = device.max_image_width, device.max_image_height
-    lowering = dataclasses.replace(
-        lowering,
-        max_image_width=min(lowering.max_image_width, width)
-        if "max_image_width" in given
-        else width,
-        max_image_height=min(lowering.max_image_height, height)
-        if "max_image_height" in given
-        else height,
-        storage="f16" if fp16 else lowering.storage,
-        remarks=False,  # the host plan says which storage falls back to a buffer, once each
-    )
-    profile = profile_for_device(getattr(device, "name", ""), getattr(device, "platform", ""))
-    if "buffers" not in given and profile is not None:
-        lowering = dataclasses.replace(lowering, buffers=prefers_buffers(load_profile(profile)))
-    if stream is not None and not any(isinstance(p, FlashMemSplitPass) for p in before):
-        # no weight may need a large share of the budget on its own; before a given
-        # flashmem-fuse, which plans within the budget too
-        at_fuse = next((i for i, p in enumerate(before) if isinstance(p, FlashMemFusePass)),
-                       len(before))
-        split = FlashMemSplitPass(max_weight_mb=stream.budget_mb * SPLIT_SHARE)
-        before = [*before[:at_fuse], split, *before[at_fuse:]]
-    if (tile and profile is not None and not lowering.buffers
-            and not any(isinstance(p, TextureTilePass) for p in before)):
-        # kernel configurations by TMModel, from the device's shipped profile (the image
-        # kernels': in buffers the wide kernels take none)
-        before = [*before, TextureTilePass(device=profile, blocked=lowering.blocked)]
-    if not any(isinstance(p, SelectLayoutsPass) for p in before):
-        # the lowering obeys the recorded layouts and chooses none; costs from the
-        # device's profile (PoCL's where it ships none) and its image limits
-        before = [*before, SelectLayoutsPass(
-            target="gpu", solver=solver, partition=partition, device=profile or "pocl",
-            max_image_width=lowering.max_image_width,
-            max_image_height=lowering.max_image_height)]
-    if not any(isinstance(p, TextureToOclPass) for p in after):
-        after = [TextureToOclPass(), *after]
-    if ace and not any(isinstance(p, AddressCalculationEliminationPass) for p in after):
-        at_ocl = next(i for i, p in enumerate(after) if isinstance(p, TextureToOclPass))
-        after = [*after[: at_ocl + 1], AddressCalculationEliminationPass(), *after[at_ocl + 1 :]]
-    if not any(isinstance(p, CommonSubexpressionElimination) for p in after):
-        after = [*after, CommonSubexpressionElimination()]
-    if stream is not None and not any(isinstance(p, FlashMemPlanPass) for p in after):
-        # load capacities from the device's measured profile, as tiling's costs
-        after = [*after, stream if stream.device or profile is None
-                 else dataclasses.replace(stream, device=profile)]
-    if stream is not None and not any(isinstance(p, FlashMemStreamPass) for p in after):
-        after = [*after, FlashMemStreamPass()]
-    return [*before, lowering, *after], lowering
+    # the options spec gives onnx-to-texture: those it leaves out follow the device
+    given = set() if at is None else {
+        k.replace("-", "_") for k in list(parse_pipeline(spec))[at].parameters}
+    return gpu_passes(passes, device, fp16, given=given, ace=ace, tile=tile, solver=solver,
+                      partition=partition, stream=stream)
 
 
 def dsp_pipeline(
@@ -179,28 +110,5 @@ def dsp_pipeline(
     of: Universe | None = None,
     solver: str = "gcd2",
 ) -> list[ModulePass]:
-    """
-    The passes of a DSP compile: `spec`'s graph passes, the layout selection of
-    `function` in `layout` by `solver` (a forced layout leaves nothing to solve: the
-    local rules place it), its lowering, unrolling and the back end with `packing`.
-    """
-    if layout != "auto":
-        solver = "local"
-    return [
-        *parse_passes(spec, of),
-        SelectLayoutsPass(target="dsp", solver=solver, layout=layout, function=function),
-        OnnxToHvxPass(function=function),
-        HvxUnrollPass(),
-        *dsp_back_end(packing),
-    ]
-
-
-def dsp_back_end(packing: str = "sda") -> list[ModulePass]:
-    """
-    Register allocation, and `vliw-pack` with `packing` unless the printer packs
-    (`greedy`, `single`). SDA tunes its w/p grid per block by the cycle model.
-    """
-    passes: list[ModulePass] = [HvxRegisterAllocationPass()]
-    if packing not in PRINTER_PACKINGS:
-        passes.append(VliwPackPass(algorithm=packing, tune=packing == "sda"))
-    return passes
+    """The passes of a DSP compile (`pass_lists.dsp_passes`) after `spec`'s graph passes."""
+    return dsp_passes(_stages(spec, of), layout, function, packing, solver)

@@ -1,6 +1,7 @@
 """
 The single `Universe` of this project, published under the `xdsl.universe` entry
-point so that stock `xdsl-opt` and `mobile-opt` both see its dialects and passes.
+point so that stock `xdsl-opt` and `mobile-opt` both see its dialects, passes (the
+named pipelines `gpu-pipeline` and `dsp-pipeline` among them) and targets.
 """
 
 from __future__ import annotations
@@ -157,6 +158,18 @@ def _flashmem_stream() -> type[ModulePass]:
     return FlashMemStreamPass
 
 
+def _gpu_pipeline() -> type[ModulePass]:
+    from mobile_opt.pass_lists import GpuPipelinePass
+
+    return GpuPipelinePass
+
+
+def _dsp_pipeline() -> type[ModulePass]:
+    from mobile_opt.pass_lists import DspPipelinePass
+
+    return DspPipelinePass
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "onnx": _onnx,
     "texture": _texture,
@@ -185,7 +198,11 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "flashmem-plan": _flashmem_plan,
     "flashmem-stream": _flashmem_stream,
     "flashmem-split": _flashmem_split,
+    # named pipelines: each expands to one of pass_lists.py's lists
+    "gpu-pipeline": _gpu_pipeline,
+    "dsp-pipeline": _dsp_pipeline,
 }
+
 
 def _opencl() -> type[Target]:
     from mobile_opt.backends.opencl.printer import OpenCLTarget

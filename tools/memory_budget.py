@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.checking import format_table
+from mobile_opt.pass_lists import MOST_BUDGET
 from mobile_opt.reference.errors import ReferenceRunError
 from mobile_opt.tools.cli import (
     UsageError,
@@ -47,9 +48,6 @@ from mobile_opt.tools.mobile_run import (
     report_outputs,
     write_traces,
 )
-
-MOST_BUDGET = 1 << 50
-"""The largest `--memory-budget`: 1 PiB."""
 
 
 def mib(n: float) -> str:

@@ -3,7 +3,9 @@
 
 It reads `.mlir` or `.onnx` (by extension), takes passes as `-p a,b{opt=v}` or
 MLIR-style `--pass-pipeline='builtin.module(a,b)'`, and writes its output whole
-or not at all.
+or not at all. The named pipelines (`gpu-pipeline`, `dsp-pipeline`;
+`--list-pipelines`) run as the passes they stand for, so that `--explain`,
+`--time-passes` and `--print-between-passes` see each of them.
 """
 
 from __future__ import annotations
@@ -99,6 +101,13 @@ class MobileOptMain(xDSLOptMain):
         )
 
         arg_parser.add_argument(
+            "--list-pipelines",
+            action="store_true",
+            help="list the named pipelines (gpu-pipeline, dsp-pipeline): their options, "
+            "defaults, and the passes each stands for with its defaults, then exit",
+        )
+
+        arg_parser.add_argument(
             "--weight-store",
             metavar="FILE",
             help="also write the lowered module's weights, packed in their device layouts and "
@@ -149,6 +158,8 @@ class MobileOptMain(xDSLOptMain):
             # reason is the last line xDSL gives (after a caret diagram, if any)
             reason = [line.strip() for line in str(e).strip().splitlines() if line.strip()][-1]
             raise UserError(f"pass pipeline '{self.args.passes}': {reason}") from None
+        if self.pipeline.passes:
+            self._expand_named_pipelines()
         if self.args.explain:
             passes = tuple(
                 dataclasses.replace(p, explain=True) if _explains(p) else p
@@ -159,6 +170,18 @@ class MobileOptMain(xDSLOptMain):
                     "--explain needs a select-layouts or flashmem-fuse pass in the pipeline"
                 )
             self.pipeline = dataclasses.replace(self.pipeline, passes=passes)
+
+    def _expand_named_pipelines(self) -> None:
+        """Each named pipeline in its passes' place; its device is resolved here, before
+        any input is read."""
+        from mobile_opt.pass_lists import NamedPipeline, PipelineError
+
+        try:
+            passes = tuple(q for p in self.pipeline.passes
+                           for q in (p.passes() if isinstance(p, NamedPipeline) else (p,)))
+        except PipelineError as e:
+            raise UserError(f"pass pipeline '{self.args.passes}': {one_line(e)}") from None
+        self.pipeline = dataclasses.replace(self.pipeline, passes=passes)
 
     def prepare_input(self):
         try:
@@ -174,6 +197,9 @@ class MobileOptMain(xDSLOptMain):
         return self._output if self.args.output_file is not None else sys.stdout
 
     def run(self):
+        if self.args.list_pipelines:
+            print(list_pipelines(), end="")
+            return
         for output in (self.args.output_file, self.args.weight_store):
             if output is not None:
                 output_folder(output)  # before the long work
@@ -196,13 +222,13 @@ class MobileOptMain(xDSLOptMain):
     def _write_weight_store(self, path: Path) -> None:
         from mobile_opt.backends.opencl.host_pack import OpenCLRunError
         from mobile_opt.backends.opencl.plan import PlanError, build_plan, is_lowered
+        from mobile_opt.backends.opencl.printer import LOWER_FIRST
         from mobile_opt.backends.opencl.weight_store import DEFAULT_CHUNK, write_store
         from mobile_opt.dialects.stream.attributes import PLAN, PlanAttr
 
         module = getattr(self, "_module", None)
         if module is None or not is_lowered(module):
-            raise UserError("--weight-store needs a lowered module (onnx-to-texture,"
-                            "texture-to-ocl)")
+            raise UserError(f"--weight-store needs a lowered module: {LOWER_FIRST}")
         head = module.attributes.get(PLAN)
         chunk = head.chunk.data if isinstance(head, PlanAttr) else DEFAULT_CHUNK
         output_folder(path)
@@ -210,6 +236,34 @@ class MobileOptMain(xDSLOptMain):
             write_store(path, build_plan(module), chunk)
         except (PlanError, OpenCLRunError, ReferenceRunError, OSError) as e:
             raise UserError(f"--weight-store {path}: {one_line(e)}") from None
+
+
+def _spec(p: ModulePass, include_default: bool = False) -> str:
+    """A pass as `-p` writes it, its options in kebab case."""
+    spec = p.spec(include_default=include_default)
+    return str(dataclasses.replace(
+        spec, parameters={k.replace("_", "-"): v for k, v in spec.parameters.items()}))
+
+
+def list_pipelines() -> str:
+    """`--list-pipelines`: each named pipeline, its options with their defaults and help,
+    and the passes it stands for with its defaults (the GPU's for the default device)."""
+    from mobile_opt.pass_lists import NAMED_PIPELINES, PipelineError
+
+    lines = []
+    for kind in NAMED_PIPELINES:
+        lines += [f"{kind.name}: {kind.summary}", "  options:"]
+        for f in dataclasses.fields(kind):
+            default = f.metadata.get("shown") or str(getattr(kind, f.name)).lower()
+            lines.append(f"    {f.name.replace('_', '-')} (default {default}): "
+                         f"{f.metadata['help']}")
+        try:
+            built_for, passes = kind().expansion()
+            lines += [f"  passes with the defaults{f' (on {built_for})' if built_for else ''}:",
+                      f"    {','.join(_spec(p) for p in passes)}"]
+        except PipelineError as e:  # no OpenCL device here
+            lines += ["  passes with the defaults:", f"    (none here: {one_line(e)})"]
+    return "\n".join(lines) + "\n"
 
 
 class _KeepOpen(StringIO):

@@ -23,6 +23,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
+from mobile_opt.backends.hexagon.printer import NOT_LOWERED
 from mobile_opt.dialects.hvx import ops
 from mobile_opt.dialects.hvx.registers import PredType, RegPairType, RegType, VecPairType, VecType
 
@@ -313,8 +314,11 @@ def kernels_as_c(funcs: list[ops.FuncOp], buffers: list[str]) -> str:
 
 def print_c(module: ModuleOp, output: IO[str]) -> None:
     buffers = [b.sym_name.data for b in module.walk() if isinstance(b, ops.BufferOp)]
-    funcs = [f for f in module.walk() if isinstance(f, ops.FuncOp)
-             and not any(isinstance(op, (ops.CallOp, ops.SyscallOp)) for op in f.walk())]
+    funcs = [f for f in module.walk() if isinstance(f, ops.FuncOp)]
+    if not funcs:
+        raise DiagnosticException(f"hexagon-c: {NOT_LOWERED}")
+    funcs = [f for f in funcs
+             if not any(isinstance(op, (ops.CallOp, ops.SyscallOp)) for op in f.walk())]
     if not funcs:
         raise DiagnosticException("hexagon-c: the module has no hvx kernel to print")
     output.write(kernels_as_c(funcs, buffers))

@@ -38,6 +38,9 @@ ENTRY = "_start"
 PRINTER_PACKINGS = ("greedy", "single")
 """How the printer forms loose instructions into packets; other packings are `vliw-pack`'s."""
 
+NOT_LOWERED = "no HVX kernels to print: lower the model first, e.g. -p dsp-pipeline"
+"""What a Hexagon target says of a module with no `hvx.func` (an ONNX graph, say)."""
+
 
 def npy_data_offset(path: str) -> int:
     """Where the array bytes of an `.npy` file start; a derived weight is verified first."""
@@ -144,7 +147,7 @@ class HexagonAsmPrinter:
     def module(self, module: ModuleOp) -> None:
         funcs = [op for op in module.walk() if isinstance(op, ops.FuncOp)]
         if not funcs:
-            raise DiagnosticException("hexagon-asm: the module has no hvx.func to print")
+            raise DiagnosticException(f"hexagon-asm: {NOT_LOWERED}")
         for func in funcs:
             require_allocated(func, "hexagon-asm")
         self.line("    .text")

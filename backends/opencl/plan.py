@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from typing import IO, Any
 
-from mobile_opt.backends.opencl.printer import unique_name
+from mobile_opt.backends.opencl.printer import LOWER_FIRST, unique_name
 from mobile_opt.dialects import ocl, texture
 from mobile_opt.dialects.onnx.constants import ConstantOp, WeightOp
 from mobile_opt.dialects.onnx.graph import graph_io_names
@@ -544,7 +544,7 @@ class OpenCLPlanTarget(Target):
 
         if not is_lowered(module):
             raise DiagnosticException(
-                "-t opencl-plan: the module is not lowered (run onnx-to-texture,texture-to-ocl)"
+                f"-t opencl-plan: the module is not lowered: {LOWER_FIRST}"
             )
         try:
             output.write(build_plan(module).dumps() + "\n")

@@ -467,6 +467,10 @@ class OpenCLPrinter(BasePrinter):
                 self.stmt(f"{t} = {v};")
 
 
+LOWER_FIRST = "lower the model first, e.g. -p 'gpu-pipeline{device=pocl}'"
+"""What an OpenCL target says of a module with nothing lowered (an ONNX graph, say)."""
+
+
 def print_opencl(module: ModuleOp, stream: IO[str]) -> None:
     OpenCLPrinter(stream=stream).print_module(module)
 
@@ -491,6 +495,9 @@ class OpenCLTarget(Target):
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
         from mobile_opt.backends.opencl.plan import build_plan, is_lowered, plan_comment
 
+        if not is_lowered(module) and not any(op.name == "ocl.kernel" for op in module.walk()):
+            # the prelude alone would pass for a compiled program
+            raise DiagnosticException(f"no OpenCL kernels to print: {LOWER_FIRST}")
         print_opencl(module, output)
         if is_lowered(module):
             output.write("\n" + plan_comment(build_plan(module)))
