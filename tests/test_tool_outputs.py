@@ -21,7 +21,7 @@ import pytest
 from onnx import TensorProto, helper, save
 
 from mobile_opt.checking import CheckError
-from mobile_opt.tools import cli, mobile_run
+from mobile_opt.tools import cli, mobile_run, model_checks
 from mobile_opt.tools.cli import MANIFEST, UserError, write_atomically, write_save_dir
 
 
@@ -212,7 +212,7 @@ def test_failing_onnxruntime_writes_no_save_dir(tmp_path, capsys, monkeypatch):
     def rejects(path, feeds):
         raise CheckError(f"onnxruntime cannot run {path}: rejected")
 
-    monkeypatch.setattr(mobile_run, "run_onnxruntime", rejects)
+    monkeypatch.setattr(model_checks, "run_onnxruntime", rejects)
     model = relu_model(tmp_path / "m.onnx")
     fresh = tmp_path / "fresh"
     status, err = call("mobile-run", ["--reference", str(model), "--save-dir", str(fresh)],

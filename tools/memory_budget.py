@@ -30,18 +30,21 @@ import numpy as np
 from tqdm import tqdm
 from xdsl.dialects.builtin import ModuleOp
 
+from mobile_opt import api
 from mobile_opt.backends.opencl.plan import Plan
-from mobile_opt.checking import format_table
+from mobile_opt.checking import format_table, output_lsbs
 from mobile_opt.reference.errors import ReferenceRunError
+from mobile_opt.reference.interpreter import find_function
 from mobile_opt.tools.cli import (
     UsageError,
     UserError,
     one_line,
     option_size,
+    parse_dims,
     scratch_folder,
     staged_save_dir,
 )
-from mobile_opt.tools.mobile_run import compile_for_device, load_with_inputs, report_outputs
+from mobile_opt.tools.model_checks import model_inputs, model_path, report_outputs
 
 MOST_BUDGET = 1 << 50
 """The largest `--memory-budget`: 1 PiB."""
@@ -118,29 +121,28 @@ def _run(args, device, budget: int, folder: Path) -> int:
     import pyopencl as cl
 
     from mobile_opt.backends.opencl.executor import CompiledModel, DeviceMemory, OpenCLRunError
-    from mobile_opt.backends.opencl.plan import build_plan
     from mobile_opt.backends.opencl.streaming import StreamingModel
     from mobile_opt.backends.opencl.weight_store import WeightStore, write_store
-    from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
-    from xdsl.utils.exceptions import DiagnosticException
 
     models = []
     specs = list(args.model)
     for index, spec in enumerate(tqdm(specs, desc="plan", unit="model", file=sys.stderr, disable=None)):
         one = argparse.Namespace(**{**vars(args), "model": spec})
-        path, ctx, module, feeds, lsbs = load_with_inputs(one)
-        stream = FlashMemPlanPass(budget_mb=budget / (1 << 20), chunk_kb=args.chunk_kb,
-                                  time_limit_s=args.time_limit, function=args.function)
-        try:
-            compile_for_device(module, one, device, ctx, stream)
-        except DiagnosticException as e:
-            raise UserError(f"{path}: {one_line(e)}") from None
-        plan = build_plan(module, args.function)
+        path = model_path(one)
+        # planned within the budget; built here, each in its turn, on one context
+        compiled = api.compile(path, "gpu", device=device, dims=parse_dims(args.dim),
+                               memory_budget=budget, solver=args.solver, passes=args.passes,
+                               function=args.function, chunk_kb=args.chunk_kb,
+                               time_limit=args.time_limit, build=False)
+        function = find_function(compiled.imported, args.function)
+        lsbs = output_lsbs(function)
+        feeds = model_inputs(function, one, path)
+        module, plan = compiled.module, compiled.plan
         store = folder / f"{index}-{Path(path).stem}.weights"
         with tqdm(total=plan.weight_bytes, desc=f"store {Path(path).name}", unit="B",
                   unit_scale=True, file=sys.stderr, leave=False, disable=None) as bar:
             try:
-                write_store(store, plan, stream.chunk_kb * 1024, bar.update)
+                write_store(store, plan, args.chunk_kb * 1024, bar.update)
             except (OpenCLRunError, ReferenceRunError) as e:  # names the node: add the file
                 raise UserError(f"{path}: {one_line(e)}") from None
         models.append(Compiled(path, module, plan, store, feeds, one, lsbs))
