@@ -246,7 +246,7 @@ def test_a_second_run_replaces_the_first_runs_files(tmp_path, capsys):
 def test_a_killed_runs_staging_folder_goes_at_the_next_run(tmp_path, capsys):
     """A run killed while staging leaves its hidden folder; the next run into the folder
     removes it (its process is gone), and keeps a live run's."""
-    from mobile_opt.tools.cli import _process_start
+    from mobile_opt.api.files import _process_start
 
     folder = tmp_path / "run"
     folder.mkdir()
