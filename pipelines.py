@@ -1,6 +1,7 @@
 """
-The GPU and DSP pass pipelines, each built here and nowhere else: every tool, bench
-script and test that compiles a model takes its passes from this module.
+The GPU and DSP pass pipelines, each built here and nowhere else: the Python API
+(`api/compiled.py`), which the tools and the benchmarks compile through, and the tests of
+passes take their passes from this module.
 
 - GPU: the graph passes (`GRAPH_PASSES`, or the `-p` spec), `texture-tile` (TMModel,
   with the device's shipped profile, if it has one), `select-layouts{target=gpu
