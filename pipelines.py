@@ -1,7 +1,8 @@
 """
-The GPU and DSP pass pipelines as the tools, bench scripts and tests ask for them: a
-`-p` spec parsed against the project's universe, then the list `pass_lists.py` builds
-(the one place each list is defined), and run. The named pipelines `gpu-pipeline` and
+The GPU and DSP pass pipelines as the Python API (`api/compiled.py`, which the tools
+and the benchmarks compile through) and the tests of passes ask for them: a `-p` spec
+parsed against the project's universe, then the list `pass_lists.py` builds (the one
+place each list is defined), and run. The named pipelines `gpu-pipeline` and
 `dsp-pipeline` live there too; a spec given here takes graph passes and stages, not them.
 """
 

@@ -205,13 +205,13 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 
 
 def _opencl() -> type[Target]:
-    from mobile_opt.backends.opencl.printer import OpenCLTarget
+    from mobile_opt.backends.opencl.targets import OpenCLTarget
 
     return OpenCLTarget
 
 
 def _opencl_plan() -> type[Target]:
-    from mobile_opt.backends.opencl.plan import OpenCLPlanTarget
+    from mobile_opt.backends.opencl.targets import OpenCLPlanTarget
 
     return OpenCLPlanTarget
 

@@ -281,10 +281,10 @@ def run_onnxruntime(path: Path, feeds, repeat: int):
 
 def import_model(path: Path, seed: int):
     """`path` imported, and the inputs to feed it, drawn as `mobile-run` draws them."""
-    from mobile_opt.frontend.onnx_import import import_onnx
+    from mobile_opt import api
     from mobile_opt.reference.interpreter import find_function
 
-    module = import_onnx(path)
+    _, module = api.read_model(path)
     return module, checking.make_inputs(find_function(module, "main_graph"), {}, seed)
 
 
@@ -293,11 +293,9 @@ def compile_model(module, device, passes: str, storage: str):
     The imported `module` compiled for `device` (a `DeviceInfo`) by the GPU pipeline, as
     `mobile-run` compiles it, and built: a `CompiledModel`.
     """
-    from mobile_opt.backends.opencl.executor import CompiledModel
+    from mobile_opt import api
 
-    passes, _ = pipelines.gpu_pipeline(passes, device, storage == "f16")
-    pipelines.apply(module, passes)
-    return CompiledModel(module, device)
+    return api.compile(module, device=device, passes=passes, fp16=storage == "f16").executor
 
 
 TORCH_COMPILE_MODES = {

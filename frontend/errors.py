@@ -1,4 +1,7 @@
-"""The importer's one-line user diagnostics."""
+"""
+The one error type of bad input (`UserError`: a file, the ONNX node, what is wrong) and
+the importer's checks that raise it.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +17,41 @@ from mobile_opt.dialects.limits import LimitError, check_tensor
 from mobile_opt.dialects.onnx.graph import printable
 
 
-class OnnxImportError(Exception):
-    """A one-line user-facing import diagnostic."""
+class UserError(Exception):
+    """
+    A mistake in a model, its inputs or the options, said in one line:
+    `file: node 'name' (Op): message`, each part where it applies. The Python API raises
+    it for every bad model (`mobile_opt.compile`, `mobile_opt.load`); the console tools
+    print it as `tool: error: ...` and exit with status 1.
+
+    Attributes:
+        message: What is wrong.
+        file: The file at fault (a model, an input, an output folder), or None.
+        node: The name of the ONNX node at fault, as printed (control characters
+            escaped), or None.
+        op: That node's op type (`Conv`), or None.
+    """
+
+    def __init__(self, message: str, file: str | Path | None = None, node: str | None = None,
+                 op: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = None if file is None else str(file)
+        self.node = node
+        self.op = op
+
+    def __str__(self) -> str:
+        parts = [] if self.file is None else [self.file]
+        if self.node is not None:
+            parts.append(f"node '{self.node}'" + ("" if self.op is None else f" ({self.op})"))
+        return ": ".join([*parts, self.message])
+
+    def __reduce__(self):  # pickles with its parts (e.g. out of a worker process)
+        return (type(self), (self.message, self.file, self.node, self.op))
+
+
+class OnnxImportError(UserError):
+    """What the importer finds wrong with an ONNX file."""
 
 
 _KINDS = (

@@ -329,8 +329,11 @@ def _tensor_type(value: onnx.ValueInfoProto) -> TensorType | None:
 
 
 def _fail(path: Path, node: onnx.NodeProto | None, message: str) -> OnnxImportError:
-    where = f"{node_label(node)}: " if node is not None else ""
-    return OnnxImportError(f"{path}: {where}{message}")
+    if node is None:
+        return OnnxImportError(message, path)
+    # as `node_label` names it
+    return OnnxImportError(message, path, printable(node.name or node.output[0]),
+                           printable(node.op_type))
 
 
 def _check_attributes(nodes: Iterable[onnx.NodeProto], path: Path) -> None:

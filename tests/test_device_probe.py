@@ -326,7 +326,7 @@ def test_no_scratch_folder_outlives_a_failing_or_killed_run(tmp_path):
     killed = subprocess.run(
         [sys.executable, "-c",
          "import os, sys; from pathlib import Path\n"
-         "from mobile_opt.tools.mobile_run import with_random_weights\n"
+         "from mobile_opt.tools.model_checks import with_random_weights\n"
          "print(with_random_weights(Path(sys.argv[1]), 0), flush=True)\n"
          "os.kill(os.getpid(), 9)", str(model)],
         cwd=REPO, env={**os.environ, **env}, capture_output=True, text=True, timeout=120,

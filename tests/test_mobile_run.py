@@ -11,7 +11,7 @@ import pytest
 from harness import assert_one_line_error, run_mobile_run
 from onnx import TensorProto, helper, numpy_helper, save
 
-from mobile_opt.tools import mobile_run
+from mobile_opt.tools import model_checks
 from mobile_opt.tools.mobile_translate import main as translate
 from mobile_opt.tools.cli import MANIFEST
 
@@ -97,14 +97,14 @@ def test_seeded_inputs_are_reproducible(model: Path, tmp_path: Path, capsys):
 
 
 def test_an_output_out_of_tolerance_fails(model: Path, capsys, monkeypatch):
-    real = mobile_run.run_onnxruntime
+    real = model_checks.run_onnxruntime
 
     def perturbed(path, feeds):
         results = real(path, feeds)
         results["out/y"] = results["out/y"] + np.float32(0.01)
         return results
 
-    monkeypatch.setattr(mobile_run, "run_onnxruntime", perturbed)
+    monkeypatch.setattr(model_checks, "run_onnxruntime", perturbed)
     status, out, _ = run(["--reference", str(model), "--dim", "N=1"], capsys)
     assert status == 1
     row = next(line for line in out.splitlines() if line.startswith("out/y"))
@@ -221,7 +221,7 @@ def test_a_quantized_output_is_held_to_one_lsb(tmp_path: Path, capsys, monkeypat
 
     path = tmp_path / "qdq.onnx"
     save(quant_models.conv_model(4, 6, 6, 4, seed=3), path)
-    real = mobile_run.run_onnxruntime
+    real = model_checks.run_onnxruntime
     scale = float(numpy_helper.to_array(
         next(t for t in quant_models.conv_model(4, 6, 6, 4, seed=3).graph.initializer
              if t.name == "y_scale")))
@@ -231,7 +231,7 @@ def test_a_quantized_output_is_held_to_one_lsb(tmp_path: Path, capsys, monkeypat
         results["y"].flat[7] += np.float32(lsbs * scale)
         return results
 
-    monkeypatch.setattr(mobile_run, "run_onnxruntime", off_by)
+    monkeypatch.setattr(model_checks, "run_onnxruntime", off_by)
     code_, out, _ = run(["--reference", str(path)], capsys)
     row = next(line for line in out.splitlines() if line.startswith("y "))
     assert code_ == code and row.endswith(status) and f"{lsbs} LSB" in row

@@ -94,7 +94,8 @@ def test_save_dir_holds_a_program_that_builds_again(
         capsys,
     )
     assert status == 0, out + err
-    assert {p.name for p in folder.iterdir()} == {"model.cl", "plan.json", "y.npy", MANIFEST}
+    assert {p.name for p in folder.iterdir()} == {
+        "model.cl", "plan.json", "model.mlir", "weights.json", "compiled.json", "y.npy", MANIFEST}
     source = (folder / "model.cl").read_text()
     cl.Program(cl.Context([pocl_device]), source).build()  # the plan trailer is a comment
     plan = json.loads((folder / "plan.json").read_text())

@@ -21,7 +21,7 @@ from mobile_opt.checking import make_inputs, relative_error, run_onnxruntime
 from mobile_opt.dialects.texture import Layout
 from mobile_opt.frontend.onnx_import import import_onnx
 from mobile_opt.reference.interpreter import find_function
-from mobile_opt.transforms.onnx_to_texture.context import node_label
+from mobile_opt.transforms.onnx_to_texture.nodes import node_label
 from mobile_opt.transforms.onnx_to_texture.movement import (
     view_reads_per_element,
     viewable,

@@ -21,7 +21,7 @@ import pytest
 from onnx import TensorProto, helper, save
 
 from mobile_opt.checking import CheckError
-from mobile_opt.tools import cli, mobile_run
+from mobile_opt.tools import cli, mobile_run, model_checks
 from mobile_opt.tools.cli import MANIFEST, UserError, write_atomically, write_save_dir
 
 
@@ -212,7 +212,7 @@ def test_failing_onnxruntime_writes_no_save_dir(tmp_path, capsys, monkeypatch):
     def rejects(path, feeds):
         raise CheckError(f"onnxruntime cannot run {path}: rejected")
 
-    monkeypatch.setattr(mobile_run, "run_onnxruntime", rejects)
+    monkeypatch.setattr(model_checks, "run_onnxruntime", rejects)
     model = relu_model(tmp_path / "m.onnx")
     fresh = tmp_path / "fresh"
     status, err = call("mobile-run", ["--reference", str(model), "--save-dir", str(fresh)],
@@ -246,7 +246,7 @@ def test_a_second_run_replaces_the_first_runs_files(tmp_path, capsys):
 def test_a_killed_runs_staging_folder_goes_at_the_next_run(tmp_path, capsys):
     """A run killed while staging leaves its hidden folder; the next run into the folder
     removes it (its process is gone), and keeps a live run's."""
-    from mobile_opt.tools.cli import _process_start
+    from mobile_opt.api.files import _process_start
 
     folder = tmp_path / "run"
     folder.mkdir()

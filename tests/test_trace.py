@@ -241,10 +241,10 @@ def test_trace_where_it_does_not_apply_is_a_usage_error(capsys, tmp_path, models
 def test_an_untraced_run_gives_no_trace(pocl_device, vit_plan):
     from mobile_opt.backends.opencl.executor import CompiledModel
     from mobile_opt.tools.cli import UserError
-    from mobile_opt.tools.trace_report import trace_of
+    from mobile_opt.api.traces import write_trace
 
     module, plan = vit_plan
     model = CompiledModel(module, pocl_device, plan=plan)
     result = model.run(make_inputs(find_function(module, "main_graph"), {}, 0))
     with pytest.raises(UserError, match="not traced"):
-        trace_of(result, plan, "vit_tiny.onnx", "pocl")
+        write_trace(None, result, plan, "vit_tiny.onnx", "pocl")

@@ -30,21 +30,25 @@ import numpy as np
 from tqdm import tqdm
 from xdsl.dialects.builtin import ModuleOp
 
+from mobile_opt import api
+from mobile_opt.api import traces
 from mobile_opt.backends.opencl.plan import Plan
-from mobile_opt.checking import format_table
+from mobile_opt.checking import format_table, output_lsbs
 from mobile_opt.pass_lists import MOST_BUDGET
 from mobile_opt.reference.errors import ReferenceRunError
+from mobile_opt.reference.interpreter import find_function
 from mobile_opt.tools.cli import (
     UsageError,
     UserError,
     one_line,
     option_size,
+    parse_dims,
     scratch_folder,
     staged_save_dir,
 )
-from mobile_opt.tools.mobile_run import (
-    compile_for_device,
-    load_with_inputs,
+from mobile_opt.tools.model_checks import (
+    model_inputs,
+    model_path,
     report_outputs,
     write_traces,
 )
@@ -121,29 +125,28 @@ def _run(args, device, budget: int, folder: Path) -> int:
     import pyopencl as cl
 
     from mobile_opt.backends.opencl.executor import CompiledModel, DeviceMemory, OpenCLRunError
-    from mobile_opt.backends.opencl.plan import build_plan
     from mobile_opt.backends.opencl.streaming import StreamingModel
     from mobile_opt.backends.opencl.weight_store import WeightStore, write_store
-    from mobile_opt.transforms.flashmem_plan import FlashMemPlanPass
-    from xdsl.utils.exceptions import DiagnosticException
 
     models = []
     specs = list(args.model)
     for index, spec in enumerate(tqdm(specs, desc="plan", unit="model", file=sys.stderr, disable=None)):
         one = argparse.Namespace(**{**vars(args), "model": spec})
-        path, ctx, module, feeds, lsbs = load_with_inputs(one)
-        stream = FlashMemPlanPass(budget_mb=budget / (1 << 20), chunk_kb=args.chunk_kb,
-                                  time_limit_s=args.time_limit, function=args.function)
-        try:
-            compile_for_device(module, one, device, ctx, stream)
-        except DiagnosticException as e:
-            raise UserError(f"{path}: {one_line(e)}") from None
-        plan = build_plan(module, args.function)
+        path = model_path(one)
+        # planned within the budget; built here, each in its turn, on one context
+        compiled = api.compile(path, "gpu", device=device, dims=parse_dims(args.dim),
+                               memory_budget=budget, solver=args.solver, passes=args.passes,
+                               function=args.function, chunk_kb=args.chunk_kb,
+                               time_limit=args.time_limit, build=False)
+        function = find_function(compiled.imported, args.function)
+        lsbs = output_lsbs(function)
+        feeds = model_inputs(function, one, path)
+        module, plan = compiled.module, compiled.plan
         store = folder / f"{index}-{Path(path).stem}.weights"
         with tqdm(total=plan.weight_bytes, desc=f"store {Path(path).name}", unit="B",
                   unit_scale=True, file=sys.stderr, leave=False, disable=None) as bar:
             try:
-                write_store(store, plan, stream.chunk_kb * 1024, bar.update)
+                write_store(store, plan, args.chunk_kb * 1024, bar.update)
             except (OpenCLRunError, ReferenceRunError) as e:  # names the node: add the file
                 raise UserError(f"{path}: {one_line(e)}") from None
         models.append(Compiled(path, module, plan, store, feeds, one, lsbs))
@@ -223,8 +226,9 @@ def _run(args, device, budget: int, folder: Path) -> int:
     print(f"streamed peak over all runs: {mib(peak)} MiB of the {mib(budget)} MiB budget "
           f"(preload-all, largest model: {mib(max(p.peak for p in preload))} MiB)")
     c = models[-1]
-    write_traces(args, traced, c.plan, c.path, device,
-                 {"mode": "streamed", "budget_bytes": budget, "chunk_bytes": args.chunk_kb * 1024})
+    other = {"mode": "streamed", "budget_bytes": budget, "chunk_bytes": args.chunk_kb * 1024}
+    write_traces(args, lambda path: traces.write_trace(path, traced, c.plan, Path(c.path).name,
+                                                       device.name, other))
     if peak > budget:
         print(f"error: the streamed runs held {peak} bytes, over the budget of {budget}",
               file=sys.stderr)

@@ -44,7 +44,7 @@ https://ui.perfetto.dev and chrome://tracing open: a track for the host (packing
 loading weight chunks, waiting, unpacking outputs), one per device queue (kernels with their
 ONNX nodes and sizes, uploads and downloads; under `--memory-budget` the copy queue's
 writes of the streamed weights' chunks) and the allocator's resident bytes as a counter;
-`--trace-png FILE.png` draws it (`tools/trace_report.py`). Under `--memory-budget` they
+`--trace-png FILE.png` draws it (`api/traces.py`). Under `--memory-budget` they
 record the last streamed run.
 An `.mlir` module that is lowered already runs as it is, after the passes `-p` names.
 With `-p` and `--reference`, the passes run first, so any stage of the pipeline
@@ -56,61 +56,52 @@ from __future__ import annotations
 import argparse
 import io
 import re
-import statistics
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import onnx
-from mobile_opt.models.solvers import SOLVERS
-from mobile_opt.reference.errors import ReferenceRunError
-from mobile_opt.reference.interpreter import find_function, run_reference
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+
+from mobile_opt import api, pipelines
+from mobile_opt.api.errors import user_error
 from mobile_opt.checking import (
     FAIL,
     NO_SIGNAL,
-    ONNX_TEST_DATA,
     PASS,
     CheckError,
-    compare,
     compare_lsb,
-    comparison_cells,
-    criterion,
     format_table,
-    make_inputs,
     output_lsbs,
-    random_weights,
     run_onnxruntime,
 )
-from mobile_opt.dialects.dominance import verify_dominance
-from mobile_opt.dialects.limits import LimitError, LimitedParser
-from mobile_opt.dialects.onnx.graph import graph_io_names, printable
-from mobile_opt.frontend.errors import OnnxImportError, check_input_file
-from mobile_opt.frontend.onnx_import import import_onnx, read_model
-from mobile_opt import pipelines
+from mobile_opt.dialects.limits import LimitError
+from mobile_opt.models.solvers import SOLVERS
+from mobile_opt.reference.errors import ReferenceRunError
+from mobile_opt.reference.interpreter import find_function, run_reference
 from mobile_opt.tools.cli import (
     DIM_HELP,
     ToolParser,
     UsageError,
     UserError,
-    check_save_dir,
     add_limit_option,
     apply_limit_option,
-    one_line,
+    check_save_dir,
     output_folder,
     parse_dims,
     run_tool,
-    scratch_folder,
     seed,
     write_atomically,
     write_save_dir,
 )
-from xdsl.context import Context
-from xdsl.dialects.builtin import Float16Type, ModuleOp
-from xdsl.utils.exceptions import DiagnosticException
-
-KERNEL_TABLE_ROWS = 15
+from mobile_opt.tools.memory_budget import run_memory_budget_mode
+from mobile_opt.tools.model_checks import (
+    model_inputs,
+    model_path,
+    report_outputs,
+    write_traces,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -242,76 +233,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def resolve_model(spec: str) -> Path:
-    """
-    The file a MODEL argument names: a path, or `onnx:NAME` for the onnx package's
-    `light/NAME.onnx` (the `light_` prefix may be left out) or `simple/NAME/model.onnx`.
-    """
-    if not spec.startswith("onnx:"):
-        return Path(spec)
-    name = spec.removeprefix("onnx:")
-    light, simple = ONNX_TEST_DATA / "light", ONNX_TEST_DATA / "simple"
-    for candidate in (
-        light / f"{name}.onnx",
-        light / f"light_{name}.onnx",
-        simple / name / "model.onnx",
-    ):
-        if name and "/" not in name and candidate.is_file():
-            return candidate
-    shipped = ", ".join(sorted(p.stem for p in light.glob("*.onnx")))
-    raise UserError(f"{spec}: the onnx package ships no such model (light models: {shipped})")
-
-
-def load_module(path: Path, dims: dict[str, int], ctx: Context) -> ModuleOp:
-    """An `.onnx` model imported, or an `.mlir` file parsed."""
-    if path.suffix == ".onnx":
-        return import_onnx(path, dims=dims)
-    if path.suffix != ".mlir":
-        raise UserError(f"{path}: expected an .onnx or .mlir file")
-    if dims:
-        raise UserError("--dim applies to .onnx models only")
-    try:
-        text = check_input_file(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text") from None
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror}") from None
-    try:
-        module = LimitedParser(ctx, text, str(path)).parse_module()
-        verify_dominance(module)  # first: the verifier's shape rules walk operands
-        module.verify()
-    except RecursionError:
-        raise UserError(f"{path}: nesting too deep") from None
-    except DiagnosticException as e:
-        raise UserError(f"{path}: {one_line(e)}") from None
-    return module
-
-
 def run_passes(module: ModuleOp, spec: str, ctx: Context) -> None:
     try:
         pipelines.apply(module, pipelines.parse_passes(spec), ctx)
     except pipelines.PipelineError as e:
         raise UserError(str(e)) from None
-
-
-def parse_input_specs(items: Sequence[str] | None, names: Sequence[str]) -> dict[str, np.ndarray]:
-    """`--input NAME=FILE.npy` options, loaded."""
-    values: dict[str, np.ndarray] = {}
-    for item in items or []:
-        name, sep, file = item.partition("=")
-        if not sep or not name or not file:
-            raise UsageError(f"--input expects NAME=FILE.npy, got '{item}'")
-        if name not in names:
-            raise UserError(
-                f"--input {name}: the model has no input '{name}' (inputs: {', '.join(names)})"
-            )
-        try:
-            values[name] = np.load(check_input_file(file), allow_pickle=False)
-        except OnnxImportError as e:  # no file, or one that is not a regular file
-            raise UserError(f"--input {name}: {e}") from None
-        except (OSError, ValueError, EOFError) as e:
-            raise UserError(f"--input {name}: {file}: not a .npy array ({e})") from None
-    return values
 
 
 def output_stem(name: str, used: set[str]) -> str:
@@ -358,8 +284,6 @@ def run(args: argparse.Namespace) -> int:
     if args.memory_budget is not None:
         if args.target != "opencl":
             raise UsageError("--memory-budget applies to the OpenCL run")
-        from mobile_opt.tools.memory_budget import run_memory_budget_mode
-
         return run_memory_budget_mode(args)
     if len(args.model) > 1:
         raise UsageError("several models run only with --memory-budget")
@@ -390,50 +314,18 @@ def run(args: argparse.Namespace) -> int:
     return run_opencl_mode(args)
 
 
-def load_with_inputs(args: argparse.Namespace, passes: str | None = None):
-    """
-    The model file, context, imported module (through `passes`, if any), the
-    inputs to feed it and the LSB of each quantized output.
-    """
-    path = resolve_model(args.model)
-    if args.random_weights:
-        path = with_random_weights(path, args.seed)
-    ctx = pipelines.context()
-    module = load_module(path, parse_dims(args.dim), ctx)
-    lsbs = output_lsbs(find_function(module, args.function))
-    if passes:
-        run_passes(module, passes, ctx)
-    function = find_function(module, args.function)
-    names, _ = graph_io_names(function)
-    try:
-        feeds = make_inputs(function, parse_input_specs(args.input, names), args.seed)
-    except CheckError as e:
-        raise UserError(str(e)) from None
-    except LimitError as e:
-        raise UserError(f"{path}: {e}") from None
-    return path, ctx, module, feeds, lsbs
-
-
-def with_random_weights(path: Path, seed: int) -> Path:
-    """A copy of the model at `path` with random weights, in a scratch folder (`scratch_folder`)."""
-    if path.suffix != ".onnx":
-        raise UserError(f"--random-weights applies to an .onnx model, not {path}")
-    try:
-        model = random_weights(read_model(path), seed)
-    except (CheckError, LimitError) as e:
-        raise UserError(f"{path}: --random-weights: {e}") from None
-    # a file, not bytes: weights are read from the model by path (`dialects/weights.py`)
-    copy = scratch_folder() / f"{path.stem}-random{seed}.onnx"
-    onnx.save(model, copy)
-    return copy
-
-
 def run_reference_mode(args: argparse.Namespace) -> int:
-    path, _, module, feeds, lsbs = load_with_inputs(args, args.passes)
+    path = model_path(args)
+    ctx = pipelines.context()
+    _, module = api.read_model(path, parse_dims(args.dim), ctx)
+    lsbs = output_lsbs(find_function(module, args.function))
+    if args.passes:
+        run_passes(module, args.passes, ctx)
+    feeds = model_inputs(find_function(module, args.function), args, path)
     try:
         outputs = run_reference(module, feeds, args.function)
     except ReferenceRunError as e:  # names the node, if any: add the file
-        raise UserError(f"{path}: {one_line(e)}") from None
+        raise user_error(e, path) from None
     except LimitError as e:
         raise UserError(f"{path}: {e}") from None
     status = report_outputs(path, feeds, outputs, args, lsbs=lsbs)
@@ -442,175 +334,32 @@ def run_reference_mode(args: argparse.Namespace) -> int:
     return status
 
 
-def report_outputs(
-    path: Path,
-    feeds: dict[str, np.ndarray],
-    outputs: dict[str, np.ndarray],
-    args: argparse.Namespace,
-    fp16: bool = False,
-    lsbs: dict[str, float] | None = None,
-) -> int:
-    """
-    The error table against onnxruntime (or shapes alone for `.mlir`), each output held
-    to its criterion (`checking.criterion`); a warning for each output the comparison
-    cannot tell from a constant; 1 if any failed.
-    """
-    if path.suffix != ".onnx":
-        rows = [["output", "shape", "dtype"]]
-        rows += [[printable(n), str(list(v.shape)), str(v.dtype)] for n, v in outputs.items()]
-        print(format_table(rows))
-        return 0
-    try:
-        expected = run_onnxruntime(path, feeds)
-    except CheckError as e:
-        raise UserError(str(e)) from None
-    rows = [["output", "shape", "max abs err", "relative", "status"]]
-    notes, failed = [], False
-    for name, got in outputs.items():
-        if name not in expected:
-            rows.append([printable(name), str(list(got.shape)), "-", "-",
-                         "FAIL (onnxruntime has no such output)"])
-            failed = True
-            continue
-        want = expected[name]
-        rule = criterion(want, (lsbs or {}).get(name), args.rtol, args.atol,
-                         fp16 and want.dtype.kind == "f")
-        result = compare(got, want, rule)
-        failed |= result.status == FAIL
-        rows.append([printable(name), str(list(got.shape)), *comparison_cells(result),
-                     result.status])
-        if result.status == NO_SIGNAL:
-            print(f"warning: output '{printable(name)}' says nothing: {result.note}; feed other "
-                  "inputs (--input) or use a model with real weights", file=sys.stderr)
-        elif result.note:
-            notes.append(f"note: output '{printable(name)}': {result.note}")
-    print(format_table(rows))
-    for note in notes:
-        print(note)
-    return 1 if failed else 0
-
-
-# OpenCL ------------------------------------------------------------------------------
-def compile_for_device(
-    module: ModuleOp, args: argparse.Namespace, device, ctx: Context, stream=None
-) -> bool:
-    """
-    Lower `module` in place for `device`; whether it stores tensors as half. `stream`, a
-    `flashmem-plan` pass, plans weight streaming last, realised by `flashmem-stream`
-    (`--memory-budget`).
-    """
-    from mobile_opt.backends.opencl.plan import is_lowered
-    from mobile_opt.transforms.flashmem_stream import FlashMemStreamPass
-
-    if is_lowered(module):  # lowered IR: only the passes -p names (and the plan)
-        if args.fp16:
-            raise UserError("--fp16 applies to a model that is not lowered yet")
-        if args.passes:
-            run_passes(module, args.passes, ctx)
-        if stream is not None:
-            pipelines.apply(module, [stream, FlashMemStreamPass()], ctx)
-        return any(
-            isinstance(getattr(op.result.type, "element_type", None), Float16Type)
-            for op in module.walk()
-            if op.name in ("texture.alloc", "texture.pack")
-        )
-    spec = pipelines.GRAPH_PASSES if args.passes is None else args.passes
-    try:
-        passes, lowering = pipelines.gpu_pipeline(spec, device, args.fp16,
-                                                  solver=args.solver, stream=stream)
-    except pipelines.PipelineError as e:
-        raise UserError(str(e)) from None
-    pipelines.apply(module, passes, ctx)
-    return lowering.storage == "f16"
-
-
-def kernel_time_rows(records, times: list[float], limit: int = KERNEL_TABLE_ROWS) -> list[str]:
-    """The kernel table: slowest first, `limit` rows, then the rest summed, then the total."""
-    total = sum(times)
-    order = sorted(range(len(times)), key=lambda i: -times[i])
-    rows = [["kernel", "onnx node(s)", "ms", "%"]]
-    for i in order[:limit]:
-        node = re.sub(r"node '([^']*)' ", r"\1 ", records[i].node)
-        if len(node) > 60:
-            node = node[:57] + "..."
-        share = 100 * times[i] / total if total else 0.0
-        rows.append([records[i].kernel, node, f"{times[i] * 1e3:.3f}", f"{share:.1f}"])
-    rest = order[limit:]
-    if rest:
-        rest_time = sum(times[i] for i in rest)
-        share = 100 * rest_time / total if total else 0.0
-        rows.append([f"({len(rest)} more)", "", f"{rest_time * 1e3:.3f}", f"{share:.1f}"])
-    rows.append([f"total ({len(times)} launches)", "", f"{total * 1e3:.3f}", "100.0"])
-    return format_table(rows).splitlines()
-
-
 def run_opencl_mode(args: argparse.Namespace) -> int:
-    # the device first: it points the ICD loader at pip-installed runtimes before pyopencl loads
-    from mobile_opt.backends.opencl.devices import DeviceError, choose_device, default_device
-
-    try:
-        if args.device:
-            device = choose_device(args.device)
-        else:
-            device, remark = default_device()
-            if remark:
-                print(f"remark: {remark}", file=sys.stderr)
-    except DeviceError as e:
-        raise UserError(str(e)) from None
-
-    from mobile_opt.backends.opencl.executor import CompiledModel, OpenCLRunError
-    from mobile_opt.backends.opencl.plan import PlanError, build_plan, memory_line, plan_comment
-    from mobile_opt.backends.opencl.printer import OpenCLPrintError
-
-    from xdsl.utils.exceptions import DiagnosticException
-
-    path, ctx, module, feeds, lsbs = load_with_inputs(args)
-    started = time.perf_counter()
-    try:
-        fp16 = compile_for_device(module, args, device, ctx)
-    except DiagnosticException as e:  # a pass diagnostic names the node: add the file
-        raise UserError(f"{path}: {one_line(e)}") from None
-    compiled = time.perf_counter()
-    try:
-        plan = build_plan(module, args.function)
-        for remark in plan.remarks:
-            print(f"remark: {remark}", file=sys.stderr)
-        model = CompiledModel(module, device, args.function, plan)
-        built = time.perf_counter()
-        traced = bool(args.trace or args.trace_png)
-        results = [model.run(feeds, trace=traced and i == args.repeat - 1)
-                   for i in range(args.repeat)]
-    except (OpenCLRunError, OpenCLPrintError, PlanError, ReferenceRunError) as e:
-        raise UserError(f"{path}: {one_line(e)}") from None  # the node, if any, is named
-    outputs = results[-1].outputs
-    print(f"device: {device.describe()}" + (" [fp16 storage]" if fp16 else ""))
-    status = report_outputs(path, feeds, outputs, args, fp16, lsbs)
-    timed = results[1:] if len(results) > 1 else results
-    times = [
-        statistics.median(r.kernel_times[i].seconds for r in timed)
-        for i in range(len(model.plan.launches))
-    ]
-    print(f"\ncompile {compiled - started:.1f} s (passes), {built - compiled:.1f} s more to "
-          "build the program and upload the weights")
-    how = f"median of runs 2..{len(results)}" if len(results) > 1 else "run 1"
-    print(f"\nkernel time ({how}, profiling events):")
-    print("\n".join(kernel_time_rows(model.plan.launches, times)))
-    walls = [r.wall_seconds * 1e3 for r in results]
-    if len(walls) <= 10:
-        print("wall time per run (ms): " + ", ".join(f"{w:.3f}" for w in walls))
-    else:
-        print(
-            f"wall time per run (ms): first {walls[0]:.3f}, median "
-            f"{statistics.median(walls[1:]):.3f}, min {min(walls[1:]):.3f} over {len(walls)} runs"
-        )
-    print(memory_line(model.plan))
+    path = model_path(args)
+    model = api.compile(path, "gpu", device=args.device, dims=parse_dims(args.dim),
+                        fp16=args.fp16, solver=args.solver, passes=args.passes,
+                        function=args.function)
+    for remark in model.remarks:
+        print(f"remark: {remark}", file=sys.stderr)
+    function = find_function(model.imported, args.function)
+    lsbs = output_lsbs(function)
+    feeds = model_inputs(function, args, path)
+    outputs = {}
+    traced = bool(args.trace or args.trace_png)
+    for i in range(args.repeat):
+        outputs = model.run(feeds, trace=traced and i == args.repeat - 1)
+    report = model.report()
+    print(report.header())
+    status = report_outputs(path, feeds, outputs, args, model.fp16, lsbs)
+    print()
+    print(report.body())
     if args.profile_kernels or args.roofline:
-        report_roofline(model.plan, times, device, args, how)
-    write_traces(args, results[-1], model.plan, path, device)
+        how = f"median of runs 2..{report.runs}" if report.runs > 1 else "run 1"
+        report_roofline(model.plan, [k.seconds for k in report.kernels], model.device, args,
+                        how)
+    write_traces(args, model.trace)
     if args.save_dir:  # last: onnxruntime ran and every file above was written
-        save_outputs(Path(args.save_dir), outputs, {
-            "model.cl": model.source + "\n" + plan_comment(model.plan),
-            "plan.json": model.plan.dumps() + "\n"})
+        save_outputs(Path(args.save_dir), outputs, model.files())
     return status
 
 
@@ -630,24 +379,6 @@ def report_roofline(plan, times: list[float], device, args: argparse.Namespace,
         print(f"roofline plot: {args.roofline}")
 
 
-def write_traces(args: argparse.Namespace, result, plan, path: Path, device,
-                 other: dict | None = None) -> None:
-    """`--trace`: the run's trace as JSON; `--trace-png`: its picture."""
-    if not (args.trace or args.trace_png):
-        return
-    from mobile_opt.tools import trace_report
-
-    name, model = getattr(device, "name", str(device)), Path(path).name
-    if args.trace:
-        trace = trace_report.write_trace(args.trace, result, plan, model, name, other)
-        print(f"trace: {args.trace}")
-    else:
-        trace = trace_report.trace_of(result, plan, model, name, other)
-    if args.trace_png:
-        write_atomically(args.trace_png, trace_report.plot_png(trace))
-        print(f"trace plot: {args.trace_png}")
-
-
 # Hexagon ------------------------------------------------------------------------------
 def run_hexagon_mode(args: argparse.Namespace) -> int:
     """
@@ -656,37 +387,17 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     to within `--atol` LSBs (default 0); onnxruntime's distance is shown beside it,
     with a note where onnxruntime is the side that leaves the reference.
     """
-    from mobile_opt.backends.hexagon.harness import missing_tools
-    from mobile_opt.backends.hexagon.printer import PRINTER_PACKINGS
-    from mobile_opt.backends.hexagon.runner import assembly, ports, run_module
     from mobile_opt.reference.qlinear import run_qlinear
-    from xdsl.utils.exceptions import DiagnosticException
 
-    path, ctx, module, feeds, _ = load_with_inputs(args)
-    source = module.clone()  # the integer reference runs the model as imported
-    started = time.perf_counter()
-    try:
-        passes = pipelines.dsp_pipeline(args.passes or "", args.layout, args.function,
-                                        args.packing, solver=args.solver)
-        pipelines.apply(module, passes, ctx)
-    except pipelines.PipelineError as e:
-        raise UserError(str(e)) from None
-    except DiagnosticException as e:  # a lowering diagnostic names the node: add the file
-        raise UserError(f"{path}: {one_line(e)}") from None
-    compiled = time.perf_counter()
-    missing = missing_tools()
-    if missing:
-        raise UserError(
-            f"{missing[0]} not found: install the Hexagon toolchain with "
-            "`apt-get install qemu-user clang-19 lld-19 llvm-19`"
-        )
-    expected = run_qlinear(source, feeds, args.function)
-    printed = args.packing if args.packing in PRINTER_PACKINGS else "greedy"  # keeps packets
-    running = time.perf_counter()
-    outputs, execution = run_module(module, feeds, counting=args.packets, packing=printed)
-    finished = time.perf_counter()
-    print(f"target: hexagonv66 HVX-128 under qemu-hexagon (layout {args.layout}, "
-          f"packing {args.packing})")
+    path = model_path(args)
+    model = api.compile(path, "dsp", dims=parse_dims(args.dim), solver=args.solver,
+                        passes=args.passes, function=args.function, layout=args.layout,
+                        packing=args.packing, count_packets=args.packets)
+    feeds = model_inputs(find_function(model.imported, args.function), args, path)
+    expected = run_qlinear(model.imported, feeds, args.function)
+    outputs = model.run(feeds)
+    report = model.report()
+    print(report.header())
     onnxruntime = None
     if path.suffix == ".onnx":
         try:
@@ -696,7 +407,7 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     tolerance = int(args.atol or 0)
     rows = [["output", "shape", "ours vs reference", "status", "onnxruntime vs reference"]]
     notes, failed = [], False
-    for port in ports(module):
+    for port in model.plan:
         if port.role != "output":
             continue
         name, got = port.name, outputs[port.name]
@@ -724,18 +435,9 @@ def run_hexagon_mode(args: argparse.Namespace) -> int:
     print(format_table(rows))
     for note in notes:
         print(note)
-    print(f"compile {compiled - started:.1f} s, assemble and run under QEMU "
-          f"{finished - running:.1f} s")
-    if execution is not None:
-        rows = [["kernel", "packets", "%"]]
-        total = execution.total_packets
-        for name, count in execution.packets.most_common(KERNEL_TABLE_ROWS):
-            rows.append([name, str(count), f"{100 * count / total:.1f}"])
-        rows.append(["total", str(total), "100.0"])
-        print("\npackets executed (qemu-hexagon -singlestep):")
-        print(format_table(rows))
+    print(report.body())
     if args.save_dir:  # last: onnxruntime ran
-        save_outputs(Path(args.save_dir), outputs, {"program.s": assembly(module, printed)})
+        save_outputs(Path(args.save_dir), outputs, {"program.s": model.kernels})
     return 1 if failed else 0
 
 

@@ -25,7 +25,7 @@ from mobile_opt.checking import make_inputs
 from mobile_opt.dialects import ocl
 from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.pipelines import apply, gpu_pipeline
-from mobile_opt.transforms.onnx_to_texture.context import names_node
+from mobile_opt.transforms.onnx_to_texture.nodes import names_node
 from mobile_opt.reference.interpreter import describe_location, find_function
 
 

@@ -27,7 +27,7 @@ from mobile_opt.models.cdmpp_features import KernelLeaves, device_features
 from mobile_opt.reference.interpreter import describe_location
 from mobile_opt.transforms.ace import AddressCalculationEliminationPass
 from mobile_opt.transforms.onnx_to_texture import OnnxToTexturePass
-from mobile_opt.transforms.onnx_to_texture.context import names_node
+from mobile_opt.transforms.onnx_to_texture.nodes import names_node
 from mobile_opt.transforms.select_layouts import SelectLayoutsPass
 from mobile_opt.transforms.texture_to_ocl import TextureToOclPass
 

@@ -42,7 +42,7 @@ from mobile_opt.models.texture_kernels import (
     RowKernel,
 )
 from mobile_opt.dialects.texture.value_layouts import recorded_layout
-from mobile_opt.transforms.onnx_to_texture.context import LoweringError
+from mobile_opt.transforms.onnx_to_texture.nodes import LoweringError
 from mobile_opt.transforms.onnx_to_texture.conv import conv_geometry, conv_plans, conv_product
 from mobile_opt.transforms.onnx_to_texture.layouts import activation_layout
 from mobile_opt.transforms.onnx_to_texture.matmul import blocked_product_of

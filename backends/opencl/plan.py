@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
-from typing import IO, Any
+from typing import Any
 
 from mobile_opt.backends.opencl.printer import LOWER_FIRST, unique_name
 from mobile_opt.dialects import ocl, texture
@@ -48,12 +48,10 @@ from mobile_opt.models.storage import (
     host_steps,
     host_storage,
 )
-from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.traits import SymbolTable
-from xdsl.utils.target import Target
 
 INLINE_LIMIT = 64
 """Constants with at most this many elements show their values in the plan."""
@@ -531,22 +529,3 @@ def is_lowered(module: ModuleOp) -> bool:
     return "texture.limits" in module.attributes and any(
         isinstance(op, func.FuncOp) for op in module.body.block.ops
     )
-
-
-@dataclass(frozen=True)
-class OpenCLPlanTarget(Target):
-    """`-t opencl-plan`: the host plan of the module's graph function as JSON."""
-
-    name = "opencl-plan"
-
-    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from xdsl.utils.exceptions import DiagnosticException
-
-        if not is_lowered(module):
-            raise DiagnosticException(
-                f"-t opencl-plan: the module is not lowered: {LOWER_FIRST}"
-            )
-        try:
-            output.write(build_plan(module).dumps() + "\n")
-        except PlanError as e:
-            raise DiagnosticException(f"-t opencl-plan: {e}") from None

@@ -28,10 +28,8 @@ from xdsl.dialects.builtin import (
     f32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.context import Context
 from xdsl.utils.base_printer import BasePrinter
 from xdsl.utils.exceptions import DiagnosticException
-from xdsl.utils.target import Target
 
 from mobile_opt.dialects import ocl, texture
 
@@ -481,23 +479,3 @@ def opencl_source(module: ModuleOp) -> str:
     out = io.StringIO()
     print_opencl(module, out)
     return out.getvalue()
-
-
-@dataclass(frozen=True)
-class OpenCLTarget(Target):
-    """
-    `-t opencl`: the kernels as one OpenCL C program, followed (for a lowered
-    module) by its host plan as a trailing `/* mobile-opt host plan ... */` comment.
-    """
-
-    name = "opencl"
-
-    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from mobile_opt.backends.opencl.plan import build_plan, is_lowered, plan_comment
-
-        if not is_lowered(module) and not any(op.name == "ocl.kernel" for op in module.walk()):
-            # the prelude alone would pass for a compiled program
-            raise DiagnosticException(f"no OpenCL kernels to print: {LOWER_FIRST}")
-        print_opencl(module, output)
-        if is_lowered(module):
-            output.write("\n" + plan_comment(build_plan(module)))

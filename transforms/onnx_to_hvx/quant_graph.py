@@ -39,7 +39,7 @@ from mobile_opt.dialects.hvx.layouts import SimdLayout
 from mobile_opt.dialects.onnx.base import OnnxConstantOp, constant_array, is_none
 from mobile_opt.dialects.onnx.graph import graph_io_names
 from mobile_opt.transforms.onnx_to_hvx.conv import ConvShape
-from mobile_opt.transforms.onnx_to_texture.context import node_label
+from mobile_opt.transforms.onnx_to_texture.nodes import node_label
 
 
 class QuantGraphError(DiagnosticException):

@@ -16,7 +16,7 @@ import numpy as np
 
 from xdsl.builder import Builder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr, TensorType, f32
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -28,46 +28,10 @@ from mobile_opt.dialects.texture.tiling import TileConfig
 from mobile_opt.dialects.texture.value_layouts import recorded_layout
 from mobile_opt.models.roofline import FLOPS_ATTR, kernel_flops
 
+from .elementwise import apply_elementwise, is_fusable_elementwise
 from .kernel_builder import KernelBuilder, Val
+from .nodes import EXACT_INTEGER_LIMIT, LoweringError, is_integer, node_label, shape
 from .views import OutputPixel, TensorView, output_pixel, zero_padding_lanes
-
-
-class LoweringError(Exception):
-    """An op or layout this lowering cannot handle; the message names the node."""
-
-
-def node_label(op: Operation) -> str:
-    """`node 'name' (OpType)` for diagnostics."""
-    kind = op.name.split(".", 1)[-1]
-    from mobile_opt.reference.interpreter import describe_location
-
-    name = describe_location(op.location)
-    return f"node '{name}' ({kind})" if name else f"op {op.name}"
-
-
-def names_node(label: str, name: str) -> bool:
-    """Whether a kernel's `onnx.node` label (`node 'a' (MatMul) + node 'b' (Relu)`, of the
-    nodes fused into it) names node `name`."""
-    return any(part.startswith(f"node '{name}' ") for part in label.split(" + "))
-
-
-def shape(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return tuple(t.get_shape())
-
-
-EXACT_INTEGER_LIMIT = 2**24
-"""Integers up to this magnitude are exact in a float32 texel."""
-
-
-def is_integer(value: SSAValue) -> bool:
-    """
-    An integer or boolean tensor. On the GPU these live as float32 texels holding
-    exact integers (booleans as 0 and 1), also under f16 storage.
-    """
-    t = value.type
-    return isinstance(t, TensorType) and isinstance(t.element_type, IntegerType)
 
 
 @dataclass
@@ -254,8 +218,6 @@ class LoweringContext:
         as long as each keeps the layout recorded for the value before it: a recorded
         layout change ends the kernel.
         """
-        from .elementwise import is_fusable_elementwise
-
         chain: list[Operation] = []
         if SPLIT in op.attributes and not is_fusable_elementwise(op):
             return chain  # the first part of a kernel `flashmem-fuse` split: the rest is another
@@ -274,8 +236,6 @@ def fused_user(value: SSAValue, head: Operation, order: dict[Operation, int]) ->
     only user, elementwise, of the value's shape, whose other operands are host-packed or
     computed before `head` (by `order`); None if there is none.
     """
-    from .elementwise import is_fusable_elementwise
-
     if not value.has_one_use():
         return None
     user = next(iter(value.uses)).operation
@@ -353,8 +313,6 @@ class KernelContext:
 
     def store(self, value: Val) -> None:
         """Apply the fused epilogue, zero the padding lanes and write the output pixel."""
-        from .elementwise import apply_elementwise
-
         kb = self.kb
         for user in self.epilogue:
             operands = []
@@ -406,5 +364,3 @@ def ocl_node_attr(op: Operation, epilogue: list[Operation]):
     names = [node_label(o) for o in (op, *epilogue)]
     return StringAttr(" + ".join(names))
 
-
-Rule = Callable[[LoweringContext, Operation, list[Operation]], None]

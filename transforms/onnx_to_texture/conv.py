@@ -58,16 +58,8 @@ from xdsl.dialects.builtin import DenseArrayBase, f32, i64
 from xdsl.ir import Operation, SSAValue
 
 from .blocked import blocked_product
-from .context import (
-    KernelContext,
-    LoweringContext,
-    LoweringError,
-    UNLIMITED_IMAGE,
-    Stored,
-    node_label,
-    ocl_node_attr,
-    shape,
-)
+from .context import KernelContext, LoweringContext, UNLIMITED_IMAGE, Stored, ocl_node_attr
+from .nodes import LoweringError, node_label, shape
 from .elementwise import activation
 from .kernel_builder import KernelBuilder, Operand, Val
 from .rules import lowers

@@ -1,7 +1,8 @@
 """
 Elementwise ops on pixels: the float4 formula of each unary/binary ONNX op and of
-the fused ops' activations, and the kernel for an elementwise op that no producer
-absorbed. Broadcast operands are read through `TensorView.read_broadcast_block`.
+the fused ops' activations, which a kernel's epilogue (`context.KernelContext.store`)
+and the kernel of an elementwise op that no producer absorbed (`elementwise_kernel.py`)
+apply.
 
 Integer and boolean tensors are float texels holding exact integers (booleans 0
 and 1, see `context.is_integer`): sums, products, comparisons and selections of
@@ -22,9 +23,8 @@ from mobile_opt.dialects import onnx
 from mobile_opt.dialects.onnx.base import is_none
 from mobile_opt.transforms.onnx_utils import scalar_of
 
-from .context import KernelContext, LoweringContext, LoweringError, is_integer, node_label
 from .kernel_builder import KernelBuilder, Val
-from .rules import lowers
+from .nodes import LoweringError, is_integer, node_label
 
 
 def activation(kb: KernelBuilder, name: str, params: Sequence[float], x: Val) -> Val:
@@ -314,21 +314,3 @@ def apply_elementwise(kb: KernelBuilder, op: Operation, operands: Sequence[Val |
                 a = kb.min(a, v)
             return a
     raise LoweringError(f"{node_label(op)} has no GPU kernel")
-
-
-@lowers(*FLOAT_UNARY, onnx.PowOp)
-@lowers(*EXACT_UNARY, *EXACT_BINARY, *VARIADIC, *TERNARY, integers=True)
-def lower_elementwise(ctx: LoweringContext, op: Operation, epilogue: list[Operation]) -> None:
-    if not is_fusable_elementwise(op):
-        raise LoweringError(f"{node_label(op)}: only float32, integer and boolean elementwise "
-                            "ops with constant scalar bounds run on the GPU")
-    k = KernelContext(ctx, op, "eltwise", epilogue)
-    operands: list[Val | None] = []
-    for i, v in enumerate(op.operands):
-        if is_none(v) or (isinstance(op, onnx.ClipOp) and i > 0):
-            operands.append(None)
-            continue
-        view = k.input(v, hint=f"in{i}")
-        operands.append(view.read_broadcast_block(k.pixel.block, k.out.shape, k.out.packed_axis))
-    k.store(apply_elementwise(k.kb, op, operands))
-    k.finish()

@@ -26,12 +26,12 @@ from mobile_opt.dialects.onnx.shapes import ShapeError
 from mobile_opt.dialects.texture import Layout, RelayoutOp
 from mobile_opt.dialects.texture.value_layouts import record_layout, recorded_layout
 
-from .context import LoweringError, Stored, fused_user, shape
+from .context import Stored, fused_user
+from .nodes import LoweringError, shape
 from .movement import ALIAS, IndexMap, copy_maps, fold_chain
 from .rules import FUSES_EPILOGUE
 
 # the op families register their rules (and so FUSES_EPILOGUE) on import
-from . import elementwise  # noqa: F401  isort: skip
 from . import families  # noqa: F401  isort: skip
 
 ROW_OPS = (

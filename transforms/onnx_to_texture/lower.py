@@ -26,13 +26,13 @@ from mobile_opt.dialects import onnx, texture
 from mobile_opt.dialects.onnx.constants import OnnxConstantOp
 from mobile_opt.dialects.texture.value_layouts import forget_layouts, is_view
 
-from .context import LoweringContext, LoweringError, is_integer, node_label
+from .context import LoweringContext
+from .nodes import LoweringError, is_integer, node_label
 from .rules import FUSES_EPILOGUE, INTEGER_OPS, RULES
 
 # the op families register their rules on import
-from . import elementwise  # noqa: F401  isort: skip
 from . import families  # noqa: F401  isort: skip
-from .movement import lower_view  # isort: skip  (after elementwise: Identity is movement's)
+from .movement import lower_view  # isort: skip
 
 
 @dataclass(frozen=True)

@@ -41,14 +41,8 @@ from mobile_opt.dialects.texture.layouts import ceil4
 from mobile_opt.dialects.texture.tiling import GemmPlan, TileConfig, plan_gemm
 
 from .blocked import blocked_product
-from .context import (
-    UNLIMITED_IMAGE,
-    KernelContext,
-    LoweringContext,
-    LoweringError,
-    node_label,
-    shape,
-)
+from .context import UNLIMITED_IMAGE, KernelContext, LoweringContext
+from .nodes import LoweringError, node_label, shape
 from .elementwise import activation
 from .kernel_builder import KernelBuilder, Operand, Val
 from .rules import lowers

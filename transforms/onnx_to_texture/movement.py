@@ -62,7 +62,8 @@ from mobile_opt.dialects.texture.layouts import ceil4, pack
 from mobile_opt.dialects.texture.value_layouts import record_view, recorded_layout
 from xdsl.ir import Operation, SSAValue
 
-from .context import KernelContext, LoweringContext, LoweringError, Stored, node_label, shape
+from .context import KernelContext, LoweringContext, Stored
+from .nodes import LoweringError, node_label, shape
 from .kernel_builder import KernelBuilder, Val
 from .rules import lowers
 from .views import MappedView, OutputPixel, TensorView, delinearize, gather_block, linearize

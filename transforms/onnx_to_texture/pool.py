@@ -21,7 +21,8 @@ from mobile_opt.dialects.texture.layouts import ceil4
 from mobile_opt.models.conv_shape import ConvShape
 from xdsl.ir import Operation, SSAValue
 
-from .context import KernelContext, LoweringContext, LoweringError, node_label, shape
+from .context import KernelContext, LoweringContext
+from .nodes import LoweringError, node_label, shape
 from .conv import (
     Column,
     activation_input,

@@ -14,7 +14,8 @@ from mobile_opt.dialects import onnx
 from mobile_opt.dialects.onnx.base import is_none
 from mobile_opt.transforms.onnx_utils import scalar_of
 
-from .context import KernelContext, LoweringContext, shape
+from .context import KernelContext, LoweringContext
+from .nodes import shape
 from .kernel_builder import Val
 from .movement import lane_index, lanes_present
 from .rules import lowers

@@ -33,7 +33,8 @@ from mobile_opt.dialects.onnx.base import UnknownShape, is_none
 from mobile_opt.dialects.onnx.shapes import normalize_axis
 from mobile_opt.dialects.texture import Layout
 
-from .context import KernelContext, LoweringContext, LoweringError, node_label, shape
+from .context import KernelContext, LoweringContext
+from .nodes import LoweringError, node_label, shape
 from .kernel_builder import KernelBuilder, Operand, Val
 from .rules import lowers
 from .views import OutputPixel, TensorView, delinearize

@@ -54,7 +54,8 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from . import movement
-from .context import LoweringError, Stored, shape
+from .context import Stored
+from .nodes import LoweringError, shape
 from .layouts import ROW_OPS, select_local
 from .lower import OnnxToTexturePass
 
@@ -537,6 +538,6 @@ def _copies(op: Operation) -> bool:
 
 
 def _name(op: Operation) -> str:
-    from .context import node_label
+    from .nodes import node_label
 
     return node_label(op)

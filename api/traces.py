@@ -1,6 +1,6 @@
 """
 The trace of an OpenCL run, the one `mobile-run --trace` and `--trace-png` write: the
-run's timeline (`backends/opencl/trace.py`) as Chrome trace-event JSON, for
+run's timeline (`backends/opencl/trace.py`) as Chrome trace-event JSON (`write_trace`), for
 https://ui.perfetto.dev or chrome://tracing, and as a PNG drawn with matplotlib (one lane
 per track, its commands and host work as bars, the allocator's bytes as a line).
 """
@@ -14,28 +14,27 @@ from typing import Any
 
 from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.backends.opencl.trace import COUNTER, chrome_trace
-from mobile_opt.tools.cli import UserError, write_atomically
+from mobile_opt.api.files import write_atomically
+from mobile_opt.frontend.errors import UserError
 from mobile_opt.transforms.flashmem_plan import kernel_parts
 
 
-def trace_of(result, plan: Plan, model: str, device: str,
-             other: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The Chrome trace of `result` (a `RunResult` of a run with `trace=True`) of `plan`,
-    its process named `MODEL on DEVICE`; `other` goes to its `otherData` too."""
-    if result.timeline is None:
+def write_trace(path: str | Path | None, result, plan: Plan, model: str, device: str,
+                other: dict[str, Any] | None = None) -> dict[str, Any]:
+    """
+    The Chrome trace of `result` (a `RunResult` of a run with `trace=True`) of `plan`, its
+    process named `MODEL on DEVICE`, `other` in its `otherData` too; written to `path` as
+    JSON where one is given (whole or not at all: a directory, symbolic link or special
+    file there is refused).
+    """
+    if result is None or result.timeline is None:
         raise UserError("the run was not traced: run it with trace=True")
     data = {"model": model, "device": device, "launches": len(plan.launches),
             "streamed_weights": len(plan.streams), "plan_memory": plan.memory(),
             **(other or {})}
-    return chrome_trace(result.timeline, f"{model} on {device}", data)
-
-
-def write_trace(path: str | Path, result, plan: Plan, model: str, device: str,
-                other: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write `trace_of(result, plan, model, device, other)` to `path` as JSON (whole or not
-    at all: a directory, symbolic link or special file there is refused); the trace."""
-    trace = trace_of(result, plan, model, device, other)
-    write_atomically(path, json.dumps(trace, separators=(",", ":")) + "\n")
+    trace = chrome_trace(result.timeline, f"{model} on {device}", data)
+    if path is not None:
+        write_atomically(path, json.dumps(trace, separators=(",", ":")) + "\n")
     return trace
 
 
