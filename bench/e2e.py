@@ -30,7 +30,10 @@ says
   `--compile-jobs N` (with `--isolate`) compiles every model's modes before any timing, N
   at once in child processes, with each candidate timing of their autotuning holding a
   lock so that it runs alone on the GPU; `torch_compile_s` is then that compile, and the
-  timed run loads it from the cache (`torch_compile_cached_s`, `torch_compile_cache_hits`);
+  timed run loads it from the cache (`torch_compile_cached_s`, `torch_compile_cache_hits`).
+  `--ahead-out FILE` stops after those compiles, and a later run with `--ahead-in FILE`
+  times them, both with `TORCHINDUCTOR_CACHE_DIR`/`TRITON_CACHE_DIR` set to folders that
+  outlive a run: a machine whose calls are limited in time compiles in one, times in the next;
 - `rel_err`: max |ours - onnxruntime| / max |onnxruntime| over every output
   (`checking.worst_relative_error`).
 
@@ -972,6 +975,13 @@ def build_parser() -> argparse.ArgumentParser:
                              "each compiles in its timed run)")
     parser.add_argument("--compile-timeout", type=float, default=900,
                         help="per compile with --compile-jobs (s, default %(default)s)")
+    parser.add_argument("--ahead-out", metavar="JSON",
+                        help="with --compile-jobs: only compile ahead, save what each compile "
+                             "gave there and stop (set TORCHINDUCTOR_CACHE_DIR and "
+                             "TRITON_CACHE_DIR to folders that outlive the run)")
+    parser.add_argument("--ahead-in", metavar="JSON",
+                        help="the compiles an --ahead-out run saved, into the same caches: "
+                             "the timed runs load them")
     parser.add_argument("--timeout", type=float, default=600, help="per model with --isolate (s)")
     parser.add_argument("--out", help="JSON file (default bench/results/e2e-<device>.json)")
     parser.add_argument("--roofline", metavar="DIR",
@@ -998,8 +1008,10 @@ def git_commit() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.compile_jobs and not (args.torch_compile and args.isolate):
-        parser.error("--compile-jobs needs --torch-compile and --isolate")
+    if (args.compile_jobs or args.ahead_in) and not (args.torch_compile and args.isolate):
+        parser.error("--compile-jobs and --ahead-in need --torch-compile and --isolate")
+    if args.ahead_out and not args.compile_jobs:
+        parser.error("--ahead-out needs --compile-jobs")
     if args.report:
         print(markdown_report(json.loads(args.report.read_text())))
         return 0
@@ -1049,6 +1061,12 @@ def main(argv: list[str] | None = None) -> int:
             items = [n.strip() for n in names if n.strip()]
             ahead = (compile_ahead(items, args, Path(scratch))
                      if args.torch_compile and args.compile_jobs else {})
+            if args.ahead_in:  # compiled by an earlier --ahead-out run into the same caches
+                ahead = {**json.loads(Path(args.ahead_in).read_text()), **ahead}
+            if args.ahead_out:
+                Path(args.ahead_out).write_text(json.dumps(ahead, indent=1) + "\n")
+                print(f"compiled ahead: {args.ahead_out}", file=sys.stderr)
+                return 0
             for name in progress(items, str):
                 done = ahead.get(name, {})
                 row = bench_model_isolated(name, args, args.timeout,

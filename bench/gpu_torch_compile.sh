@@ -4,6 +4,9 @@
 # roofline) or `kernels` (single MatMul and Conv shapes, with the kernel max-autotune picks).
 # The compiles run first, COMPILE_JOBS at once, their autotuning timed alone on the GPU; the
 # timings then run one at a time. Further arguments go to the script (e.g. --models ...).
+# Where one call cannot hold both, export TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR to
+# folders under /tmp and run `e2e --ahead-out F` in one call, `e2e --ahead-in F` in the
+# next, while the machine is still warm.
 set -euo pipefail
 source bench/gpu_env.sh
 out=${OUT:-bench/results}

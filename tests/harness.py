@@ -50,16 +50,14 @@ def lower_for_pocl(path: Path | str, passes: Sequence[str] = (), ace: bool = Fal
 def run_on_device(path: Path, device, fp16: bool = False, seed: int = 0):
     """
     (our outputs, onnxruntime's) for the model file `path` on the same seeded inputs:
-    compiled by the GPU pipeline with its default graph passes for `device` (a
-    `DeviceInfo`), as `mobile-run` compiles it.
+    compiled for `device` (a `DeviceInfo`) through the Python API, as `mobile-run`
+    compiles it.
     """
-    from mobile_opt.backends.opencl.executor import CompiledModel
+    from mobile_opt import api
 
-    module = import_onnx(str(path))
-    feeds = make_inputs(find_function(module, "main_graph"), {}, seed)
-    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device, fp16)
-    pipelines.apply(module, passes)
-    return CompiledModel(module, device).run(feeds).outputs, run_onnxruntime(path, feeds)
+    model = api.compile(path, device=device, fp16=fp16)
+    feeds = make_inputs(find_function(model.imported, "main_graph"), {}, seed)
+    return model.run(feeds), run_onnxruntime(path, feeds)
 
 
 def run_against_onnxruntime(path: Path, module, device):
