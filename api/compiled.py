@@ -3,14 +3,9 @@
 model, `Compiled.save` it and `load` it back.
 
 The saved form is, for now, the folder layout that `mobile-run --save-dir` writes (a
-versioned package format will replace it), written as one set (`files.staged_save_dir`):
-
-- `model.mlir`: the compiled IR, whose weights stay where the model keeps them (the ONNX
-  file, derived `.npy` files: `dialects/weights.py`);
-- `weights.json`: the weight manifest: each store file the IR names, with its size;
-- `compiled.json`: the target and the options the model was compiled with;
-- GPU: `model.cl` (the OpenCL C program with its host plan as a trailing comment) and
-  `plan.json` (the host plan); DSP: `program.s` (the HVX assembly).
+versioned package format will replace it), written as one set (`files.staged_save_dir`);
+`Compiled.save` lists its files. Its weights stay where the model keeps them
+(`dialects/weights.py`).
 """
 
 from __future__ import annotations
@@ -437,8 +432,16 @@ class Compiled:
 
     # GPU ------------------------------------------------------------------------------
     def build(self) -> CompiledModel:
-        """GPU: build the program and load the weights, once (`run` does it if not yet);
-        under a memory budget, the weights go to a weight store that streams them."""
+        """
+        GPU: build the program and load the weights, once (`run` does it if not yet);
+        under a memory budget, the weights go to a weight store that streams them.
+
+        Returns:
+            The OpenCL executor (`executor`).
+
+        Raises:
+            UserError: The target is the DSP, or the program does not build.
+        """
         if self.target != "gpu":
             raise UserError("build applies to the gpu target")
         if self._executor is not None:
@@ -574,6 +577,12 @@ class Compiled:
 
         Args:
             trace: Also write the last run's Chrome trace there (`trace()`).
+
+        Returns:
+            The report; `str()` of it is what `mobile-run` prints.
+
+        Raises:
+            UserError: `trace` is given but the last run was not traced.
         """
         if trace is not None:
             self.trace(trace)
@@ -603,7 +612,7 @@ class Compiled:
 
     # saving ---------------------------------------------------------------------------
     def files(self) -> dict[str, str]:
-        """The saved form (the module docstring's): file name to contents."""
+        """The files `save` writes: file name to contents."""
         files = {"model.mlir": str(self.module) + "\n",
                  "weights.json": json.dumps(weight_manifest(self.module), indent=1) + "\n",
                  SAVED: json.dumps(self._settings(), indent=1) + "\n"}
@@ -625,8 +634,19 @@ class Compiled:
 
     def save(self, path: str | Path) -> None:
         """
-        Write the model to the folder `path` (made if absent) in the save-dir layout of
-        the module docstring, replacing a previous save's files as one set.
+        Write the model to the folder `path` (made if absent), replacing a previous
+        save's files as one set; `load` reads it back. The folder holds the layout that
+        `mobile-run --save-dir` writes:
+
+        - `model.mlir`: the compiled IR, whose weights stay where the model keeps them
+          (the ONNX file, or `.npy` files derived from it);
+        - `weights.json`: each weight file the IR names, with its size;
+        - `compiled.json`: the target and the options the model was compiled with;
+        - GPU: `model.cl`, the OpenCL C program with its host plan as a trailing
+          comment, and `plan.json`, the host plan; DSP: `program.s`, the HVX assembly.
+
+        Args:
+            path: The folder.
 
         Raises:
             UserError: The folder cannot be written.
@@ -652,12 +672,15 @@ def weight_manifest(module: ModuleOp) -> list[dict[str, Any]]:
 def load(path: str | Path, device: str | DeviceInfo | None = None, build: bool = True
          ) -> Compiled:
     """
-    A model `Compiled.save` wrote to the folder `path` (the save-dir layout), ready to run.
+    Load a model that `Compiled.save` wrote to the folder `path`, ready to run.
 
     Args:
         path: The folder.
         device: GPU: the device to run on, as `compile` takes it.
         build: GPU: build the program and load the weights now.
+
+    Returns:
+        The compiled model.
 
     Raises:
         UserError: The folder holds no saved model, or a weight store it names is gone

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mobile_opt.backends.opencl.plan import Plan
 from mobile_opt.backends.opencl.trace import COUNTER, chrome_trace
@@ -18,14 +18,30 @@ from mobile_opt.api.files import write_atomically
 from mobile_opt.frontend.errors import UserError
 from mobile_opt.transforms.flashmem_plan import kernel_parts
 
+if TYPE_CHECKING:
+    from mobile_opt.backends.opencl.executor import RunResult
 
-def write_trace(path: str | Path | None, result, plan: Plan, model: str, device: str,
-                other: dict[str, Any] | None = None) -> dict[str, Any]:
+
+def write_trace(path: str | Path | None, result: RunResult | None, plan: Plan, model: str,
+                device: str, other: dict[str, Any] | None = None) -> dict[str, Any]:
     """
-    The Chrome trace of `result` (a `RunResult` of a run with `trace=True`) of `plan`, its
-    process named `MODEL on DEVICE`, `other` in its `otherData` too; written to `path` as
-    JSON where one is given (whole or not at all: a directory, symbolic link or special
-    file there is refused).
+    The Chrome trace-event JSON of one traced run, for https://ui.perfetto.dev or
+    chrome://tracing; `Compiled.trace` calls it for the last run.
+
+    Args:
+        path: Where to write it as JSON, whole or not at all (a directory, symbolic
+            link or special file there is refused); None writes nothing.
+        result: The run's result, of a run with `trace=True`.
+        plan: The host plan the run followed.
+        model: The model's name, for the trace's process name (`MODEL on DEVICE`).
+        device: The device's name, likewise.
+        other: More entries for the trace's `otherData`.
+
+    Returns:
+        The trace, as the JSON it writes.
+
+    Raises:
+        UserError: The run was not traced, or `path` cannot be written.
     """
     if result is None or result.timeline is None:
         raise UserError("the run was not traced: run it with trace=True")
@@ -54,10 +70,16 @@ def _op_type(event: dict) -> str:
 
 def plot_png(trace: dict[str, Any]) -> bytes:
     """
-    The trace as a PNG: a lane per track (host, compute queue, copy queue), each event a
-    bar (the host's nested work a thinner bar inside its parent; the whole run is left
-    out), kernels coloured by the op type of their first node, the rest by category;
-    below, the allocator's resident bytes over time.
+    A trace drawn as a PNG image: a lane per track (host, compute queue, copy queue),
+    each event a bar (the host's nested work a thinner bar inside its parent; the whole
+    run is left out), kernels coloured by the op type of their first node, the rest by
+    category; below, the allocator's resident bytes over time.
+
+    Args:
+        trace: A trace as `write_trace` or `Compiled.trace` returns it.
+
+    Returns:
+        The PNG file's bytes.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

@@ -50,7 +50,7 @@ from xdsl.utils.exceptions import DiagnosticException
 import e2e
 from e2e import BENCH_DIR, device_mib, one_line, pick_device, slug
 
-from mobile_opt import checking, pipelines
+from mobile_opt import api, checking, pipelines
 
 MODELS = ["resnet50", "gpt2_base", "vit_b16"]
 MIB = 1 << 20
@@ -326,9 +326,8 @@ def plan_model(name: str, device, args, scratch: Path) -> Planned:
     path = model_file(name, Path(args.models_dir), scratch, args.seed)
     module, feeds = e2e.import_model(path, args.seed)
     source = module.clone()
-    # preload-all: the default pipeline, what a run without a budget compiles
-    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device)
-    pipelines.apply(module, passes)
+    # preload-all: what a run without a budget compiles (in place; built by the children)
+    api.compile(module, device=device, build=False)
     chunk = args.chunk_kb * 1024
     problem, _, storage = lowered_problem(module, device, 1, chunk)
     weights = sum(w.bytes for w in problem.weights)

@@ -15,7 +15,7 @@ One row per (model, solver):
   for the whole compiled model (`pipelines.dsp_pipeline`, SDA packing), its outputs
   checked bit for bit against the integer reference (`reference/qlinear.py`). GPU: the
   summed kernel time OpenCL profiling reports for the whole compiled model
-  (`pipelines.gpu_pipeline`), in ns, with noise, kernels and transform kernels (below);
+  (`mobile_opt.compile`, the default pipeline), in ns, with noise, kernels and transform kernels (below);
 - ops: the ONNX graph's nodes (what the issue's solve-time targets count).
 
 Targets (`--target`), each an entry of `TARGETS`:
@@ -369,15 +369,11 @@ def is_transform(kernel_time) -> bool:
 
 
 def gpu_compile(path: Path, device, solver: str):
-    """`path` compiled by the default GPU pipeline with `solver`, built for `device`."""
-    from mobile_opt import pipelines
-    from mobile_opt.backends.opencl.executor import CompiledModel
-    from mobile_opt.frontend.onnx_import import import_onnx
+    """`path` compiled by the default GPU pipeline with `solver`, built for `device`: the
+    API's executor (`CompiledModel`), whose runs give each launch's time."""
+    from mobile_opt import api
 
-    module = import_onnx(str(path))
-    passes, _ = pipelines.gpu_pipeline(pipelines.GRAPH_PASSES, device, solver=solver)
-    pipelines.apply(module, passes)
-    return CompiledModel(module, device)
+    return api.compile(path, device=device, solver=solver).executor
 
 
 def run_builds(path: Path, device, feeds, repeat: int) -> dict[str, list]:

@@ -10,6 +10,7 @@ The generators run as scripts in a child process (`docs/gen/*.py --out DIR`), as
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import re
 import shutil
@@ -90,6 +91,53 @@ def test_user_pages_have_no_history():
 ])
 def test_history_check_finds_what_it_should(text: str, hits: int):
     assert len(history(REPO / "README.md", text)) == hits
+
+
+AUTODOC = re.compile(r"^::: ([\w.]+)\s*$", re.M)
+"""A line that has mkdocstrings render an object from its docstrings."""
+
+_DOCSTRINGS = """
+import importlib, inspect, json, sys
+
+def doc(value):
+    return inspect.getdoc(value) or ""
+
+found = {}
+for name in sys.argv[1:]:
+    module, _, attribute = name.rpartition(".")
+    value = getattr(importlib.import_module(module), attribute)
+    found[name] = doc(value)
+    if inspect.isclass(value):  # and its public methods and properties
+        for member, item in vars(value).items():
+            if not member.startswith("_") and (inspect.isfunction(item)
+                                               or isinstance(item, property)):
+                found[f"{name}.{member}"] = doc(item)
+print(json.dumps(found))
+"""
+
+
+def rendered_docstrings(names: list[str]) -> dict[str, str]:
+    """The docstrings mkdocstrings renders for the objects `names`, of this tree's package
+    (imported in a child process run from the tree's root), with their public members'."""
+    done = subprocess.run([sys.executable, "-c", _DOCSTRINGS, *names], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+API_PAGES = [page for page in sorted(DOCS.rglob("*.md")) if AUTODOC.search(page.read_text())]
+
+
+def test_api_reference_is_documented_without_history():
+    assert API_PAGES, "no page renders docstrings (reference/api.md)"
+    for page in API_PAGES:
+        names = AUTODOC.findall(page.read_text())
+        docs = rendered_docstrings(names)
+        assert not [n for n, text in docs.items() if not text.strip()], \
+            f"{page.relative_to(REPO)} renders objects without a docstring"
+        found = [f"{name} (on {page.relative_to(REPO)}): {hit.split(': ', 1)[1]}"
+                 for name, text in docs.items() for hit in history(page, text)]
+        assert not found, "development history in docstrings:\n" + "\n".join(found)
 
 
 RUN_MARK = "<!-- run -->"

@@ -1,6 +1,6 @@
 """
 `mobile-run MODEL... --memory-budget SIZE`: run models streamed under a device-memory
-budget (FlashMem, issue 21), beside preload-all.
+budget (FlashMem), beside preload-all.
 
 Each model is compiled with the GPU pipeline, `flashmem-plan` at the budget and
 `flashmem-stream` (a lowered `.mlir` module takes the passes `-p` names, the plan and its

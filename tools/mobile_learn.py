@@ -1,5 +1,5 @@
 """
-`mobile-learn`: CDMPP's latency predictor (issue 23; `models/cdmpp.py`) trained on a
+`mobile-learn`: CDMPP's latency predictor (`models/cdmpp.py`) trained on a
 dataset of `bench/cdmpp_data.py`, with torch (`pip install -e .[learn]`).
 
     mobile-learn train bench/data/cdmpp-pocl.npz -o cdmpp-pocl.npz

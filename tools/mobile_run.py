@@ -139,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=SOLVERS,
         default="gcd2",
         help="how select-layouts chooses every layout (default gcd2: GCD²'s partitioned "
-        "global choice; local: each op by itself, the baseline; see README)",
+        "global choice; local: each op by itself, the baseline; all of them: "
+        "docs/guide/gpu.md)",
     )
     parser.add_argument(
         "--packets",

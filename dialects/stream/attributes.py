@@ -1,5 +1,5 @@
 """
-Types and attributes of the `stream` dialect: FlashMem's weight streaming (issue 21).
+Types and attributes of the `stream` dialect: FlashMem's weight streaming.
 
 The overlap plan (OPG, FlashMem §3) splits each weight w into T(w) chunks of a uniform
 size S bytes and decides, per weight, whether it is *preloaded* (the set W: moved into

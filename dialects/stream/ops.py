@@ -1,6 +1,6 @@
 """
 The `stream` dialect's ops: moving a weight from the weight store into its texture
-chunk by chunk while kernels run (FlashMem, issue 21). `flashmem-stream` puts them where
+chunk by chunk while kernels run (FlashMem). `flashmem-stream` puts them where
 `flashmem-plan`'s plan says, and the streaming runtime follows them.
 
 They live in the host function among the `ocl.launch` ops, and program order is time:

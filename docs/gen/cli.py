@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tomllib
 
-from common import GENERATED, REPO, parse_out, user_text, write_pages
+from common import GENERATED, REPO, parse_out, write_pages
 
 HEADER = GENERATED.format(script="docs/gen/cli.py")
 WIDTH = "100"
@@ -35,7 +35,7 @@ def help_text(module: str, *args: str) -> str:
                           capture_output=True, text=True, timeout=120, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{module} --help: exit {done.returncode}\n{done.stderr}")
-    return user_text(done.stdout).rstrip()
+    return done.stdout.rstrip()
 
 
 def subcommands(text: str) -> list[str]:

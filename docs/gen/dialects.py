@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the tree's own mobile_opt
 
-from common import GENERATED, md_cell, parse_out, user_text, write_pages  # noqa: E402
+from common import GENERATED, md_cell, parse_out, write_pages  # noqa: E402
 from xdsl.ir import Dialect, Operation  # noqa: E402
 from xdsl.irdl import (  # noqa: E402
     OptOperandDef,
@@ -36,7 +36,7 @@ HEADER = GENERATED.format(script="docs/gen/dialects.py")
 def _doc(obj: object) -> str:
     """The object's own docstring (a class does not inherit one), cleaned, or ''."""
     raw = obj.__dict__.get("__doc__") if isinstance(obj, type) else getattr(obj, "__doc__", None)
-    return user_text(inspect.cleandoc(raw)) if raw else ""
+    return inspect.cleandoc(raw) if raw else ""
 
 
 def constraint(c: object) -> str:
@@ -127,7 +127,7 @@ def verifier_rules(cls: type) -> list[str]:
             continue
         doc = inspect.getdoc(func)
         if doc:
-            rules.append(user_text(" ".join(doc.split())))
+            rules.append(" ".join(doc.split()))
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
         except (OSError, TypeError, SyntaxError):
@@ -136,7 +136,7 @@ def verifier_rules(cls: type) -> list[str]:
             if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
                 text = _message(node.exc.args[0])
                 if text:
-                    rules.append("`" + user_text(" ".join(text.split())).replace("`", "'") + "`")
+                    rules.append("`" + " ".join(text.split()).replace("`", "'") + "`")
     return list(dict.fromkeys(rules))
 
 

@@ -14,17 +14,36 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from pathlib import Path
 
-from common import GENERATED, REPO, md_cell, parse_out, user_text, write_pages
+from common import GENERATED, REPO, md_cell, parse_out, write_pages
 
 HEADER = GENERATED.format(script="docs/gen/results.py")
 RESULTS = REPO / "bench" / "results"
 PLOTS = "plots"  # where docs/gen/hooks.py serves bench/results' images, beside the pages
 LABELS = ["model", "shape", "kernel", "path", "section", "round"]
 SKIPPED_SECTIONS = {"settings", "curves", "versions", "summary", "caps", "plans"}
+
+# a results file's note may name the work it was recorded for ("issue 22: PoCL at ...");
+# the file keeps its record as written, the page leaves the name out
+_WORK_ITEM = [
+    (re.compile(r"\s*\((?:issue|Issue) \d+\)"), ""),
+    (re.compile(r"\((?:issue|Issue) \d+[;,]\s*"), "("),
+    (re.compile(r"[;,]\s*(?:issue|Issue) \d+\)"), ")"),
+    (re.compile(r",\s*(?:issue|Issue) \d+\b"), ""),
+    (re.compile(r"\b(?:issue|Issue) \d+'s\s+"), "the "),
+    (re.compile(r"\b(?:issue|Issue) \d+:?\s*"), ""),
+]
+
+
+def note_text(text: str) -> str:
+    """A recorded value as a page shows it: without the work item it names."""
+    for pattern, replacement in _WORK_ITEM:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def _ratio(a: object, b: object) -> float | None:
@@ -212,7 +231,7 @@ def fmt(value: object) -> str:
         return f"{value:.4g}"
     if isinstance(value, tuple):
         return "–".join(fmt(v) for v in value)
-    text = user_text(str(value))
+    text = note_text(str(value))
     return md_cell(text if len(text) <= 60 else text[:57] + "...")
 
 
