@@ -1,5 +1,5 @@
 """
-CDMPP against its gradient-boosting baseline (issue 23) on a dataset of
+CDMPP against its gradient-boosting baseline on a dataset of
 `bench/cdmpp_data.py`, on the same splits (`mobile_learn.splits`):
 - a random 8:1:1 split by kernel;
 - a cross-model split that holds out every kernel of some models (`--hold-out`), scored

@@ -1,5 +1,5 @@
 """
-CDMPP's dataset (issue 23): this compiler's GPU kernels, each as its compact AST
+CDMPP's dataset: this compiler's GPU kernels, each as its compact AST
 (`models/cdmpp_features.py`) with its measured latency on one OpenCL device.
 
 A *task* is one ONNX node of some shape: the nodes of the benchmark models

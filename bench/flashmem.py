@@ -1,5 +1,5 @@
 """
-FlashMem on this compiler (issue 21): models run streamed under a memory budget beside
+FlashMem on this compiler: models run streamed under a memory budget beside
 preload-all, with the default GPU pipeline.
 
 For each model the budget is its activation arena plus `--share` (0.25) of its weight

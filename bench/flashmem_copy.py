@@ -1,5 +1,5 @@
 """
-How fast weight bytes reach a texture on this device, by path (issue 21): the bound under
+How fast weight bytes reach a texture on this device, by path: the bound under
 a streamed inference's execution time, which must move the streamed weights every run.
 
 - `ring S`: the streaming runtime's path (`ChunkCopier`), chunks of S bytes copied by the

@@ -1,5 +1,5 @@
 """
-Where a streamed inference's time goes (issue 21): for each model, the streaming runtime
+Where a streamed inference's time goes: for each model, the streaming runtime
 in one process, counting what it does on the host per run (waits for kernels to free
 memory, image allocations and releases), beside preload-all, beside kept objects chosen by
 churn alone, and beside streaming without memory pressure (the same plan under a budget of

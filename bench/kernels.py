@@ -1,5 +1,5 @@
 """
-Single kernels against the vendors' libraries (issue 22). Each MatMul and Conv shape is
+Single kernels against the vendors' libraries. Each MatMul and Conv shape is
 a one-node ONNX model, compiled by the default GPU pipeline for the device
 (`e2e.compile_model`, as `mobile-run` compiles it) and checked against onnxruntime. Our
 time is the median over `--repeat` runs of the kernels' summed OpenCL profiling time.
@@ -9,7 +9,7 @@ Beside it, on the same shapes:
 - with `--torch-cuda`, PyTorch on CUDA with TF32 off (cuBLAS, cuDNN): the median of CUDA
   events around the op, inputs already on the device.
 
-Shapes: `issue` (issue 22's table: MatMul 2048³ and 4096³, three 3×3 convs), `resnet50`
+Shapes: `issue` (the first table: MatMul 2048³ and 4096³, three 3×3 convs), `resnet50`
 and `mobilenetv2` (their layers' distinct conv shapes at batch 1, 224², and the
 classifier), `winograd` (3×3 stride-1 convs: ResNet-50's four and others). On a CPU device
 shapes over `--cpu-gflop` are left out.

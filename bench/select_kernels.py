@@ -1,5 +1,5 @@
 """
-Where `gcd2`'s measured difference from `local` comes from, kernel by kernel (issue 20).
+Where `gcd2`'s measured difference from `local` comes from, kernel by kernel.
 
 `bench/select_layouts.py` compares summed kernel time; on a model where the two differ by
 less than a percent, that sum cannot say whether the kernels the selection changed got

@@ -1,5 +1,5 @@
 """
-Global layout selection benchmark (issue 20): every solver of `select-layouts` on one
+Global layout selection benchmark: every solver of `select-layouts` on one
 `LayoutProblem` per model, its modelled cost beside the realised measurement.
 
 One row per (model, solver):
@@ -22,7 +22,7 @@ Targets (`--target`), each an entry of `TARGETS`:
 
 DSP rows: `local` (the local rules), `col4` (one layout for every op: `layout=col4`),
 `chain`, `pbqp`, `gcd2`, `exact`; QEMU runs `local`, `col4` and `gcd2` (`--measure`).
-Models: the issue-4 CNN (`checking/quant_models.py` `quantized_cnn`), `mixed_layout_model`,
+Models: the quantized CNN (`checking/quant_models.py` `quantized_cnn`), `mixed_layout_model`,
 and torchvision ResNet-18 and MobileNetV2 quantized QDQ int8 at `--size` (default 64:
 QEMU counts packets by logging every one, so a 224 input would log ~10^8 of them), made
 by `bench/zoo.py`'s `quantize_cached` into `--zoo-cache` (torch needed once: run this

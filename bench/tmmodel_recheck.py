@@ -1,6 +1,6 @@
 """
 A saved `bench/tmmodel.py` run's choices timed again, in a later run on a device of the
-same profile: what a configuration chosen then reads now (issue 23's noise floor).
+same profile: what a configuration chosen then reads now (the noise floor).
 
 Every configuration that the run re-timed (exhaustive search's best, the scan's fastest
 few, TMModel's and CDMPP's choices, the ablation's picks) is built again and re-timed as
