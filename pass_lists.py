@@ -218,12 +218,10 @@ def resolve_device(spec: str | None):
     """The OpenCL device `spec` names, as `mobile-run --device` resolves it (`pocl`, `gpu`,
     `cpu`, a platform or device name substring; None: the default device, with its remark
     on stderr); a PipelineError where there is none."""
-    from mobile_opt.backends.opencl.devices import DeviceError, choose_device, default_device
+    from mobile_opt.backends.opencl.devices import DeviceError, named_or_default
 
     try:
-        if spec is not None:
-            return choose_device(spec)
-        device, remark = default_device()
+        device, remark = named_or_default(spec)
     except DeviceError as e:
         raise PipelineError(str(e)) from None
     if remark:

@@ -113,17 +113,15 @@ def _parse_mlir(path: Path, ctx: Context) -> ModuleOp:
 def _device(device: str | DeviceInfo | None) -> tuple[DeviceInfo, list[str]]:
     """The OpenCL device `device` names (None: the default one) and remarks on the choice."""
     # first: it points the ICD loader at pip-installed runtimes before pyopencl loads
-    from mobile_opt.backends.opencl.devices import DeviceError, choose_device, default_device
+    from mobile_opt.backends.opencl.devices import DeviceError, named_or_default
 
+    if device is not None and not isinstance(device, str):
+        return device, []
     try:
-        if device is None:
-            info, remark = default_device()
-            return info, [remark] if remark else []
-        if isinstance(device, str):
-            return choose_device(device), []
+        info, remark = named_or_default(device)
     except DeviceError as e:
         raise UserError(str(e)) from None
-    return device, []
+    return info, [remark] if remark else []
 
 
 def _budget(memory_budget: int | str | None) -> int | None:

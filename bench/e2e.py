@@ -368,18 +368,27 @@ def run_torch(factory: Callable[[], object], path: Path, feeds, repeat: int,
         for _ in range(3):  # reduce-overhead records its graph over the first calls
             call(resident)
     ms, results = median_ms(step, repeat)
-    gpu_ms = None
-    if cuda:
+    gpu_ms = cuda_event_ms(lambda: call(resident), repeat) if cuda else None
+    return TorchTiming(ms, gpu_ms, results[-1], compile_s, cache_hits)
+
+
+def cuda_event_ms(run: Callable[[], object], repeat: int, warmup: int = 0) -> float:
+    """Median milliseconds between CUDA events around `run()` over `repeat` calls, after
+    `warmup` calls, under `torch.inference_mode`."""
+    import torch
+
+    with torch.inference_mode():
+        for _ in range(warmup):
+            run()
         times = []
         for _ in range(repeat):
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             begin.record()
-            call(resident)
+            run()
             end.record()
             end.synchronize()
             times.append(begin.elapsed_time(end))
-        gpu_ms = statistics.median(times)
-    return TorchTiming(ms, gpu_ms, results[-1], compile_s, cache_hits)
+    return statistics.median(times)
 
 
 def fill_torch_compile(row: Row, measure: Callable[[str], TorchTiming], expected,

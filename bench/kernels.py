@@ -242,20 +242,7 @@ def torch_op(shape: Shape):
 
 def gpu_ms(op, inputs, repeat: int) -> float:
     """Median ms of CUDA events around `op(*inputs)`, after three warm-up calls."""
-    import torch
-
-    with torch.inference_mode():
-        for _ in range(3):
-            op(*inputs)
-        times = []
-        for _ in range(repeat):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            op(*inputs)
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    return e2e.cuda_event_ms(lambda: op(*inputs), repeat, warmup=3)
 
 
 def time_torch(shape: Shape, repeat: int) -> float:

@@ -96,7 +96,7 @@ class Compiled(NamedTuple):
 
 def run_memory_budget_mode(args: argparse.Namespace) -> int:
     """The mode of the module docstring."""
-    from mobile_opt.backends.opencl.devices import DeviceError, choose_device, default_device
+    from mobile_opt.backends.opencl.devices import DeviceError, named_or_default
 
     # no device holds a petabyte; the planner's integers overflow long before int64 does
     budget = option_size(args.memory_budget, "--memory-budget", most=MOST_BUDGET)
@@ -107,7 +107,7 @@ def run_memory_budget_mode(args: argparse.Namespace) -> int:
         if given:
             raise UsageError(f"{option} does not apply with --memory-budget")
     try:
-        device = choose_device(args.device) if args.device else default_device()[0]
+        device = named_or_default(args.device or None)[0]
     except DeviceError as e:
         raise UserError(str(e)) from None
     if not args.save_dir:

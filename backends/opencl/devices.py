@@ -392,6 +392,12 @@ def choose_device(spec: str = "pocl") -> DeviceInfo:
     raise DeviceError(f"no OpenCL device matches '{spec}'{hint}; available: {listed}")
 
 
+def named_or_default(spec: str | None) -> tuple[DeviceInfo, str | None]:
+    """The device `spec` names (`choose_device`), or with none the default one
+    (`default_device`), and the remark on that choice; DeviceError where there is none."""
+    return (choose_device(spec), None) if spec is not None else default_device()
+
+
 def default_device() -> tuple[DeviceInfo, str | None]:
     """
     The device a run takes when none is named: the newest PoCL that passes the probe, or
